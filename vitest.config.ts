@@ -1,0 +1,32 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+const undiciShim = new URL("./src/cluster/undici-shim.ts", import.meta.url).pathname;
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // The Worker's own tests run inside workerd and reach the stand-in
+        // GitHub and Kubernetes servers (started in Node by globalSetup) over HTTP.
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        resolve: { alias: { undici: undiciShim } },
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["test/standins/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
