@@ -16,6 +16,7 @@ export default defineConfig({
           include: ["test/workers/**/*.test.ts"],
           globalSetup: ["test/standins/global-setup.ts"],
           testTimeout: 60_000,
+          silent: "passed-only",
           hookTimeout: 60_000,
         },
       },

@@ -1,0 +1,142 @@
+// Reads and validates every setting at once, so /healthz can name all problems
+// together and nothing runs on a half-valid configuration.
+export interface Settings {
+  webhookSecret: string;
+  appId: string;
+  privateKey: string; // PEM, newlines restored; PKCS#1 or PKCS#8
+  githubApiUrl: string;
+  kubeApiUrl: string;
+  kubeToken: string;
+  namespaces: string[];
+  graceSeconds: number;
+  maxJobSeconds: number;
+  dryRun: boolean;
+  maxDeletionsPerSweep: number;
+  maxGithubCallsPerSweep: number;
+  redeliveryLookbackSeconds: number;
+  adminToken: string;
+}
+
+export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
+
+export const SETTING_NAMES = [
+  "GITHUB_WEBHOOK_SECRET",
+  "GITHUB_APP_ID",
+  "GITHUB_APP_PRIVATE_KEY",
+  "GITHUB_API_URL",
+  "KUBE_API_URL",
+  "KUBE_TOKEN",
+  "REAPER_NAMESPACES",
+  "REAPER_GRACE_SECONDS",
+  "REAPER_MAX_JOB_SECONDS",
+  "REAPER_DRY_RUN",
+  "REAPER_MAX_DELETIONS_PER_SWEEP",
+  "REAPER_MAX_GITHUB_CALLS_PER_SWEEP",
+  "REAPER_REDELIVERY_LOOKBACK_SECONDS",
+  "ADMIN_TOKEN",
+] as const;
+
+type Source = Readonly<Record<string, unknown>>;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+export function readSettings(env: Source): SettingsResult {
+  const errors: string[] = [];
+  const text = (name: string, fallback?: string): string => {
+    const raw = env[name];
+    if (raw === undefined || raw === null || raw === "") {
+      if (fallback !== undefined) return fallback;
+      errors.push(`${name} is missing`);
+      return "";
+    }
+    if (typeof raw !== "string") {
+      errors.push(`${name} must be a string, got ${typeof raw}`);
+      return "";
+    }
+    return raw.trim();
+  };
+  const count = (name: string, fallback: number, min = 0): number => {
+    const raw = text(name, String(fallback));
+    if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+      errors.push(`${name} must be a whole number >= ${min}, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const url = (name: string, fallback?: string): string => {
+    const raw = text(name, fallback);
+    if (raw === "") return "";
+    try {
+      const parsed = new URL(raw);
+      if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new Error("scheme");
+      return raw.replace(/\/+$/, "");
+    } catch {
+      errors.push(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+      return "";
+    }
+  };
+
+  const webhookSecret = text("GITHUB_WEBHOOK_SECRET");
+  const appId = text("GITHUB_APP_ID");
+  if (appId !== "" && !/^[1-9]\d*$/.test(appId)) {
+    errors.push(`GITHUB_APP_ID must be the App's numeric id, got ${JSON.stringify(appId)}`);
+  }
+  const privateKey = text("GITHUB_APP_PRIVATE_KEY").replace(/\\n/g, "\n");
+  if (
+    privateKey !== "" &&
+    !/^-----BEGIN (RSA )?PRIVATE KEY-----\n[\s\S]+\n-----END (RSA )?PRIVATE KEY-----\s*$/.test(privateKey)
+  ) {
+    // Never echo the value: it is a secret.
+    errors.push("GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)");
+  }
+  const githubApiUrl = url("GITHUB_API_URL", "https://api.github.com");
+  const kubeApiUrl = url("KUBE_API_URL");
+  const kubeToken = text("KUBE_TOKEN");
+  const namespaces = text("REAPER_NAMESPACES")
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  if (env.REAPER_NAMESPACES && namespaces.length === 0) errors.push("REAPER_NAMESPACES names no namespace");
+  for (const ns of namespaces) {
+    if (!DNS_LABEL.test(ns)) errors.push(`REAPER_NAMESPACES: ${JSON.stringify(ns)} is not a valid namespace name`);
+  }
+  const graceSeconds = count("REAPER_GRACE_SECONDS", 300);
+  const maxJobSeconds = count("REAPER_MAX_JOB_SECONDS", 432_000, 1);
+  const dryRunText = text("REAPER_DRY_RUN", "false").toLowerCase();
+  if (!["true", "false", "1", "0"].includes(dryRunText)) {
+    errors.push(`REAPER_DRY_RUN must be true or false, got ${JSON.stringify(dryRunText)}`);
+  }
+  const dryRun = dryRunText === "true" || dryRunText === "1";
+  const maxDeletionsPerSweep = count("REAPER_MAX_DELETIONS_PER_SWEEP", 50);
+  const maxGithubCallsPerSweep = count("REAPER_MAX_GITHUB_CALLS_PER_SWEEP", 100);
+  const redeliveryLookbackSeconds = count("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600);
+  if (redeliveryLookbackSeconds > 3 * 86_400) {
+    errors.push("REAPER_REDELIVERY_LOOKBACK_SECONDS must be at most 259200 (GitHub keeps deliveries for 3 days)");
+  }
+  const adminToken = text("ADMIN_TOKEN");
+  if (adminToken !== "" && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    errors.push(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+  }
+
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    settings: {
+      webhookSecret,
+      appId,
+      privateKey,
+      githubApiUrl,
+      kubeApiUrl,
+      kubeToken,
+      namespaces,
+      graceSeconds,
+      maxJobSeconds,
+      dryRun,
+      maxDeletionsPerSweep,
+      maxGithubCallsPerSweep,
+      redeliveryLookbackSeconds,
+      adminToken,
+    },
+  };
+}

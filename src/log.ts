@@ -1,0 +1,4 @@
+/** One structured JSON log line. Callers pass only non-secret fields. */
+export function logLine(fields: Record<string, unknown>): void {
+  console.log(JSON.stringify({ at: new Date().toISOString(), ...fields }));
+}

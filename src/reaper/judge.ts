@@ -1,0 +1,171 @@
+// The one judge. Its table is the spec (see DESIGN.md); rows are checked in
+// this order and the first that matches decides:
+//
+//  1. facts, runner not in the cluster            -> gone   close the facts
+//  2. cluster could not be read                   -> keep   (error) cannot judge
+//  3. no facts, no status.workflowRunId           -> keep   idle
+//  4. runner has a deletionTimestamp              -> keep   already being deleted
+//  5. status.workflowRunId names another run      -> keep   runner moved on
+//  6. no facts, status.workflowRunId set          -> keep   ask GitHub (reconcile)
+//  7. job or its run (this attempt or a later one) completed
+//       < grace ago                               -> wait
+//       >= grace ago                              -> delete "job J in o/r is <c>, completed Ns ago"
+//                                                           "run X in o/r is <c>, completed Ns ago"
+//  8. running, started within the bound           -> keep
+//  9. running past the bound, GitHub not asked    -> keep   ask GitHub
+// 10. running past the bound, GitHub unreadable   -> keep   (error)
+// 11. past the bound, GitHub says still running   -> delete "job J has been in_progress for Ns, over the bound of Bs"
+//     past the bound, GitHub says completed       -> as row 7 with GitHub's completed_at
+//
+// Pure: no I/O, no clock, no settings beyond the policy passed in.
+import type { TrackedRunner } from "./tracked-runners.ts";
+
+export interface ClusterRunner {
+  namespace: string;
+  name: string;
+  uid: string;
+  deletionTimestamp?: string;
+  workflowRunId?: number;
+  jobRepositoryName?: string;
+}
+
+export type ClusterView =
+  | { kind: "found"; runner: ClusterRunner }
+  | { kind: "missing" }
+  | { kind: "unknown"; why: string };
+
+/** What GitHub's REST API said about the runner's job, when it was asked. */
+export type GithubWord =
+  | { kind: "job"; status: string; conclusion: string | null; completedAt: string | null }
+  | { kind: "error"; why: string };
+
+export interface Policy {
+  graceSeconds: number;
+  maxJobSeconds: number;
+}
+
+export interface JudgeInput {
+  tracked?: TrackedRunner;
+  cluster: ClusterView;
+  github?: GithubWord;
+  now: number; // ms since epoch
+  policy: Policy;
+}
+
+export type VerdictKind = "delete" | "keep" | "wait" | "gone";
+
+export interface Verdict {
+  verdict: VerdictKind;
+  reason: string;
+  /** When a wait or a keep within the bound turns into a decision. */
+  dueAt?: string;
+  /** The judge needs GitHub's word on this runner before it can decide. */
+  askGithub?: boolean;
+  /** The verdict is a keep because something could not be read. */
+  error?: boolean;
+}
+
+const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Verdict {
+  if (tracked && cluster.kind === "missing") {
+    return { verdict: "gone", reason: `runner ${tracked.runner} is no longer in the cluster` };
+  }
+  if (cluster.kind === "unknown") {
+    return { verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };
+  }
+  const onCluster = cluster.kind === "found" ? cluster.runner : undefined;
+  if (!tracked && onCluster?.workflowRunId === undefined) {
+    return { verdict: "keep", reason: "idle: no job recorded for this runner" };
+  }
+  if (onCluster?.deletionTimestamp) {
+    return { verdict: "keep", reason: `already being deleted since ${onCluster.deletionTimestamp}` };
+  }
+  if (tracked && onCluster?.workflowRunId !== undefined && onCluster.workflowRunId !== tracked.runId) {
+    return {
+      verdict: "keep",
+      reason: `runner moved on: it works on run ${onCluster.workflowRunId}, the facts are about run ${tracked.runId}`,
+    };
+  }
+  if (!tracked) {
+    return {
+      verdict: "keep",
+      reason: `runner works on run ${onCluster?.workflowRunId} in ${onCluster?.jobRepositoryName ?? "an unknown repository"} and no webhook told us about it: asking GitHub`,
+      askGithub: true,
+    };
+  }
+
+  return judgeByFacts(tracked, github, now, policy);
+}
+
+/** Rows 7 to 11: what the facts (and GitHub, when asked) say about the job itself. */
+export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefined, now: number, policy: Policy): Verdict {
+  const finished = finishedEvidence(tracked);
+  if (finished) return afterCompletion(finished, now, policy);
+
+  if (!tracked.startedAt) {
+    return { verdict: "keep", reason: `job ${tracked.jobId} has no start time recorded`, error: true };
+  }
+  const startedMs = Date.parse(tracked.startedAt);
+  const runningMs = now - startedMs;
+  const boundMs = policy.maxJobSeconds * 1000;
+  if (runningMs <= boundMs) {
+    return {
+      verdict: "keep",
+      reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, within the bound of ${policy.maxJobSeconds}s`,
+      dueAt: iso(startedMs + boundMs),
+    };
+  }
+  if (!github) {
+    return {
+      verdict: "keep",
+      reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s: asking GitHub`,
+      askGithub: true,
+    };
+  }
+  if (github.kind === "error") {
+    return { verdict: "keep", reason: `job ${tracked.jobId} is past the bound but GitHub could not confirm: ${github.why}`, error: true };
+  }
+  if (github.status === "completed" && github.completedAt) {
+    return afterCompletion(
+      { what: `job ${tracked.jobId}`, repo: tracked.repo, conclusion: github.conclusion ?? "completed", at: github.completedAt },
+      now,
+      policy,
+    );
+  }
+  return {
+    verdict: "delete",
+    reason: `job ${tracked.jobId} has been ${github.status} for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s`,
+  };
+}
+
+export interface Finished {
+  what: string;
+  repo: string;
+  conclusion: string;
+  at: string;
+}
+
+// The earliest positive evidence wins: either proves the job is over.
+export function finishedEvidence(t: TrackedRunner): Finished | undefined {
+  const evidence: Finished[] = [];
+  if (t.jobCompleted) {
+    evidence.push({ what: `job ${t.jobId}`, repo: t.repo, conclusion: t.jobCompleted.conclusion, at: t.jobCompleted.at });
+  }
+  if (t.runCompleted) {
+    const attempt = t.runCompleted.attempt > t.runAttempt ? ` (attempt ${t.runCompleted.attempt})` : "";
+    evidence.push({ what: `run ${t.runId}${attempt}`, repo: t.repo, conclusion: t.runCompleted.conclusion, at: t.runCompleted.at });
+  }
+  return evidence.sort((a, b) => Date.parse(a.at) - Date.parse(b.at))[0];
+}
+
+function afterCompletion(f: Finished, now: number, policy: Policy): Verdict {
+  const completedMs = Date.parse(f.at);
+  const agoMs = now - completedMs;
+  const story = `${f.what} in ${f.repo} is ${f.conclusion}, completed ${seconds(agoMs)}s ago`;
+  if (agoMs < policy.graceSeconds * 1000) {
+    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: iso(completedMs + policy.graceSeconds * 1000) };
+  }
+  return { verdict: "delete", reason: story };
+}

@@ -1,0 +1,103 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { readSettings } from "../../src/config/settings.ts";
+import { workflowJobPayload } from "./support/payloads.ts";
+import { ADMIN_TOKEN, call, clearKv, deliver, kvKeys, testEnv } from "./support/worker.ts";
+
+beforeEach(clearKv);
+
+const get = (env: ReturnType<typeof testEnv>, path: string, headers: Record<string, string> = {}) =>
+  call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
+
+describe("settings", () => {
+  it("GET /healthz answers 200 when every setting is valid", async () => {
+    const res = await get(testEnv(), "/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
+  it("GET /healthz names every missing or invalid setting at once", async () => {
+    const env = testEnv({
+      GITHUB_WEBHOOK_SECRET: undefined,
+      GITHUB_APP_ID: "my-app",
+      GITHUB_APP_PRIVATE_KEY: "not a key",
+      KUBE_API_URL: "ftp://cluster",
+      KUBE_TOKEN: undefined,
+      REAPER_NAMESPACES: "Runners,ok-ns",
+      REAPER_GRACE_SECONDS: "-5",
+      REAPER_MAX_JOB_SECONDS: "5 days",
+      REAPER_DRY_RUN: "maybe",
+      REAPER_MAX_DELETIONS_PER_SWEEP: "1.5",
+      ADMIN_TOKEN: "short",
+    });
+    const res = await get(env, "/healthz");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      ok: false,
+      errors: [
+        "GITHUB_WEBHOOK_SECRET is missing",
+        'GITHUB_APP_ID must be the App\'s numeric id, got "my-app"',
+        "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)",
+        'KUBE_API_URL must be an http(s) URL, got "ftp://cluster"',
+        "KUBE_TOKEN is missing",
+        'REAPER_NAMESPACES: "Runners" is not a valid namespace name',
+        'REAPER_GRACE_SECONDS must be a whole number >= 0, got "-5"',
+        'REAPER_MAX_JOB_SECONDS must be a whole number >= 1, got "5 days"',
+        'REAPER_DRY_RUN must be true or false, got "maybe"',
+        'REAPER_MAX_DELETIONS_PER_SWEEP must be a whole number >= 0, got "1.5"',
+        "ADMIN_TOKEN must be at least 16 characters",
+      ],
+    });
+  });
+
+  it("never echoes a secret in an error", () => {
+    const result = readSettings({ ...testEnv(), GITHUB_APP_PRIVATE_KEY: "super-secret-key-material" });
+    expect(result.ok).toBe(false);
+    expect(JSON.stringify(result)).not.toContain("super-secret-key-material");
+  });
+
+  it("accepts a one-line private key with literal \\n and defaults the optional settings", () => {
+    const result = readSettings({
+      ...testEnv({ GITHUB_API_URL: undefined, REAPER_GRACE_SECONDS: undefined, REAPER_DRY_RUN: undefined }),
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerSweep: 100, namespaces: ["arc-runners"] },
+    });
+    if (result.ok) expect(result.settings.privateKey.split("\n")).toHaveLength(3);
+  });
+
+  it("a misconfigured Worker answers 503 on /webhook and records nothing", async () => {
+    const env = testEnv({ KUBE_TOKEN: undefined });
+    const res = await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-1" }));
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: "arc-reaper is misconfigured", settings: ["KUBE_TOKEN is missing"] });
+    expect(await kvKeys()).toEqual([]);
+  });
+});
+
+describe("GET /admin/runners", () => {
+  it.each([
+    ["no token", {}],
+    ["a wrong token", { authorization: "Bearer wrong-token-wrong-token" }],
+    ["a token with one character changed", { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}X` }],
+    ["another scheme", { authorization: `Basic ${ADMIN_TOKEN}` }],
+  ])("answers 401 with %s", async (_what, headers) => {
+    const res = await get(testEnv(), "/admin/runners", headers);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "a valid ADMIN_TOKEN bearer token is required" });
+  });
+
+  it("filters by state and refuses an unknown state", async () => {
+    const env = testEnv();
+    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-running", jobId: 1, runId: 10, runAttempt: 1, startedAt: new Date().toISOString() }));
+    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-x-done", jobId: 2, runId: 11, runAttempt: 1, completedAt: new Date().toISOString(), conclusion: "success" }));
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const running = (await (await get(env, "/admin/runners?state=running", auth)).json()) as { runners: { name: string }[] };
+    expect(running.runners.map((r) => r.name)).toEqual(["arc-x-running"]);
+    const finished = (await (await get(env, "/admin/runners?state=finished", auth)).json()) as { runners: { name: string; reason: string }[] };
+    expect(finished.runners).toEqual([expect.objectContaining({ name: "arc-x-done", reason: expect.stringMatching(/^waiting for the grace: job 2 in .* is success, completed \d+s ago; grace 300s$/) })]);
+    const bad = await get(env, "/admin/runners?state=stuck", auth);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, reaped, gone, got "stuck"' });
+  });
+});

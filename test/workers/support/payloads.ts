@@ -1,0 +1,75 @@
+// Real webhook payloads from @octokit/webhooks-examples, with only the fields a
+// case needs set on top (runner_name and the like).
+import examples from "@octokit/webhooks-examples";
+
+type Json = Record<string, unknown>;
+
+function example(event: string, action: string, pick: (p: Json) => boolean = () => true): Json {
+  const entry = (examples as unknown as { name: string; examples: Json[] }[]).find((e) => e.name === event);
+  const found = entry?.examples.find((p) => p.action === action && pick(p));
+  if (!found) throw new Error(`no ${event}.${action} example in @octokit/webhooks-examples`);
+  return structuredClone(found);
+}
+
+export interface JobPayloadOptions {
+  runner?: string | null;
+  repo?: string;
+  runId?: number;
+  runAttempt?: number;
+  jobId?: number;
+  startedAt?: string;
+  completedAt?: string;
+  conclusion?: string;
+  runnerGroup?: string;
+  installationId?: number;
+}
+
+export function workflowJobPayload(action: "queued" | "in_progress" | "completed", o: JobPayloadOptions = {}): Json {
+  // The examples' in_progress payload is the self-hosted one; others come from GitHub-hosted jobs.
+  const payload = example("workflow_job", action);
+  const job = payload.workflow_job as Json;
+  if (o.runner !== undefined) job.runner_name = o.runner;
+  if (o.runId !== undefined) job.run_id = o.runId;
+  if (o.runAttempt !== undefined) job.run_attempt = o.runAttempt;
+  if (o.jobId !== undefined) job.id = o.jobId;
+  if (o.startedAt !== undefined) job.started_at = o.startedAt;
+  if (action === "completed") {
+    job.completed_at = o.completedAt ?? job.completed_at;
+    job.conclusion = o.conclusion ?? job.conclusion;
+  }
+  job.runner_group_name = o.runnerGroup ?? "arc-runners";
+  job.status = action;
+  if (o.repo !== undefined) (payload.repository as Json).full_name = o.repo;
+  if (o.installationId !== undefined) payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" };
+  return payload;
+}
+
+export interface RunPayloadOptions {
+  repo?: string;
+  runId?: number;
+  runAttempt?: number;
+  updatedAt?: string;
+  conclusion?: string;
+  installationId?: number;
+}
+
+export function workflowRunPayload(o: RunPayloadOptions = {}): Json {
+  const payload = example("workflow_run", "completed");
+  const run = payload.workflow_run as Json;
+  if (o.runId !== undefined) run.id = o.runId;
+  if (o.runAttempt !== undefined) run.run_attempt = o.runAttempt;
+  if (o.updatedAt !== undefined) run.updated_at = o.updatedAt;
+  run.status = "completed";
+  run.conclusion = o.conclusion ?? run.conclusion ?? "success";
+  if (o.repo !== undefined) {
+    (payload.repository as Json).full_name = o.repo;
+    (run.repository as Json).full_name = o.repo;
+  }
+  if (o.installationId !== undefined) payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" };
+  return payload;
+}
+
+export function pingPayload(): Json {
+  const entry = (examples as unknown as { name: string; examples: Json[] }[]).find((e) => e.name === "ping");
+  return structuredClone(entry!.examples[0]!);
+}

@@ -1,0 +1,195 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { pingPayload, workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
+import { adminRunners, call, clearKv, deliver, kvKeys, signedDelivery, testEnv } from "./support/worker.ts";
+
+const REPO = "octo-org/example-workflow";
+const started = (o: { runner?: string; jobId?: number; runId?: number; runAttempt?: number } = {}) =>
+  workflowJobPayload("in_progress", {
+    runner: o.runner ?? "arc-runners-abcde-runner-x1",
+    jobId: o.jobId ?? 2832853555,
+    runId: o.runId ?? 940463255,
+    runAttempt: o.runAttempt ?? 1,
+    repo: REPO,
+    startedAt: "2021-06-15T19:22:27Z",
+    installationId: 42,
+  });
+const completed = (o: { runner?: string; jobId?: number; conclusion?: string } = {}) =>
+  workflowJobPayload("completed", {
+    runner: o.runner ?? "arc-runners-abcde-runner-x1",
+    jobId: o.jobId ?? 2832853555,
+    runId: 940463255,
+    runAttempt: 1,
+    repo: REPO,
+    startedAt: "2021-06-15T19:22:27Z",
+    completedAt: "2021-06-15T19:30:00Z",
+    conclusion: o.conclusion ?? "cancelled",
+    installationId: 42,
+  });
+const runCompleted = () =>
+  workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: "2021-06-15T19:31:00Z", conclusion: "cancelled" });
+
+beforeEach(clearKv);
+
+describe("POST /webhook signature", () => {
+  it("accepts a real workflow_job.in_progress payload signed with the secret and records it", async () => {
+    const env = testEnv();
+    const res = await deliver(env, "workflow_job", started());
+    expect(res.status).toBe(202);
+    expect(await kvKeys()).toEqual(["job/arc-runners-abcde-runner-x1/2832853555/started"]);
+    const { runners } = await adminRunners(env);
+    expect(runners).toEqual([
+      expect.objectContaining({ name: "arc-runners-abcde-runner-x1", state: "running", repository: REPO, runId: 940463255, runAttempt: 1, jobId: 2832853555, startedAt: "2021-06-15T19:22:27Z" }),
+    ]);
+  });
+
+  it("rejects a payload signed with another secret: 401, nothing recorded", async () => {
+    const env = testEnv();
+    const res = await call(env, await signedDelivery("workflow_job", started(), { secret: "not-the-secret" }));
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: expect.stringContaining("X-Hub-Signature-256 does not match") });
+    expect(await kvKeys()).toEqual([]);
+  });
+
+  it("rejects a missing signature: 401, nothing recorded", async () => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.delete("x-hub-signature-256");
+    const res = await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }));
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "X-Hub-Signature-256 header is missing" });
+    expect(await kvKeys()).toEqual([]);
+  });
+
+  it("rejects a body changed after signing: 401, nothing recorded", async () => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const tampered = (await req.text()).replace("arc-runners-abcde-runner-x1", "arc-runners-abcde-runner-x2");
+    const res = await call(env, new Request(req.url, { method: "POST", headers: req.headers, body: tampered }));
+    expect(res.status).toBe(401);
+    expect(await kvKeys()).toEqual([]);
+  });
+});
+
+describe("POST /webhook bad input", () => {
+  it("answers 413 for a body over 1 MiB, nothing recorded", async () => {
+    const env = testEnv();
+    const body = JSON.stringify({ ...started(), padding: "x".repeat(1024 * 1024) });
+    const res = await call(env, await signedDelivery("workflow_job", null, { body }));
+    expect(res.status).toBe(413);
+    expect(await kvKeys()).toEqual([]);
+  });
+
+  it("answers 400 for malformed JSON with a valid signature, nothing recorded", async () => {
+    const env = testEnv();
+    const res = await call(env, await signedDelivery("workflow_job", null, { body: '{"action": "in_progress",' }));
+    expect(res.status).toBe(400);
+    expect((await res.json()) as { error: string }).toEqual({ error: expect.stringMatching(/^body is not valid JSON/) });
+    expect(await kvKeys()).toEqual([]);
+  });
+
+  it.each([
+    ["workflow_job", () => { const p = started(); delete (p.workflow_job as Record<string, unknown>).run_id; return p; }, "workflow_job.in_progress: run_id must be a positive integer, got nothing"],
+    ["workflow_job", () => { const p = started(); (p.workflow_job as Record<string, unknown>).started_at = "yesterday"; return p; }, 'workflow_job.in_progress: started_at must be a timestamp, got "yesterday"'],
+    ["workflow_job", () => { const p = completed(); (p.workflow_job as Record<string, unknown>).conclusion = null; return p; }, "workflow_job.completed: conclusion must be a conclusion, got null"],
+    ["workflow_job", () => { const p = started(); delete p.repository; return p; }, "workflow_job.in_progress: repository.full_name must be owner/repo, got nothing"],
+    ["workflow_job", () => { const p = started(); delete p.workflow_job; return p; }, "workflow_job.in_progress: workflow_job must be an object, got nothing"],
+    ["workflow_run", () => { const p = runCompleted(); (p.workflow_run as Record<string, unknown>).id = "12"; return p; }, 'workflow_run.completed: id must be a positive integer, got "12"'],
+    ["workflow_run", () => { const p = runCompleted(); delete (p.workflow_run as Record<string, unknown>).updated_at; return p; }, "workflow_run.completed: updated_at must be a timestamp, got nothing"],
+  ])("answers 400 for %s missing what it needs: %s", async (event, make, message) => {
+    const env = testEnv();
+    const res = await deliver(env, event, make());
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: message });
+    expect(await kvKeys()).toEqual([]);
+  });
+
+  it("answers 400 for a JSON array body", async () => {
+    const res = await deliver(testEnv(), "workflow_job", [1, 2]);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "payload must be a JSON object" });
+  });
+
+  it("answers 400 when X-GitHub-Event is missing", async () => {
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.delete("x-github-event");
+    const res = await call(testEnv(), new Request(req.url, { method: "POST", headers, body: await req.text() }));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "X-GitHub-Event header is missing" });
+  });
+});
+
+describe("POST /webhook ignores what it does not act on", () => {
+  it.each([
+    ["ping", pingPayload(), /^ping is not something/],
+    ["workflow_job", workflowJobPayload("queued", { runner: null }), /^workflow_job.queued is not something/],
+    ["workflow_job", workflowJobPayload("in_progress", { runner: "github-hosted-1", runnerGroup: "GitHub Actions" }), /GitHub-hosted runner/],
+    ["workflow_job", workflowJobPayload("completed", { runner: null, conclusion: "cancelled" }), /has no runner/],
+    ["workflow_job", workflowJobPayload("in_progress", { runner: "my runner" }), /cannot be an ARC EphemeralRunner name/],
+    ["issues", { action: "opened" }, /^issues.opened is not something/],
+  ])("%s: 200, nothing recorded", async (event, payload, why) => {
+    const res = await deliver(testEnv(), event, payload);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { outcome: string; detail: string })).toEqual({ outcome: "ignored", detail: expect.stringMatching(why) });
+    expect(await kvKeys()).toEqual([]);
+  });
+});
+
+describe("facts", () => {
+  it("writes at most 2 KV keys per job, plus one per run attempt", async () => {
+    const env = testEnv();
+    for (const [event, payload] of [["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()]] as const) {
+      expect((await deliver(env, event, payload)).status).toBe(202);
+    }
+    expect((await kvKeys()).sort()).toEqual([
+      "job/arc-runners-abcde-runner-x1/2832853555/completed",
+      "job/arc-runners-abcde-runner-x1/2832853555/started",
+      "run/octo-org/example-workflow/940463255/1",
+    ]);
+  });
+
+  it("every order of in_progress, job completed and run completed, with duplicates, gives one identical listing", async () => {
+    const deliveries: [string, Record<string, unknown>][] = [
+      ["workflow_job", started()],
+      ["workflow_job", completed()],
+      ["workflow_run", runCompleted()],
+    ];
+    const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [2, 2, 1, 0, 1, 0]];
+    const listings: unknown[] = [];
+    for (const order of orders) {
+      await clearKv();
+      const env = testEnv();
+      for (const i of order) {
+        const [event, payload] = deliveries[i]!;
+        expect((await deliver(env, event, payload)).status).toBe(202);
+      }
+      const { runners } = await adminRunners(env);
+      // dueAt and the reason's "Ns ago" move with the clock; the rest must be identical.
+      listings.push(runners.map(({ reason: _r, ...rest }) => rest));
+    }
+    for (const listing of listings) expect(listing).toEqual(listings[0]);
+    expect(listings[0]).toEqual([
+      {
+        name: "arc-runners-abcde-runner-x1",
+        state: "finished",
+        repository: REPO,
+        runId: 940463255,
+        runAttempt: 1,
+        jobId: 2832853555,
+        startedAt: "2021-06-15T19:22:27Z",
+        completedAt: "2021-06-15T19:30:00Z",
+        conclusion: "cancelled",
+        dueAt: "2021-06-15T19:35:00.000Z",
+      },
+    ]);
+  });
+
+  it("a run completion covers only jobs of that attempt or an earlier one", async () => {
+    const env = testEnv();
+    await deliver(env, "workflow_job", started({ runner: "arc-runners-abcde-runner-r2", jobId: 77, runAttempt: 2 }));
+    await deliver(env, "workflow_run", runCompleted()); // attempt 1
+    const { runners } = await adminRunners(env);
+    expect(runners).toEqual([expect.objectContaining({ name: "arc-runners-abcde-runner-r2", state: "running" })]);
+  });
+});
