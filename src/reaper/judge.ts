@@ -27,6 +27,7 @@ export interface ClusterRunner {
   deletionTimestamp?: string;
   workflowRunId?: number;
   jobRepositoryName?: string;
+  createdAt?: string;
 }
 
 export type ClusterView =

@@ -1,0 +1,54 @@
+// Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_SWEEP:
+// token mints, installation look-ups, the deliveries listing and REST reads
+// alike. The budget is checked before a request is sent, never after.
+
+export class GithubBudgetExhausted extends Error {}
+export class GithubRateLimited extends Error {}
+
+export interface CallBudget {
+  readonly limit: number;
+  used: number;
+  /** The rate limit GitHub reported last, for the metrics. */
+  rateLimitRemaining: number | null;
+}
+
+/** Per isolate: when GitHub said to back off, honoured across sweeps. */
+export interface RateLimitState {
+  blockedUntil: number; // ms since epoch
+}
+
+export function newCallBudget(limit: number): CallBudget {
+  return { limit, used: 0, rateLimitRemaining: null };
+}
+
+/** A fetch that spends the budget, honours Retry-After / x-ratelimit-reset, and times out. */
+export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutMs: number): typeof fetch {
+  return async (input, init) => {
+    const now = Date.now();
+    if (rate.blockedUntil > now) {
+      throw new GithubRateLimited(`GitHub asked us to wait until ${new Date(rate.blockedUntil).toISOString()}`);
+    }
+    if (budget.used >= budget.limit) {
+      throw new GithubBudgetExhausted(`the budget of ${budget.limit} GitHub requests for this sweep is spent`);
+    }
+    budget.used++;
+    const response = await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const remaining = response.headers.get("x-ratelimit-remaining");
+    if (remaining !== null && /^\d+$/.test(remaining)) budget.rateLimitRemaining = Number(remaining);
+    const backOff = backOffUntil(response, now);
+    if (backOff !== null) rate.blockedUntil = backOff;
+    return response;
+  };
+}
+
+function backOffUntil(response: Response, now: number): number | null {
+  if (response.status !== 429 && response.status !== 403) return null;
+  const retryAfter = response.headers.get("retry-after");
+  if (retryAfter !== null && /^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
+  if (response.headers.get("x-ratelimit-remaining") === "0") {
+    const reset = response.headers.get("x-ratelimit-reset");
+    if (reset !== null && /^\d+$/.test(reset)) return Number(reset) * 1000;
+  }
+  // A 429 without a hint: GitHub's secondary limits ask for at least a minute.
+  return response.status === 429 ? now + 60_000 : null;
+}

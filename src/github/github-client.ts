@@ -1,0 +1,254 @@
+// The GitHub edge: an App (JWT) for App endpoints and installation tokens,
+// restricted at mint time to actions:read and cached until shortly before
+// they expire. All requests go through the sweep's call budget.
+import { App } from "@octokit/app";
+import { Octokit } from "@octokit/core";
+import { RequestError } from "@octokit/request-error";
+import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget, type RateLimitState } from "./call-budget.ts";
+import { toPkcs8 } from "./private-key.ts";
+
+const TOKEN_PERMISSIONS = { actions: "read" } as const;
+const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** Per isolate: installation tokens and repository installations survive across sweeps. */
+export interface GithubCache {
+  tokens: Map<number, { token: string; expiresAt: number }>;
+  installations: Map<string, number>;
+  rate: RateLimitState;
+}
+
+export const newGithubCache = (): GithubCache => ({ tokens: new Map(), installations: new Map(), rate: { blockedUntil: 0 } });
+
+export interface GithubJob {
+  id: number;
+  runId: number;
+  runAttempt: number;
+  status: string;
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  runnerName: string | null;
+}
+
+export interface GithubRun {
+  id: number;
+  runAttempt: number;
+  status: string;
+  conclusion: string | null;
+  updatedAt: string;
+}
+
+export interface HookDelivery {
+  id: string; // above 2^53: kept as the exact digits
+  guid: string;
+  deliveredAt: string;
+  redelivery: boolean;
+  statusCode: number;
+  event: string;
+  action: string | null;
+}
+
+export interface GithubOptions {
+  apiUrl: string;
+  appId: string;
+  privateKey: string;
+  budget: CallBudget;
+  cache: GithubCache;
+  timeoutMs?: number;
+}
+
+export class GithubError extends Error {
+  readonly status: number | null;
+  constructor(status: number | null, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export type Github = ReturnType<typeof createGithub>;
+
+export function createGithub(opts: GithubOptions) {
+  const fetch = budgetedFetch(opts.budget, opts.cache.rate, opts.timeoutMs ?? REQUEST_TIMEOUT_MS);
+  const Client = Octokit.defaults({ baseUrl: opts.apiUrl, request: { fetch } });
+  const app = new App({ appId: opts.appId, privateKey: toPkcs8(opts.privateKey), Octokit: Client, log: quietLog });
+
+  async function installationToken(installationId: number): Promise<string> {
+    const cached = opts.cache.tokens.get(installationId);
+    if (cached && cached.expiresAt - TOKEN_REFRESH_MARGIN_MS > Date.now()) return cached.token;
+    const { data } = await call(`minting a token for installation ${installationId}`, () =>
+      app.octokit.request("POST /app/installations/{installation_id}/access_tokens", {
+        installation_id: installationId,
+        permissions: TOKEN_PERMISSIONS,
+      }),
+    );
+    opts.cache.tokens.set(installationId, { token: data.token, expiresAt: Date.parse(data.expires_at) });
+    return data.token;
+  }
+
+  async function asInstallation(installationId: number): Promise<Octokit> {
+    return new Client({ auth: await installationToken(installationId) });
+  }
+
+  const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
+
+  return {
+    /** The installation that covers a repository (App JWT), cached per isolate. */
+    async installationFor(repo: string): Promise<number> {
+      const cached = opts.cache.installations.get(repo);
+      if (cached !== undefined) return cached;
+      const { data } = await call(`looking up the installation for ${repo}`, () =>
+        app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
+      );
+      opts.cache.installations.set(repo, data.id);
+      return data.id;
+    },
+
+    async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
+      const octokit = await asInstallation(installationId);
+      const { data } = await call(`reading job ${jobId} in ${repo}`, () =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),
+      );
+      return toJob(data);
+    },
+
+    async run(repo: string, runId: number, installationId: number): Promise<GithubRun> {
+      const octokit = await asInstallation(installationId);
+      const { data } = await call(`reading run ${runId} in ${repo}`, () =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
+      );
+      return { id: Number(data.id), runAttempt: data.run_attempt ?? 1, status: data.status ?? "", conclusion: data.conclusion ?? null, updatedAt: data.updated_at };
+    },
+
+    /** Finds the job a runner took in a run (latest attempt), paging through the run's jobs. */
+    async runnerJob(repo: string, runId: number, runner: string, installationId: number): Promise<GithubJob | undefined> {
+      const octokit = await asInstallation(installationId);
+      for (let page = 1; ; page++) {
+        const { data } = await call(`listing the jobs of run ${runId} in ${repo}`, () =>
+          octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
+            owner: ownerOf(repo),
+            repo: nameOf(repo),
+            run_id: runId,
+            filter: "latest",
+            per_page: 100,
+            page,
+          }),
+        );
+        const found = data.jobs.find((j) => j.runner_name === runner);
+        if (found) return toJob(found);
+        if (data.jobs.length < 100 || page * 100 >= data.total_count) return undefined;
+      }
+    },
+
+    /** The App's webhook deliveries since `since`, newest first, paging with the cursor. */
+    async deliveriesSince(since: number): Promise<HookDelivery[]> {
+      const deliveries: HookDelivery[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const response = await call("listing webhook deliveries", () =>
+          app.octokit.request("GET /app/hook/deliveries", {
+            per_page: 100,
+            ...(cursor ? { cursor } : {}),
+            // Delivery ids exceed 2^53: read the body ourselves so no digit is lost.
+            request: { parseSuccessResponseBody: false },
+          }),
+        );
+        const page = parseDeliveries(await new Response(response.data as unknown as ReadableStream).text());
+        let older = false;
+        for (const d of page) {
+          if (Date.parse(d.deliveredAt) < since) older = true;
+          else deliveries.push(d);
+        }
+        cursor = nextCursor(response.headers.link);
+        if (older || !cursor || page.length === 0) return deliveries;
+      }
+    },
+
+    async redeliver(deliveryId: string): Promise<void> {
+      if (!/^\d+$/.test(deliveryId)) throw new GithubError(null, `delivery id ${JSON.stringify(deliveryId)} is not a number`);
+      // The id goes into the URL as the exact digits it came with.
+      await call(`asking GitHub to redeliver ${deliveryId}`, () =>
+        app.octokit.request(`POST /app/hook/deliveries/${deliveryId}/attempts`),
+      );
+    },
+  };
+}
+
+async function call<T>(what: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (e) {
+    throw toGithubError(what, e);
+  }
+}
+
+function toGithubError(what: string, e: unknown): GithubError | GithubBudgetExhausted | GithubRateLimited {
+  if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) return e;
+  const cause = e instanceof RequestError && e.cause instanceof Error ? e.cause : e;
+  if (cause instanceof GithubBudgetExhausted || cause instanceof GithubRateLimited) return cause;
+  if (e instanceof RequestError) {
+    const message = (e.response?.data as { message?: string } | undefined)?.message ?? e.message;
+    let hint = "";
+    if (what.startsWith("minting") && (e.status === 403 || e.status === 422)) {
+      hint = " (the App needs the Actions: read permission, and the installation must have accepted it)";
+    }
+    if (e.status === 401) hint = " (check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY)";
+    return new GithubError(e.status, `${what}: GitHub answered ${e.status}: ${message}${hint}`);
+  }
+  const reason = e instanceof Error ? (e.name === "TimeoutError" ? "timed out" : e.message) : String(e);
+  return new GithubError(null, `${what}: ${reason}`);
+}
+
+function toJob(data: {
+  id: number | bigint;
+  run_id: number | bigint;
+  run_attempt?: number;
+  status: string;
+  conclusion: string | null;
+  started_at: string;
+  completed_at: string | null;
+  runner_name: string | null;
+}): GithubJob {
+  return {
+    id: Number(data.id),
+    runId: Number(data.run_id),
+    runAttempt: data.run_attempt ?? 0,
+    status: data.status,
+    conclusion: data.conclusion,
+    startedAt: data.started_at ?? null,
+    completedAt: data.completed_at,
+    runnerName: data.runner_name,
+  };
+}
+
+export function parseDeliveries(text: string): HookDelivery[] {
+  // Quote the id before JSON.parse sees it, so it survives as its exact digits.
+  const safe = text.replace(/("id"\s*:\s*)(\d+)/g, '$1"$2"');
+  const raw = JSON.parse(safe) as {
+    id: string;
+    guid: string;
+    delivered_at: string;
+    redelivery: boolean;
+    status_code: number;
+    event: string;
+    action: string | null;
+  }[];
+  return raw.map((d) => ({
+    id: d.id,
+    guid: d.guid,
+    deliveredAt: d.delivered_at,
+    redelivery: d.redelivery,
+    statusCode: d.status_code,
+    event: d.event,
+    action: d.action ?? null,
+  }));
+}
+
+function nextCursor(link: string | undefined): string | undefined {
+  const next = link?.split(",").find((part) => /rel="next"/.test(part));
+  const url = next && /<([^>]+)>/.exec(next)?.[1];
+  return url ? (new URL(url).searchParams.get("cursor") ?? undefined) : undefined;
+}
+
+// @octokit/app warns through console by default; arc-reaper logs its own structured lines.
+const quietLog = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };

@@ -1,0 +1,50 @@
+// For a busy runner no webhook told us about (arc-reaper was down, a delivery
+// was lost, or the runner predates the install): ask GitHub about its run and
+// turn the answer into facts, so the next sweep need not ask again.
+import type { Github, GithubJob } from "../github/github-client.ts";
+import type { ClusterRunner } from "./judge.ts";
+import type { Fact } from "../store/facts.ts";
+import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
+
+export type Learned =
+  | { kind: "known"; facts: Fact[]; tracked: TrackedRunner; job?: GithubJob }
+  | { kind: "unknown"; why: string };
+
+export async function learnFromGithub(github: Github, runner: ClusterRunner): Promise<Learned> {
+  const repo = runner.jobRepositoryName;
+  const runId = runner.workflowRunId;
+  if (!repo || !/^[^/\s]+\/[^/\s]+$/.test(repo) || runId === undefined) {
+    return { kind: "unknown", why: `runner works on run ${runId ?? "?"} but status.jobRepositoryName ${JSON.stringify(repo ?? null)} is not owner/repo: cannot ask GitHub` };
+  }
+  const installationId = await github.installationFor(repo);
+  const run = await github.run(repo, runId, installationId);
+  const facts: Fact[] = [];
+  if (run.status === "completed") {
+    // The whole run is over, whichever attempt the runner served: the run's time decides.
+    facts.push(
+      { type: "run-completed", repo, runId, runAttempt: run.runAttempt, updatedAt: run.updatedAt, conclusion: run.conclusion ?? "completed", installationId, source: "rest" },
+      // Job unknown (0): recorded so the runner is tracked; the run's completion covers it.
+      { type: "job-started", runner: runner.name, repo, runId, runAttempt: run.runAttempt, jobId: 0, startedAt: runner.createdAt ?? run.updatedAt, installationId, source: "rest" },
+    );
+    return { kind: "known", facts, tracked: only(facts) };
+  }
+  const job = await github.runnerJob(repo, runId, runner.name, installationId);
+  if (!job) {
+    return { kind: "unknown", why: `GitHub lists no job of run ${runId} in ${repo} on runner ${runner.name}` };
+  }
+  const common = { runner: runner.name, repo, runId, runAttempt: job.runAttempt, jobId: job.id, installationId, source: "rest" };
+  if (job.status === "completed" && job.completedAt) {
+    facts.push({ type: "job-completed", ...common, startedAt: job.startedAt ?? undefined, completedAt: job.completedAt, conclusion: job.conclusion ?? "completed" });
+  } else if (job.startedAt) {
+    facts.push({ type: "job-started", ...common, startedAt: job.startedAt });
+  } else {
+    return { kind: "unknown", why: `job ${job.id} of run ${runId} in ${repo} has not started according to GitHub` };
+  }
+  return { kind: "known", facts, tracked: only(facts), job };
+}
+
+function only(facts: Fact[]): TrackedRunner {
+  const [tracked] = trackedRunners(facts);
+  if (!tracked) throw new Error("arc-reaper: facts learned from GitHub describe no runner");
+  return tracked;
+}

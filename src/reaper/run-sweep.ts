@@ -1,0 +1,23 @@
+// Wires one sweep to the real edges: Workers KV, the cluster through
+// client-node, GitHub through @octokit/app. Per-isolate caches are passed in.
+import { createCluster } from "../cluster/ephemeral-runners.ts";
+import type { Settings } from "../config/settings.ts";
+import { newCallBudget } from "../github/call-budget.ts";
+import { createGithub, type GithubCache } from "../github/github-client.ts";
+import { logLine } from "../log.ts";
+import type { FactsKV } from "../store/kv-facts.ts";
+import { sweep, type SweepReport } from "./sweep.ts";
+
+export interface SweepCounters {
+  clusterCalls: number;
+}
+
+export async function runSweep(kv: FactsKV, settings: Settings, githubCache: GithubCache, now = Date.now()): Promise<SweepReport & SweepCounters> {
+  const counters: SweepCounters = { clusterCalls: 0 };
+  const budget = newCallBudget(settings.maxGithubCallsPerSweep);
+  const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, onRequest: () => counters.clusterCalls++ });
+  const github = () =>
+    createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: githubCache });
+  const report = await sweep({ kv, cluster, github, budget, settings, now, log: logLine });
+  return { ...report, ...counters };
+}

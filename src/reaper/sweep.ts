@@ -1,0 +1,232 @@
+// One sweep: level-triggered. It reads every fact (one KV list pass) and every
+// EphemeralRunner (one list per namespace), judges each runner, asks GitHub
+// only about runners past the bound or without facts (oldest first, within the
+// budget), then deletes what the judge condemned, at most the cap.
+import type { Cluster } from "../cluster/ephemeral-runners.ts";
+import type { Settings } from "../config/settings.ts";
+import type { Github } from "../github/github-client.ts";
+import { GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "../github/call-budget.ts";
+import { factTtlSeconds } from "../store/fact-ttl.ts";
+import type { Fact } from "../store/facts.ts";
+import { listFacts, newKvCounter, writeFact, type FactsKV, type KvCounter } from "../store/kv-facts.ts";
+import { judge, type ClusterRunner, type ClusterView, type GithubWord, type Verdict } from "./judge.ts";
+import { learnFromGithub } from "./learn-from-github.ts";
+import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
+
+export interface SweepDeps {
+  kv: FactsKV;
+  cluster: Cluster;
+  /** Built lazily: a sweep with nothing to ask spends no GitHub call. */
+  github: () => Github;
+  budget: CallBudget;
+  settings: Settings;
+  now: number;
+  log: (fields: Record<string, unknown>) => void;
+}
+
+export interface Decision {
+  runner: string;
+  namespace: string | null;
+  repository: string | null;
+  run: number | null;
+  job: number | null;
+  verdict: Verdict["verdict"];
+  reason: string;
+  error?: boolean;
+}
+
+export interface SweepReport {
+  checked: number;
+  deleted: number;
+  kept: number;
+  waiting: number;
+  gone: number;
+  errors: number;
+  dryRun: boolean;
+  kv: KvCounter;
+  githubCalls: number;
+  decisions: Decision[];
+}
+
+interface Case {
+  name: string;
+  tracked?: TrackedRunner;
+  cluster: ClusterView;
+  verdict: Verdict;
+}
+
+export async function sweep(deps: SweepDeps): Promise<SweepReport> {
+  const { settings, now } = deps;
+  const policy = { graceSeconds: settings.graceSeconds, maxJobSeconds: settings.maxJobSeconds };
+  const kvCounter = newKvCounter();
+  const ttl = factTtlSeconds(settings);
+  const record = (fact: Fact) => writeFact(deps.kv, fact, ttl, kvCounter);
+
+  const facts = await listFacts(deps.kv, kvCounter);
+  const open = trackedRunners(facts).filter((t) => !t.closed);
+  const closedNames = new Set(trackedRunners(facts).filter((t) => t.closed).map((t) => t.runner));
+  const { byName, listErrors } = await readCluster(deps.cluster, settings.namespaces);
+
+  const viewOf = (name: string): ClusterView => {
+    const found = byName.get(name) ?? [];
+    if (found.length === 1) return { kind: "found", runner: found[0]! };
+    if (found.length > 1) return { kind: "unknown", why: `a runner named ${name} is in several namespaces` };
+    if (listErrors.length > 0) return { kind: "unknown", why: listErrors.join("; ") };
+    return { kind: "missing" };
+  };
+
+  const cases: Case[] = open.map((tracked) => {
+    const cluster = viewOf(tracked.runner);
+    return { name: tracked.runner, tracked, cluster, verdict: judge({ tracked, cluster, now, policy }) };
+  });
+  // Runners no webhook told us about: idle ones cost nothing; busy ones are asked about below.
+  const trackedNames = new Set(open.map((t) => t.runner));
+  for (const [name, runners] of byName) {
+    if (trackedNames.has(name) || closedNames.has(name)) continue;
+    const cluster = viewOf(name);
+    cases.push({ name, cluster, verdict: judge({ cluster, now, policy }) });
+    void runners;
+  }
+
+  await askGithub(deps, cases, record, policy);
+  const reaped = await reap(deps, cases, record);
+
+  for (const c of cases) {
+    if (c.verdict.verdict === "gone" && c.tracked) {
+      await record({ type: "runner-closed", runner: c.name, jobId: c.tracked.jobId, outcome: "gone", at: new Date(now).toISOString(), reason: c.verdict.reason });
+    }
+  }
+
+  const decisions = cases.map((c) => decisionOf(c));
+  for (const d of decisions) deps.log({ msg: "decision", ...d });
+  const report: SweepReport = {
+    checked: cases.length,
+    deleted: reaped,
+    kept: cases.filter((c) => c.verdict.verdict === "keep" || c.verdict.verdict === "delete").length - reaped,
+    waiting: cases.filter((c) => c.verdict.verdict === "wait").length,
+    gone: cases.filter((c) => c.verdict.verdict === "gone").length,
+    errors: cases.filter((c) => c.verdict.error).length + listErrors.length,
+    dryRun: settings.dryRun,
+    kv: kvCounter,
+    githubCalls: deps.budget.used,
+    decisions,
+  };
+  deps.log({ msg: "sweep", checked: report.checked, deleted: report.deleted, kept: report.kept, waiting: report.waiting, gone: report.gone, errors: report.errors, dryRun: report.dryRun, githubCalls: report.githubCalls, kvLists: kvCounter.lists, kvPuts: kvCounter.puts });
+  return report;
+}
+
+async function readCluster(cluster: Cluster, namespaces: string[]) {
+  const byName = new Map<string, ClusterRunner[]>();
+  const listErrors: string[] = [];
+  await Promise.all(
+    namespaces.map(async (ns) => {
+      try {
+        for (const runner of await cluster.listRunners(ns)) {
+          byName.set(runner.name, [...(byName.get(runner.name) ?? []), runner]);
+        }
+      } catch (e) {
+        listErrors.push((e as Error).message);
+      }
+    }),
+  );
+  return { byName, listErrors };
+}
+
+async function askGithub(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise<void>, policy: { graceSeconds: number; maxJobSeconds: number }) {
+  const asks = cases.filter((c) => c.verdict.askGithub).sort((a, b) => ageKey(a).localeCompare(ageKey(b)));
+  if (asks.length === 0) return;
+  let github: Github;
+  try {
+    github = deps.github();
+  } catch (e) {
+    for (const c of asks) c.verdict = { verdict: "keep", reason: `cannot ask GitHub: ${(e as Error).message}`, error: true };
+    return;
+  }
+  let stopped: string | undefined;
+  for (const c of asks) {
+    if (stopped) {
+      c.verdict = { verdict: "keep", reason: `${c.verdict.reason.replace(/: asking GitHub$/, "")}: not asked this sweep (${stopped})` };
+      continue;
+    }
+    try {
+      if (c.tracked) {
+        const installation = c.tracked.installationId ?? (await github.installationFor(c.tracked.repo));
+        const job = await github.job(c.tracked.repo, c.tracked.jobId, installation);
+        const word: GithubWord = { kind: "job", status: job.status, conclusion: job.conclusion, completedAt: job.completedAt };
+        c.verdict = judge({ tracked: c.tracked, cluster: c.cluster, github: word, now: deps.now, policy });
+      } else if (c.cluster.kind === "found") {
+        const learned = await learnFromGithub(github, c.cluster.runner);
+        if (learned.kind === "unknown") {
+          c.verdict = { verdict: "keep", reason: learned.why };
+          continue;
+        }
+        for (const fact of learned.facts) await record(fact);
+        c.tracked = learned.tracked;
+        c.verdict = judge({ tracked: c.tracked, cluster: c.cluster, now: deps.now, policy });
+        // Learned from GitHub just now: an over-the-bound job was confirmed running by this very read.
+        if (c.verdict.askGithub && learned.job) {
+          const word: GithubWord = { kind: "job", status: learned.job.status, conclusion: learned.job.conclusion, completedAt: learned.job.completedAt };
+          c.verdict = judge({ tracked: c.tracked, cluster: c.cluster, github: word, now: deps.now, policy });
+        }
+      }
+    } catch (e) {
+      if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) {
+        stopped = e.message;
+        c.verdict = { verdict: "keep", reason: `${c.verdict.reason.replace(/: asking GitHub$/, "")}: not asked this sweep (${stopped})` };
+        continue;
+      }
+      c.verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${(e as Error).message}`, error: true };
+    }
+  }
+}
+
+// Oldest first: a job's start, or a runner's creation when no facts exist.
+function ageKey(c: Case): string {
+  return c.tracked?.startedAt ?? (c.cluster.kind === "found" ? (c.cluster.runner.createdAt ?? "") : "");
+}
+
+async function reap(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise<void>): Promise<number> {
+  const condemned = cases.filter((c) => c.verdict.verdict === "delete");
+  let deleted = 0;
+  let attempted = 0;
+  for (const c of condemned) {
+    if (c.cluster.kind !== "found") continue; // the judge never condemns what it cannot see
+    const runner = c.cluster.runner;
+    if (deps.settings.dryRun) {
+      c.verdict = { verdict: "keep", reason: `dry run: would delete: ${c.verdict.reason}` };
+      continue;
+    }
+    if (attempted >= deps.settings.maxDeletionsPerSweep) {
+      c.verdict = { verdict: "keep", reason: `deletion cap of ${deps.settings.maxDeletionsPerSweep} reached this sweep, next sweep: ${c.verdict.reason}` };
+      continue;
+    }
+    attempted++;
+    const outcome = await deps.cluster.deleteRunner(runner);
+    const at = new Date(deps.now).toISOString();
+    const jobId = c.tracked?.jobId ?? 0;
+    if (outcome.kind === "deleted") {
+      deleted++;
+      await record({ type: "runner-closed", runner: c.name, jobId, outcome: "reaped", at, reason: c.verdict.reason, namespace: runner.namespace });
+    } else if (outcome.kind === "gone") {
+      c.verdict = { verdict: "gone", reason: `runner ${c.name} was already gone from ${runner.namespace} (404)` };
+    } else {
+      c.verdict = { verdict: "keep", reason: `delete failed, retry next sweep: ${outcome.why}`, error: true };
+    }
+  }
+  return deleted;
+}
+
+function decisionOf(c: Case): Decision {
+  const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
+  const d: Decision = {
+    runner: c.name,
+    namespace: runner?.namespace ?? null,
+    repository: c.tracked?.repo ?? runner?.jobRepositoryName ?? null,
+    run: c.tracked?.runId ?? runner?.workflowRunId ?? null,
+    job: c.tracked?.jobId ?? null,
+    verdict: c.verdict.verdict,
+    reason: c.verdict.reason,
+  };
+  if (c.verdict.error) d.error = true;
+  return d;
+}

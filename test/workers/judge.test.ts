@@ -1,0 +1,114 @@
+// The decision table of DESIGN.md, row by row, against the pure judge.
+import { describe, expect, it } from "vitest";
+import { judge, type ClusterView, type GithubWord, type JudgeInput } from "../../src/reaper/judge.ts";
+import type { TrackedRunner } from "../../src/reaper/tracked-runners.ts";
+
+const NOW = Date.parse("2026-11-30T12:00:00Z");
+const policy = { graceSeconds: 300, maxJobSeconds: 432_000 };
+const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
+const runner = (over: Partial<Extract<ClusterView, { kind: "found" }>["runner"]> = {}): ClusterView => ({
+  kind: "found",
+  runner: { namespace: "arc-runners", name: "arc-x-1", uid: "u-1", workflowRunId: 10, jobRepositoryName: "o/r", ...over },
+});
+const tracked = (over: Partial<TrackedRunner> = {}): TrackedRunner => ({
+  runner: "arc-x-1", repo: "o/r", runId: 10, runAttempt: 1, jobId: 100, startedAt: ago(600), installationId: 7, ...over,
+});
+const at = (input: Partial<JudgeInput>) => judge({ cluster: runner(), now: NOW, policy, ...input });
+
+describe("the decision table", () => {
+  it("no facts, no status.workflowRunId: keep, idle", () => {
+    expect(at({ cluster: runner({ workflowRunId: undefined }) })).toEqual({ verdict: "keep", reason: "idle: no job recorded for this runner" });
+  });
+
+  it("deletionTimestamp: keep, already being deleted (even with a finished job)", () => {
+    const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }), cluster: runner({ deletionTimestamp: "2026-11-30T11:59:00Z" }) });
+    expect(v).toEqual({ verdict: "keep", reason: "already being deleted since 2026-11-30T11:59:00Z" });
+  });
+
+  it("status.workflowRunId differs from the facts' run: keep, moved on", () => {
+    const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "success" } }), cluster: runner({ workflowRunId: 11 }) });
+    expect(v).toEqual({ verdict: "keep", reason: "runner moved on: it works on run 11, the facts are about run 10" });
+  });
+
+  it("job completed less than the grace ago: wait until the grace ends", () => {
+    const v = at({ tracked: tracked({ jobCompleted: { at: ago(120), conclusion: "cancelled" } }) });
+    expect(v).toEqual({ verdict: "wait", reason: "job 100 in o/r is cancelled, completed 120s ago; grace 300s", dueAt: ago(-180) });
+  });
+
+  it("job completed at least the grace ago: delete", () => {
+    expect(at({ tracked: tracked({ jobCompleted: { at: ago(300), conclusion: "cancelled" } }) })).toEqual({
+      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 300s ago",
+    });
+  });
+
+  it("run completed at least the grace ago: delete, whatever the conclusion", () => {
+    expect(at({ tracked: tracked({ runCompleted: { at: ago(400), conclusion: "timed_out", attempt: 1 } }) })).toEqual({
+      verdict: "delete", reason: "run 10 in o/r is timed_out, completed 400s ago",
+    });
+  });
+
+  it("the earliest evidence decides when both the job and the run completed", () => {
+    const v = at({ tracked: tracked({ jobCompleted: { at: ago(100), conclusion: "success" }, runCompleted: { at: ago(350), conclusion: "cancelled", attempt: 1 } }) });
+    expect(v.verdict).toBe("delete");
+    expect(v.reason).toBe("run 10 in o/r is cancelled, completed 350s ago");
+  });
+
+  it("a re-run: judged by the later attempt's facts (its job still running: keep)", () => {
+    // tracked-runners only attaches a run completion of the job's attempt or later; attempt 2's job has none.
+    const v = at({ tracked: tracked({ runAttempt: 2, startedAt: ago(60) }) });
+    expect(v.verdict).toBe("keep");
+    expect(v.reason).toBe("job 100 in o/r is in_progress for 60s, within the bound of 432000s");
+  });
+
+  it("job running within the bound: keep, due at the bound", () => {
+    expect(at({ tracked: tracked({ startedAt: ago(3600) }) })).toEqual({
+      verdict: "keep", reason: "job 100 in o/r is in_progress for 3600s, within the bound of 432000s", dueAt: ago(3600 - 432_000),
+    });
+  });
+
+  it("job running past the bound, GitHub not asked yet: keep and ask", () => {
+    expect(at({ tracked: tracked({ startedAt: ago(432_001) }) })).toEqual({
+      verdict: "keep", reason: "job 100 in o/r is in_progress for 432001s, over the bound of 432000s: asking GitHub", askGithub: true,
+    });
+  });
+
+  it("past the bound, GitHub confirms still running: delete", () => {
+    const github: GithubWord = { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
+      verdict: "delete", reason: "job 100 has been in_progress for 500000s, over the bound of 432000s",
+    });
+  });
+
+  it("past the bound, GitHub says completed: judged by its completed_at against the grace", () => {
+    const done: GithubWord = { kind: "job", status: "completed", conclusion: "failure", completedAt: ago(1000) };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github: done }).verdict).toBe("delete");
+    const recent: GithubWord = { kind: "job", status: "completed", conclusion: "failure", completedAt: ago(10) };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github: recent }).verdict).toBe("wait");
+  });
+
+  it("GitHub unreachable or token refused: keep, counted as an error", () => {
+    const github: GithubWord = { kind: "error", why: "minting a token: GitHub answered 403" };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
+      verdict: "keep", reason: "job 100 is past the bound but GitHub could not confirm: minting a token: GitHub answered 403", error: true,
+    });
+  });
+
+  it("runner gone from the cluster: close the facts as gone", () => {
+    expect(at({ tracked: tracked(), cluster: { kind: "missing" } })).toEqual({ verdict: "gone", reason: "runner arc-x-1 is no longer in the cluster" });
+  });
+
+  it("cluster unreadable: keep, error, never delete", () => {
+    const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }), cluster: { kind: "unknown", why: "listing ephemeralrunners in arc-runners: HTTP 500" } });
+    expect(v).toEqual({ verdict: "keep", reason: "cannot judge: listing ephemeralrunners in arc-runners: HTTP 500", error: true });
+  });
+
+  it("no facts but status.workflowRunId: keep and ask GitHub", () => {
+    expect(at({})).toEqual({
+      verdict: "keep", reason: "runner works on run 10 in o/r and no webhook told us about it: asking GitHub", askGithub: true,
+    });
+  });
+
+  it("a runner with facts whose status has no workflowRunId yet is judged by the facts", () => {
+    expect(at({ tracked: tracked({ jobCompleted: { at: ago(301), conclusion: "cancelled" } }), cluster: runner({ workflowRunId: undefined }) }).verdict).toBe("delete");
+  });
+});
