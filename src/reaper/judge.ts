@@ -64,7 +64,11 @@ export interface Verdict {
   askGithub?: boolean;
   /** The verdict is a keep because something could not be read. */
   error?: boolean;
+  /** For a delete: which evidence condemned the runner (for metrics). */
+  cause?: DeleteCause;
 }
+
+export type DeleteCause = "job-completed" | "run-completed" | "over-bound";
 
 const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -130,7 +134,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   }
   if (github.status === "completed" && github.completedAt) {
     return afterCompletion(
-      { what: `job ${tracked.jobId}`, repo: tracked.repo, conclusion: github.conclusion ?? "completed", at: github.completedAt },
+      { cause: "job-completed", what: `job ${tracked.jobId}`, repo: tracked.repo, conclusion: github.conclusion ?? "completed", at: github.completedAt },
       now,
       policy,
     );
@@ -138,10 +142,12 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   return {
     verdict: "delete",
     reason: `job ${tracked.jobId} has been ${github.status} for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s`,
+    cause: "over-bound",
   };
 }
 
 export interface Finished {
+  cause: "job-completed" | "run-completed";
   what: string;
   repo: string;
   conclusion: string;
@@ -152,11 +158,11 @@ export interface Finished {
 export function finishedEvidence(t: TrackedRunner): Finished | undefined {
   const evidence: Finished[] = [];
   if (t.jobCompleted) {
-    evidence.push({ what: `job ${t.jobId}`, repo: t.repo, conclusion: t.jobCompleted.conclusion, at: t.jobCompleted.at });
+    evidence.push({ cause: "job-completed", what: `job ${t.jobId}`, repo: t.repo, conclusion: t.jobCompleted.conclusion, at: t.jobCompleted.at });
   }
   if (t.runCompleted) {
     const attempt = t.runCompleted.attempt > t.runAttempt ? ` (attempt ${t.runCompleted.attempt})` : "";
-    evidence.push({ what: `run ${t.runId}${attempt}`, repo: t.repo, conclusion: t.runCompleted.conclusion, at: t.runCompleted.at });
+    evidence.push({ cause: "run-completed", what: `run ${t.runId}${attempt}`, repo: t.repo, conclusion: t.runCompleted.conclusion, at: t.runCompleted.at });
   }
   return evidence.sort((a, b) => Date.parse(a.at) - Date.parse(b.at))[0];
 }
@@ -168,5 +174,5 @@ function afterCompletion(f: Finished, now: number, policy: Policy): Verdict {
   if (agoMs < policy.graceSeconds * 1000) {
     return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: iso(completedMs + policy.graceSeconds * 1000) };
   }
-  return { verdict: "delete", reason: story };
+  return { verdict: "delete", reason: story, cause: f.cause };
 }

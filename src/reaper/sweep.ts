@@ -8,9 +8,11 @@ import type { Github } from "../github/github-client.ts";
 import { GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "../github/call-budget.ts";
 import { factTtlSeconds } from "../store/fact-ttl.ts";
 import type { Fact } from "../store/facts.ts";
-import { listFacts, newKvCounter, writeFact, type FactsKV, type KvCounter } from "../store/kv-facts.ts";
+import { listRecords, newKvCounter, writeFact, type FactsKV, type KvCounter } from "../store/kv-facts.ts";
+import { summaryWorthWriting, writeSweepSummary, type SweepSummary } from "../store/sweep-summary.ts";
 import { judge, type ClusterRunner, type ClusterView, type GithubWord, type Verdict } from "./judge.ts";
 import { learnFromGithub } from "./learn-from-github.ts";
+import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
 import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
 
 export interface SweepDeps {
@@ -42,9 +44,11 @@ export interface SweepReport {
   waiting: number;
   gone: number;
   errors: number;
+  errorsByKind: Record<string, number>;
   dryRun: boolean;
   kv: KvCounter;
   githubCalls: number;
+  redelivery: RedeliveryReport | { error: string };
   decisions: Decision[];
 }
 
@@ -53,16 +57,22 @@ interface Case {
   tracked?: TrackedRunner;
   cluster: ClusterView;
   verdict: Verdict;
+  /** Where an error verdict came from, for the metrics. */
+  errorKind?: "cluster" | "github";
 }
 
 export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const { settings, now } = deps;
+  const wallStart = Date.now(); // now may be a simulated time; the duration is real
   const policy = { graceSeconds: settings.graceSeconds, maxJobSeconds: settings.maxJobSeconds };
   const kvCounter = newKvCounter();
   const ttl = factTtlSeconds(settings);
   const record = (fact: Fact) => writeFact(deps.kv, fact, ttl, kvCounter);
 
-  const facts = await listFacts(deps.kv, kvCounter);
+  let client: Github | undefined;
+  const github = (): Github => (client ??= deps.github());
+
+  const { facts, lastSweep } = await listRecords(deps.kv, kvCounter);
   const open = trackedRunners(facts).filter((t) => !t.closed);
   const closedNames = new Set(trackedRunners(facts).filter((t) => t.closed).map((t) => t.runner));
   const { byName, listErrors } = await readCluster(deps.cluster, settings.namespaces);
@@ -77,7 +87,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
 
   const cases: Case[] = open.map((tracked) => {
     const cluster = viewOf(tracked.runner);
-    return { name: tracked.runner, tracked, cluster, verdict: judge({ tracked, cluster, now, policy }) };
+    const errorKind = cluster.kind === "unknown" ? "cluster" : undefined;
+    return { name: tracked.runner, tracked, cluster, verdict: judge({ tracked, cluster, now, policy }), errorKind };
   });
   // Runners no webhook told us about: idle ones cost nothing; busy ones are asked about below.
   const trackedNames = new Set(open.map((t) => t.runner));
@@ -88,7 +99,21 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     void runners;
   }
 
-  await askGithub(deps, cases, record, policy);
+  // Redelivery first, but never with more than half the budget: runner checks need the rest.
+  let redelivery: SweepReport["redelivery"];
+  try {
+    redelivery = await redeliverFailed({
+      github: github(),
+      facts,
+      record,
+      now,
+      lookbackSeconds: settings.redeliveryLookbackSeconds,
+      maxCallsUsed: () => deps.budget.used >= Math.floor(deps.budget.limit / 2),
+    });
+  } catch (e) {
+    redelivery = { error: (e as Error).message };
+  }
+  await askGithub({ ...deps, github }, cases, record, policy);
   const reaped = await reap(deps, cases, record);
 
   for (const c of cases) {
@@ -105,13 +130,37 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     kept: cases.filter((c) => c.verdict.verdict === "keep" || c.verdict.verdict === "delete").length - reaped,
     waiting: cases.filter((c) => c.verdict.verdict === "wait").length,
     gone: cases.filter((c) => c.verdict.verdict === "gone").length,
-    errors: cases.filter((c) => c.verdict.error).length + listErrors.length,
+    errors: 0,
+    errorsByKind: {},
     dryRun: settings.dryRun,
     kv: kvCounter,
     githubCalls: deps.budget.used,
+    redelivery,
     decisions,
   };
-  deps.log({ msg: "sweep", checked: report.checked, deleted: report.deleted, kept: report.kept, waiting: report.waiting, gone: report.gone, errors: report.errors, dryRun: report.dryRun, githubCalls: report.githubCalls, kvLists: kvCounter.lists, kvPuts: kvCounter.puts });
+  const errorsByKind = {
+    cluster: listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
+    github: cases.filter((c) => c.verdict.error && c.errorKind !== "cluster").length,
+    redelivery: "error" in redelivery ? 1 : redelivery.failed.length,
+  };
+  report.errorsByKind = errorsByKind;
+  report.errors = errorsByKind.cluster + errorsByKind.github + errorsByKind.redelivery;
+  const summary: SweepSummary = {
+    type: "sweep-summary",
+    at: new Date(now).toISOString(),
+    durationMs: Date.now() - wallStart,
+    checked: report.checked,
+    deleted: report.deleted,
+    kept: report.kept,
+    waiting: report.waiting,
+    gone: report.gone,
+    errors: errorsByKind,
+    githubCalls: deps.budget.used,
+    rateLimitRemaining: deps.budget.rateLimitRemaining,
+    dryRun: settings.dryRun,
+  };
+  if (summaryWorthWriting(summary, lastSweep)) await writeSweepSummary(deps.kv, summary, kvCounter);
+  deps.log({ msg: "sweep", checked: report.checked, deleted: report.deleted, kept: report.kept, waiting: report.waiting, gone: report.gone, errors: report.errors, dryRun: report.dryRun, githubCalls: report.githubCalls, redelivery, kvLists: kvCounter.lists, kvPuts: kvCounter.puts });
   return report;
 }
 
@@ -206,11 +255,12 @@ async function reap(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise
     const jobId = c.tracked?.jobId ?? 0;
     if (outcome.kind === "deleted") {
       deleted++;
-      await record({ type: "runner-closed", runner: c.name, jobId, outcome: "reaped", at, reason: c.verdict.reason, namespace: runner.namespace });
+      await record({ type: "runner-closed", runner: c.name, jobId, outcome: "reaped", at, reason: c.verdict.reason, cause: c.verdict.cause, namespace: runner.namespace });
     } else if (outcome.kind === "gone") {
       c.verdict = { verdict: "gone", reason: `runner ${c.name} was already gone from ${runner.namespace} (404)` };
     } else {
       c.verdict = { verdict: "keep", reason: `delete failed, retry next sweep: ${outcome.why}`, error: true };
+      c.errorKind = "cluster";
     }
   }
   return deleted;

@@ -26,6 +26,7 @@ export function trackedRunners(facts: readonly Fact[]): TrackedRunner[] {
   const jobs = new Map<string, { started?: JobStarted; completed?: JobCompleted; closed?: RunnerClosed }>();
   const runs = new Map<string, RunCompleted[]>();
   for (const fact of facts) {
+    if (fact.type === "redelivery-requested") continue;
     if (fact.type === "run-completed") {
       const key = runKey(fact.repo, fact.runId);
       runs.set(key, [...(runs.get(key) ?? []), fact]);

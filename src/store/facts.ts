@@ -40,10 +40,21 @@ export interface RunnerClosed {
   outcome: "reaped" | "gone";
   at: string;
   reason: string;
+  /** For a reaped runner: which evidence condemned it. */
+  cause?: "job-completed" | "run-completed" | "over-bound";
   namespace?: string;
 }
 
-export type Fact = JobStarted | JobCompleted | RunCompleted | RunnerClosed;
+/** Written when arc-reaper asked GitHub to redeliver a failed delivery: once per GUID. */
+export interface RedeliveryRequested {
+  type: "redelivery-requested";
+  guid: string;
+  deliveryId: string;
+  event: string;
+  at: string;
+}
+
+export type Fact = JobStarted | JobCompleted | RunCompleted | RunnerClosed | RedeliveryRequested;
 
 export function factKey(fact: Fact): string {
   switch (fact.type) {
@@ -55,10 +66,12 @@ export function factKey(fact: Fact): string {
       return `job/${fact.runner}/${fact.jobId}/closed`;
     case "run-completed":
       return `run/${fact.repo}/${fact.runId}/${fact.runAttempt}`;
+    case "redelivery-requested":
+      return `redelivery/${fact.guid}`;
   }
 }
 
-const FACT_TYPES = new Set<Fact["type"]>(["job-started", "job-completed", "run-completed", "runner-closed"]);
+const FACT_TYPES = new Set<Fact["type"]>(["job-started", "job-completed", "run-completed", "runner-closed", "redelivery-requested"]);
 
 export function isFact(value: unknown): value is Fact {
   return (

@@ -1,4 +1,5 @@
 import { factKey, isFact, type Fact } from "./facts.ts";
+import { isSweepSummary, type SweepSummary } from "./sweep-summary.ts";
 
 /** The narrow slice of Workers KV that arc-reaper uses; tests can stand in for it. */
 export type FactsKV = Pick<KVNamespace, "put" | "list">;
@@ -31,15 +32,22 @@ export async function writeFact(kv: FactsKV, fact: Fact, ttlSeconds: number, cou
 
 /** Reads every fact in one list pass (1,000 keys per call), without gets. */
 export async function listFacts(kv: FactsKV, counter?: KvCounter): Promise<Fact[]> {
+  return (await listRecords(kv, counter)).facts;
+}
+
+/** The facts and the last sweep's summary, from the same list pass. */
+export async function listRecords(kv: FactsKV, counter?: KvCounter): Promise<{ facts: Fact[]; lastSweep?: SweepSummary }> {
   const facts: Fact[] = [];
+  let lastSweep: SweepSummary | undefined;
   let cursor: string | undefined;
   do {
     if (counter) counter.lists++;
     const page: KVNamespaceListResult<unknown, string> = await kv.list(cursor ? { cursor } : {});
     for (const key of page.keys) {
       if (isFact(key.metadata)) facts.push(key.metadata);
+      else if (isSweepSummary(key.metadata)) lastSweep = key.metadata;
     }
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
-  return facts;
+  return { facts, lastSweep };
 }

@@ -37,13 +37,13 @@ describe("the decision table", () => {
 
   it("job completed at least the grace ago: delete", () => {
     expect(at({ tracked: tracked({ jobCompleted: { at: ago(300), conclusion: "cancelled" } }) })).toEqual({
-      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 300s ago",
+      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 300s ago", cause: "job-completed",
     });
   });
 
   it("run completed at least the grace ago: delete, whatever the conclusion", () => {
     expect(at({ tracked: tracked({ runCompleted: { at: ago(400), conclusion: "timed_out", attempt: 1 } }) })).toEqual({
-      verdict: "delete", reason: "run 10 in o/r is timed_out, completed 400s ago",
+      verdict: "delete", reason: "run 10 in o/r is timed_out, completed 400s ago", cause: "run-completed",
     });
   });
 
@@ -75,7 +75,7 @@ describe("the decision table", () => {
   it("past the bound, GitHub confirms still running: delete", () => {
     const github: GithubWord = { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
-      verdict: "delete", reason: "job 100 has been in_progress for 500000s, over the bound of 432000s",
+      verdict: "delete", reason: "job 100 has been in_progress for 500000s, over the bound of 432000s", cause: "over-bound",
     });
   });
 
