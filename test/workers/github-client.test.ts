@@ -1,0 +1,99 @@
+// The GitHub edge against the stand-in GitHub over real HTTP: App JWT,
+// installation tokens restricted to actions:read and cached, the call budget,
+// big delivery ids, and error messages that name the missing permission.
+import { describe, expect, inject, it } from "vitest";
+import { newCallBudget, GithubBudgetExhausted } from "../../src/github/call-budget.ts";
+import { createGithub, newGithubCache, GithubError } from "../../src/github/github-client.ts";
+import { createGithubTenant, type GithubTenant } from "../standins/github/control.ts";
+
+const REPO = "octo-org/example-workflow";
+
+async function setup(opts: { keyFormat?: "pkcs1" | "pkcs8"; budget?: number } = {}) {
+  const tenant = await createGithubTenant(inject("githubStandinUrl"));
+  await tenant.addInstallation({ id: 4242, repositories: [REPO] });
+  const budget = newCallBudget(opts.budget ?? 100);
+  const cache = newGithubCache();
+  const make = () =>
+    createGithub({
+      apiUrl: tenant.baseUrl,
+      appId: String(tenant.appId),
+      privateKey: opts.keyFormat === "pkcs8" ? tenant.privateKeyPkcs8 : tenant.privateKeyPkcs1,
+      budget,
+      cache,
+    });
+  return { tenant, budget, cache, github: make(), make };
+}
+
+async function seedJob(tenant: GithubTenant, status: "in_progress" | "completed") {
+  return tenant.putJob({ repo: REPO, run_id: 555, run_attempt: 1, status, runner_name: "arc-runners-x-1", ...(status === "completed" ? { conclusion: "cancelled" } : {}) });
+}
+
+describe("GitHub App client", () => {
+  it.each(["pkcs1", "pkcs8"] as const)("mints an actions:read token with a %s key and reads a job", async (keyFormat) => {
+    const { tenant, github, budget } = await setup({ keyFormat });
+    const job = await seedJob(tenant, "in_progress");
+    const read = await github.job(REPO, Number(job.id), 4242);
+    expect(read).toMatchObject({ id: Number(job.id), runId: 555, status: "in_progress", runnerName: "arc-runners-x-1" });
+    expect(await tenant.tokenRequests()).toEqual([expect.objectContaining({ installationId: 4242, permissions: { actions: "read" }, status: 201 })]);
+    expect(budget.used).toBe(2); // one mint, one read
+  });
+
+  it("caches the token across sweeps: a second client with the same cache mints nothing", async () => {
+    const { tenant, github, make, budget } = await setup();
+    const job = await seedJob(tenant, "completed");
+    await github.job(REPO, Number(job.id), 4242);
+    await make().job(REPO, Number(job.id), 4242);
+    expect((await tenant.tokenRequests()).length).toBe(1);
+    expect(budget.used).toBe(3);
+    const calls = await tenant.calls();
+    expect(calls.map((c) => c.auth)).toEqual(["jwt", "installation", "installation"]);
+  });
+
+  it("a refused token names the missing Actions: read permission", async () => {
+    const { tenant, github } = await setup();
+    await tenant.setRefuseTokens(403);
+    const job = await seedJob(tenant, "in_progress");
+    const error = await github.job(REPO, Number(job.id), 4242).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GithubError);
+    expect((error as GithubError).status).toBe(403);
+    expect((error as Error).message).toMatch(/^minting a token for installation 4242: GitHub answered 403: .*\(the App needs the Actions: read permission/);
+  });
+
+  it("never sends a request beyond the budget", async () => {
+    const { tenant, github, budget } = await setup({ budget: 1 });
+    const job = await seedJob(tenant, "in_progress");
+    await tenant.clearCalls();
+    const error = await github.job(REPO, Number(job.id), 4242).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GithubBudgetExhausted);
+    expect(budget.used).toBe(1);
+    expect((await tenant.calls()).length).toBe(1); // the mint went out, the read did not
+  });
+
+  it("finds a runner's job among a run's jobs, paging", async () => {
+    const { tenant, github } = await setup();
+    for (let i = 0; i < 130; i++) {
+      await tenant.putJob({ repo: REPO, run_id: 777, run_attempt: 1, status: "in_progress", runner_name: `arc-runners-x-${i}` });
+    }
+    const found = await github.runnerJob(REPO, 777, "arc-runners-x-125", 4242);
+    expect(found?.runnerName).toBe("arc-runners-x-125");
+    const pages = (await tenant.calls()).filter((c) => c.path.endsWith("/runs/777/jobs")).map((c) => c.query.page);
+    expect(pages).toEqual(["1", "2"]);
+  });
+
+  it("keeps delivery ids above 2^53 exact and redelivers by the exact id", async () => {
+    const { tenant, github } = await setup();
+    const seeded = await tenant.addDelivery({ guid: "g-1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: new Date(Date.now() - 60_000).toISOString() });
+    expect(BigInt(seeded.id) > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
+    const listed = await github.deliveriesSince(Date.now() - 3600_000);
+    expect(listed).toEqual([expect.objectContaining({ id: seeded.id, guid: "g-1", statusCode: 502, event: "workflow_job" })]);
+    await github.redeliver(seeded.id);
+    expect(await tenant.redeliveries()).toEqual([expect.objectContaining({ deliveryId: seeded.id, guid: "g-1" })]);
+  });
+
+  it("looks up a repository's installation with the App JWT, once", async () => {
+    const { tenant, github } = await setup();
+    expect(await github.installationFor(REPO)).toBe(4242);
+    expect(await github.installationFor(REPO)).toBe(4242);
+    expect((await tenant.calls()).filter((c) => c.path.endsWith("/installation"))).toEqual([expect.objectContaining({ auth: "jwt", status: 200 })]);
+  });
+});
