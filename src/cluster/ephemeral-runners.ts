@@ -34,6 +34,8 @@ export class ClusterError extends Error {
 export interface ClusterOptions {
   apiUrl: string;
   token: string;
+  /** Sent as CF-Access-Client-Id / -Secret when the API server sits behind Cloudflare Access. */
+  access?: { clientId: string; clientSecret: string };
   timeoutMs?: number;
   /** Called once per HTTP request to the API server. */
   onRequest?: () => void;
@@ -43,7 +45,11 @@ export function createCluster(opts: ClusterOptions): Cluster {
   const api = new CustomObjectsApi(
     createConfiguration({
       baseServer: new ServerConfiguration(opts.apiUrl, {}),
-      httpApi: fetchHttpLibrary({ timeoutMs: opts.timeoutMs ?? REQUEST_TIMEOUT_MS, onRequest: opts.onRequest }),
+      httpApi: fetchHttpLibrary({
+        timeoutMs: opts.timeoutMs ?? REQUEST_TIMEOUT_MS,
+        onRequest: opts.onRequest,
+        headers: opts.access ? { "cf-access-client-id": opts.access.clientId, "cf-access-client-secret": opts.access.clientSecret } : {},
+      }),
       authMethods: { BearerToken: `Bearer ${opts.token}` },
     }),
   );

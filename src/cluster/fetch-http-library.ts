@@ -5,11 +5,12 @@ import { ResponseContext, wrapHttpLibrary, type HttpLibrary, type RequestContext
  * this sends its requests with the runtime's fetch instead, with a timeout,
  * and counts them (each is a Workers subrequest).
  */
-export function fetchHttpLibrary(opts: { timeoutMs: number; onRequest?: () => void }): HttpLibrary {
+export function fetchHttpLibrary(opts: { timeoutMs: number; onRequest?: () => void; headers?: Record<string, string> }): HttpLibrary {
   return wrapHttpLibrary({
     async send(request: RequestContext): Promise<ResponseContext> {
       opts.onRequest?.();
       const body = request.getBody();
+      for (const [name, value] of Object.entries(opts.headers ?? {})) request.setHeaderParam(name, value);
       const response = await fetch(request.getUrl(), {
         method: request.getHttpMethod().toString(),
         headers: request.getHeaders(),

@@ -7,6 +7,8 @@ export interface Settings {
   githubApiUrl: string;
   kubeApiUrl: string;
   kubeToken: string;
+  /** Optional Cloudflare Access service token in front of the API server. */
+  kubeAccess?: { clientId: string; clientSecret: string };
   namespaces: string[];
   graceSeconds: number;
   maxJobSeconds: number;
@@ -26,6 +28,8 @@ export const SETTING_NAMES = [
   "GITHUB_API_URL",
   "KUBE_API_URL",
   "KUBE_TOKEN",
+  "KUBE_ACCESS_CLIENT_ID",
+  "KUBE_ACCESS_CLIENT_SECRET",
   "REAPER_NAMESPACES",
   "REAPER_GRACE_SECONDS",
   "REAPER_MAX_JOB_SECONDS",
@@ -93,6 +97,11 @@ export function readSettings(env: Source): SettingsResult {
   const githubApiUrl = url("GITHUB_API_URL", "https://api.github.com");
   const kubeApiUrl = url("KUBE_API_URL");
   const kubeToken = text("KUBE_TOKEN");
+  const accessId = text("KUBE_ACCESS_CLIENT_ID", "");
+  const accessSecret = text("KUBE_ACCESS_CLIENT_SECRET", "");
+  if ((accessId === "") !== (accessSecret === "")) {
+    errors.push("KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together");
+  }
   const namespaces = text("REAPER_NAMESPACES")
     .split(",")
     .map((n) => n.trim())
@@ -129,6 +138,7 @@ export function readSettings(env: Source): SettingsResult {
       githubApiUrl,
       kubeApiUrl,
       kubeToken,
+      ...(accessId ? { kubeAccess: { clientId: accessId, clientSecret: accessSecret } } : {}),
       namespaces,
       graceSeconds,
       maxJobSeconds,

@@ -15,7 +15,7 @@ export interface SweepCounters {
 export async function runSweep(kv: FactsKV, settings: Settings, githubCache: GithubCache, now = Date.now()): Promise<SweepReport & SweepCounters> {
   const counters: SweepCounters = { clusterCalls: 0 };
   const budget = newCallBudget(settings.maxGithubCallsPerSweep);
-  const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, onRequest: () => counters.clusterCalls++ });
+  const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => counters.clusterCalls++ });
   const github = () =>
     createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: githubCache });
   const report = await sweep({ kv, cluster, github, budget, settings, now, log: logLine });
