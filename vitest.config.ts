@@ -5,6 +5,8 @@ const undiciShim = new URL("./src/cluster/undici-shim.ts", import.meta.url).path
 
 export default defineConfig({
   test: {
+    // Log lines of passing tests are noise; a failing test shows its own.
+    silent: "passed-only",
     projects: [
       {
         // The Worker's own tests run inside workerd and reach the stand-in
@@ -16,7 +18,6 @@ export default defineConfig({
           include: ["test/workers/**/*.test.ts"],
           globalSetup: ["test/standins/global-setup.ts"],
           testTimeout: 60_000,
-          silent: "passed-only",
           hookTimeout: 60_000,
         },
       },

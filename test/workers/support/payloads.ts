@@ -1,11 +1,13 @@
-// Real webhook payloads from @octokit/webhooks-examples, with only the fields a
-// case needs set on top (runner_name and the like).
-import examples from "@octokit/webhooks-examples";
+// Real webhook payloads from @octokit/webhooks-examples (handed over by the
+// global setup), with only the fields a case needs set on top.
+import { inject } from "vitest";
+
+const examples = inject("webhookExamples");
 
 type Json = Record<string, unknown>;
 
 function example(event: string, action: string, pick: (p: Json) => boolean = () => true): Json {
-  const entry = (examples as unknown as { name: string; examples: Json[] }[]).find((e) => e.name === event);
+  const entry = examples.find((e) => e.name === event);
   const found = entry?.examples.find((p) => p.action === action && pick(p));
   if (!found) throw new Error(`no ${event}.${action} example in @octokit/webhooks-examples`);
   return structuredClone(found);
@@ -70,6 +72,6 @@ export function workflowRunPayload(o: RunPayloadOptions = {}): Json {
 }
 
 export function pingPayload(): Json {
-  const entry = (examples as unknown as { name: string; examples: Json[] }[]).find((e) => e.name === "ping");
+  const entry = examples.find((e) => e.name === "ping");
   return structuredClone(entry!.examples[0]!);
 }
