@@ -5,6 +5,7 @@ import type { Settings } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { listRunners } from "./admin-route.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
+import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 
 type AppEnv = { Bindings: WorkerEnv; Variables: { settings: Settings } };
@@ -43,6 +44,7 @@ export function createApp(): Hono<AppEnv> {
     (c) => receiveWebhook(c, c.get("settings"), c.env.FACTS),
   );
   app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings"), c.env.FACTS));
+  app.get("/metrics", requireSettings, requireAdmin, (c) => serveMetrics(c, c.get("settings"), c.env.FACTS));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;
 }

@@ -2,6 +2,7 @@ import { Webhooks } from "@octokit/webhooks";
 import type { Context } from "hono";
 import { factsFromWebhook } from "../github/facts-from-webhook.ts";
 import { logLine } from "../log.ts";
+import { countWebhookDelivery } from "../metrics/webhook-deliveries.ts";
 import type { Settings } from "../config/settings.ts";
 import { writeFact } from "../store/kv-facts.ts";
 import { factTtlSeconds } from "../store/fact-ttl.ts";
@@ -18,6 +19,7 @@ export async function receiveWebhook(c: Context, settings: Settings, kv: FactsKV
   const body = await c.req.text();
   const answer = (status: 200 | 202 | 400 | 401, outcome: string, detail: string): Response => {
     logLine({ msg: "webhook", event, delivery, status, outcome, detail });
+    countWebhookDelivery(event, outcome);
     return c.json(status < 300 ? { outcome, detail } : { error: detail }, status);
   };
 
