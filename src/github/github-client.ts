@@ -16,9 +16,16 @@ export interface GithubCache {
   tokens: Map<number, { token: string; expiresAt: number }>;
   installations: Map<string, number>;
   rate: RateLimitState;
+  /** Deliveries up to this time (ms) were listed by an earlier sweep of this isolate. */
+  deliveriesListedUntil: number;
 }
 
-export const newGithubCache = (): GithubCache => ({ tokens: new Map(), installations: new Map(), rate: { blockedUntil: 0 } });
+export const newGithubCache = (): GithubCache => ({
+  tokens: new Map(),
+  installations: new Map(),
+  rate: { blockedUntil: 0 },
+  deliveriesListedUntil: 0,
+});
 
 export interface GithubJob {
   id: number;
@@ -93,6 +100,8 @@ export function createGithub(opts: GithubOptions) {
   const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
 
   return {
+    cache: opts.cache,
+
     /** The installation that covers a repository (App JWT), cached per isolate. */
     async installationFor(repo: string): Promise<number> {
       const cached = opts.cache.installations.get(repo);

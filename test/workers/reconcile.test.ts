@@ -1,0 +1,120 @@
+// Nothing lost: runners no webhook told us about are judged from GitHub, within
+// the call budget; failed deliveries are redelivered once per GUID.
+import { beforeEach, describe, expect, it } from "vitest";
+import { before, NS, REPO, stack } from "./support/stack.ts";
+import { adminRunners, clearKv } from "./support/worker.ts";
+import { makeEphemeralRunner } from "../standins/kube/control.ts";
+
+beforeEach(clearKv);
+
+const NOW = Date.now();
+type S = Awaited<ReturnType<typeof stack>>;
+const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE" && c.status === 200);
+const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
+
+describe("reconcile: busy runners without facts", () => {
+  it("reaps a runner whose run completed past the grace, records what GitHub said, and does not ask again", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-old", workflowRunId: 800 });
+    await s.github.putJob({ repo: REPO, run_id: 800, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 4000), completed_at: before(NOW, 3600) });
+    await s.github.putRun({ repo: REPO, id: 800, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
+    await s.sweep(NOW);
+    expect((await deletes(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "reaped", reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago" });
+    expect((await runnerCalls(s)).map((c) => `${c.method} ${c.path}`)).toEqual([
+      `GET /repos/${REPO}/installation`,
+      "POST /app/installations/4242/access_tokens",
+      `GET /repos/${REPO}/actions/runs/800`,
+    ]);
+    await s.github.clearCalls();
+    await s.sweep(NOW + 60_000); // the facts now say it all: no second look-up
+    expect(await runnerCalls(s)).toEqual([]);
+  });
+
+  it("finds the runner's job among the run's jobs when the run is still going, and judges it by completed_at", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-job", workflowRunId: 801 });
+    for (let i = 0; i < 120; i++) await s.github.putJob({ repo: REPO, run_id: 801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
+    await s.github.putJob({ repo: REPO, run_id: 801, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 900), completed_at: before(NOW, 400) });
+    await s.sweep(NOW);
+    expect(await deletes(s)).toHaveLength(1);
+    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/) });
+    expect((await runnerCalls(s)).filter((c) => c.path.endsWith("/jobs")).map((c) => c.query.page)).toEqual(["1", "2"]);
+  });
+
+  it("keeps a running job within the bound, remembers it, and asks nothing at the next sweep", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-run", workflowRunId: 802 });
+    await s.github.putJob({ repo: REPO, run_id: 802, status: "in_progress", runner_name: er.metadata.name, started_at: before(NOW, 600) });
+    await s.sweep(NOW);
+    expect(await deletes(s)).toEqual([]);
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "running", runId: 802 });
+    await s.github.clearCalls();
+    await s.sweep(NOW + 60_000);
+    expect(await runnerCalls(s)).toEqual([]);
+  });
+
+  it("idle runners and runners being deleted cost no GitHub call", async () => {
+    const s = await stack();
+    for (let i = 0; i < 5; i++) await s.runner({ name: `arc-runners-abcde-runner-i${i}` });
+    await s.runner({ name: "arc-runners-abcde-runner-dd", workflowRunId: 803, deletionTimestamp: before(NOW, 10) });
+    await s.sweep(NOW);
+    expect(await runnerCalls(s)).toEqual([]);
+    expect(await deletes(s)).toEqual([]);
+  });
+
+  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_SWEEP, oldest runner first, and finishes over later sweeps", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+    const names: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const name = `arc-runners-abcde-runner-b${i}`;
+      names.push(name);
+      await s.kube.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: 900 + i, jobRepositoryName: REPO, creationTimestamp: before(NOW, 10_000 - i * 100) }));
+      await s.github.putRun({ repo: REPO, id: 900 + i, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
+    }
+    const perSweep: number[] = [];
+    for (let sweep = 0; sweep < 6 && (await deletes(s)).length < 6; sweep++) {
+      await s.github.clearCalls();
+      await s.sweep(NOW + sweep * 60_000);
+      perSweep.push((await s.github.calls()).length);
+    }
+    expect(Math.max(...perSweep)).toBeLessThanOrEqual(4);
+    const order = (await deletes(s)).map((c) => c.path.split("/").pop());
+    expect(order).toEqual(names); // oldest first
+  });
+
+  it("honours 429 with Retry-After: stops asking for the rest of the sweep", async () => {
+    const s = await stack();
+    for (let i = 0; i < 3; i++) {
+      await s.runner({ name: `arc-runners-abcde-runner-r${i}`, workflowRunId: 950 + i });
+      await s.github.putRun({ repo: REPO, id: 950 + i, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
+    }
+    await s.github.addFault({ match: { pathIncludes: "/actions/runs/" }, status: 429, retryAfterSeconds: 1, times: 1 });
+    await s.sweep(NOW);
+    const asked = (await s.github.calls()).filter((c) => c.path.includes("/actions/runs/"));
+    expect(asked.map((c) => c.status)).toEqual([429]);
+    expect(await deletes(s)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1100));
+    await s.sweep(NOW + 60_000);
+    expect(await deletes(s)).toHaveLength(3);
+  });
+});
+
+describe("redelivery", () => {
+  it("asks once per GUID for failed workflow_job/workflow_run deliveries in the look-back that never succeeded", async () => {
+    const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    const at = (secondsAgo: number) => before(NOW, secondsAgo);
+    const failedJob = await s.github.addDelivery({ guid: "guid-a", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: at(300) });
+    await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 500, deliveredAt: at(400) });
+    await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 202, deliveredAt: at(350), redelivery: true });
+    await s.github.addDelivery({ guid: "guid-c", event: "push", statusCode: 500, deliveredAt: at(200) });
+    await s.github.addDelivery({ guid: "guid-d", event: "workflow_job", action: "completed", statusCode: 500, deliveredAt: at(7200) });
+    await s.github.addDelivery({ guid: "guid-e", event: "workflow_job", action: "in_progress", statusCode: 200, deliveredAt: at(100) });
+    await s.sweep(NOW);
+    expect(await s.github.redeliveries()).toEqual([expect.objectContaining({ deliveryId: failedJob.id, guid: "guid-a" })]);
+    await s.github.setRedeliveryStatus(503);
+    await s.sweep(NOW + 60_000);
+    await s.sweep(NOW + 120_000);
+    expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-a"]);
+  });
+});
