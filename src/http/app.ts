@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { settingsFor } from "../config/settings-for.ts";
 import type { Settings } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
+import { adminLogin, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
 import { listRunners } from "./admin-route.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
@@ -44,6 +45,9 @@ export function createApp(): Hono<AppEnv> {
     (c) => receiveWebhook(c, c.get("settings"), c.env.FACTS),
   );
   app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings"), c.env.FACTS));
+  app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings"), c.env.FACTS));
+  app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
+  app.post("/admin/logout", (c) => adminLogout(c));
   app.get("/metrics", requireSettings, requireAdmin, (c) => serveMetrics(c, c.get("settings"), c.env.FACTS));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;
