@@ -2,15 +2,16 @@
 import { settingsFor } from "./config/settings-for.ts";
 import type { Settings } from "./config/settings.ts";
 import type { WorkerEnv } from "./env.ts";
-import { newGithubCache, type GithubCache } from "./github/github-client.ts";
+import { newGithubCache } from "./github/github-client.ts";
 import { createApp } from "./http/app.ts";
 import { logLine } from "./log.ts";
-import { runSweep } from "./reaper/run-sweep.ts";
+import { runSweep, type IsolateState } from "./reaper/run-sweep.ts";
+import { newSweepMemory } from "./reaper/sweep.ts";
 
 const app = createApp();
-// Installation tokens and installation look-ups live as long as the isolate,
-// per settings (a token of one App or GitHub host is useless to another).
-const githubCaches = new WeakMap<Settings, GithubCache>();
+// Installation tokens, installation look-ups and what earlier sweeps saw live as
+// long as the isolate, per settings (a token of one App is useless to another).
+const isolateStates = new WeakMap<Settings, IsolateState>();
 
 export default {
   fetch: app.fetch,
@@ -21,11 +22,11 @@ export default {
       return;
     }
     const settings = result.settings;
-    let cache = githubCaches.get(settings);
-    if (!cache) githubCaches.set(settings, (cache = newGithubCache()));
+    let state = isolateStates.get(settings);
+    if (!state) isolateStates.set(settings, (state = { github: newGithubCache(), sweep: newSweepMemory() }));
     // The cron's own time is the sweep's now: all ages are measured from it.
     ctx.waitUntil(
-      runSweep(env.FACTS, settings, cache, controller.scheduledTime).catch((e: unknown) =>
+      runSweep(env.FACTS, settings, state, controller.scheduledTime).catch((e: unknown) =>
         logLine({ msg: "sweep failed", error: e instanceof Error ? e.message : String(e) }),
       ),
     );

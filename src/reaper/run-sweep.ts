@@ -6,18 +6,23 @@ import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type GithubCache } from "../github/github-client.ts";
 import { logLine } from "../log.ts";
 import type { FactsKV } from "../store/kv-facts.ts";
-import { sweep, type SweepReport } from "./sweep.ts";
+import { sweep, type SweepMemory, type SweepReport } from "./sweep.ts";
 
 export interface SweepCounters {
   clusterCalls: number;
 }
 
-export async function runSweep(kv: FactsKV, settings: Settings, githubCache: GithubCache, now = Date.now()): Promise<SweepReport & SweepCounters> {
+export interface IsolateState {
+  github: GithubCache;
+  sweep: SweepMemory;
+}
+
+export async function runSweep(kv: FactsKV, settings: Settings, state: IsolateState, now = Date.now()): Promise<SweepReport & SweepCounters> {
   const counters: SweepCounters = { clusterCalls: 0 };
   const budget = newCallBudget(settings.maxGithubCallsPerSweep);
   const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => counters.clusterCalls++ });
   const github = () =>
-    createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: githubCache });
-  const report = await sweep({ kv, cluster, github, budget, settings, now, log: logLine });
+    createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: state.github });
+  const report = await sweep({ kv, cluster, github, budget, settings, memory: state.sweep, now, log: logLine });
   return { ...report, ...counters };
 }

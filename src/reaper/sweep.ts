@@ -15,6 +15,18 @@ import { learnFromGithub } from "./learn-from-github.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
 import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
 
+/** Per isolate, across sweeps. */
+export interface SweepMemory {
+  /** When a busy runner without facts was first seen (ms), by name and run. */
+  busyWithoutFacts: Map<string, number>;
+}
+
+export const newSweepMemory = (): SweepMemory => ({ busyWithoutFacts: new Map() });
+
+// A runner's in_progress webhook arrives seconds after ARC marks it busy: give it
+// this long before spending GitHub calls on a runner no webhook told us about.
+export const RECONCILE_SETTLE_MS = 3 * 60_000;
+
 export interface SweepDeps {
   kv: FactsKV;
   cluster: Cluster;
@@ -22,6 +34,7 @@ export interface SweepDeps {
   github: () => Github;
   budget: CallBudget;
   settings: Settings;
+  memory: SweepMemory;
   now: number;
   log: (fields: Record<string, unknown>) => void;
 }
@@ -92,12 +105,22 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   });
   // Runners no webhook told us about: idle ones cost nothing; busy ones are asked about below.
   const trackedNames = new Set(open.map((t) => t.runner));
-  for (const [name, runners] of byName) {
+  const stillBusy = new Map<string, number>();
+  for (const name of byName.keys()) {
     if (trackedNames.has(name) || closedNames.has(name)) continue;
     const cluster = viewOf(name);
-    cases.push({ name, cluster, verdict: judge({ cluster, now, policy }) });
-    void runners;
+    let verdict = judge({ cluster, now, policy });
+    if (verdict.askGithub && cluster.kind === "found") {
+      const key = `${name}#${cluster.runner.workflowRunId}`;
+      const since = deps.memory.busyWithoutFacts.get(key) ?? now;
+      stillBusy.set(key, since);
+      if (now - since < RECONCILE_SETTLE_MS) {
+        verdict = { verdict: "keep", reason: `runner works on run ${cluster.runner.workflowRunId} and no webhook told us about it yet: waiting ${RECONCILE_SETTLE_MS / 1000}s for one before asking GitHub` };
+      }
+    }
+    cases.push({ name, cluster, verdict });
   }
+  deps.memory.busyWithoutFacts = stillBusy;
 
   // Redelivery first, but never with more than half the budget: runner checks need the rest.
   let redelivery: SweepReport["redelivery"];

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, clearKv } from "./support/worker.ts";
 import { makeEphemeralRunner } from "../standins/kube/control.ts";
+import { RECONCILE_SETTLE_MS } from "../../src/reaper/sweep.ts";
 
 beforeEach(clearKv);
 
@@ -11,6 +12,11 @@ const NOW = Date.now();
 type S = Awaited<ReturnType<typeof stack>>;
 const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE" && c.status === 200);
 const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
+// The first sweep that sees a busy runner without facts waits for its webhook; the next one asks.
+const settle = async (s: S) => {
+  await s.sweep(NOW - RECONCILE_SETTLE_MS);
+  expect(await runnerCalls(s)).toEqual([]);
+};
 
 describe("reconcile: busy runners without facts", () => {
   it("reaps a runner whose run completed past the grace, records what GitHub said, and does not ask again", async () => {
@@ -18,6 +24,7 @@ describe("reconcile: busy runners without facts", () => {
     const er = await s.runner({ name: "arc-runners-abcde-runner-old", workflowRunId: 800 });
     await s.github.putJob({ repo: REPO, run_id: 800, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 4000), completed_at: before(NOW, 3600) });
     await s.github.putRun({ repo: REPO, id: 800, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
+    await settle(s);
     await s.sweep(NOW);
     expect((await deletes(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "reaped", reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago" });
@@ -36,16 +43,30 @@ describe("reconcile: busy runners without facts", () => {
     const er = await s.runner({ name: "arc-runners-abcde-runner-job", workflowRunId: 801 });
     for (let i = 0; i < 120; i++) await s.github.putJob({ repo: REPO, run_id: 801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
     await s.github.putJob({ repo: REPO, run_id: 801, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 900), completed_at: before(NOW, 400) });
+    await settle(s);
     await s.sweep(NOW);
     expect(await deletes(s)).toHaveLength(1);
     expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/) });
     expect((await runnerCalls(s)).filter((c) => c.path.endsWith("/jobs")).map((c) => c.query.page)).toEqual(["1", "2"]);
   });
 
+  it("waits for a webhook before asking GitHub about a runner that just became busy", async () => {
+    const s = await stack();
+    await s.runner({ name: "arc-runners-abcde-runner-new", workflowRunId: 804 });
+    await s.sweep(NOW);
+    await s.sweep(NOW + RECONCILE_SETTLE_MS - 60_000);
+    expect(await runnerCalls(s)).toEqual([]);
+    // Its webhook arrives: no GitHub call is ever needed.
+    await s.jobStarted({ runner: "arc-runners-abcde-runner-new", runId: 804, jobId: 8040, startedAt: before(NOW, 30) });
+    await s.sweep(NOW + RECONCILE_SETTLE_MS + 60_000);
+    expect(await runnerCalls(s)).toEqual([]);
+  });
+
   it("keeps a running job within the bound, remembers it, and asks nothing at the next sweep", async () => {
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-abcde-runner-run", workflowRunId: 802 });
     await s.github.putJob({ repo: REPO, run_id: 802, status: "in_progress", runner_name: er.metadata.name, started_at: before(NOW, 600) });
+    await settle(s);
     await s.sweep(NOW);
     expect(await deletes(s)).toEqual([]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "running", runId: 802 });
@@ -58,6 +79,7 @@ describe("reconcile: busy runners without facts", () => {
     const s = await stack();
     for (let i = 0; i < 5; i++) await s.runner({ name: `arc-runners-abcde-runner-i${i}` });
     await s.runner({ name: "arc-runners-abcde-runner-dd", workflowRunId: 803, deletionTimestamp: before(NOW, 10) });
+    await s.sweep(NOW - RECONCILE_SETTLE_MS);
     await s.sweep(NOW);
     expect(await runnerCalls(s)).toEqual([]);
     expect(await deletes(s)).toEqual([]);
@@ -72,6 +94,7 @@ describe("reconcile: busy runners without facts", () => {
       await s.kube.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: 900 + i, jobRepositoryName: REPO, creationTimestamp: before(NOW, 10_000 - i * 100) }));
       await s.github.putRun({ repo: REPO, id: 900 + i, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
     }
+    await settle(s);
     const perSweep: number[] = [];
     for (let sweep = 0; sweep < 6 && (await deletes(s)).length < 6; sweep++) {
       await s.github.clearCalls();
@@ -90,6 +113,7 @@ describe("reconcile: busy runners without facts", () => {
       await s.github.putRun({ repo: REPO, id: 950 + i, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
     }
     await s.github.addFault({ match: { pathIncludes: "/actions/runs/" }, status: 429, retryAfterSeconds: 1, times: 1 });
+    await settle(s);
     await s.sweep(NOW);
     const asked = (await s.github.calls()).filter((c) => c.path.includes("/actions/runs/"));
     expect(asked.map((c) => c.status)).toEqual([429]);

@@ -1,0 +1,20 @@
+// Issue 3's randomized test: many runners whose real payloads arrive duplicated
+// and shuffled across sweeps end with exactly the finished runners deleted, once.
+import { beforeEach, expect, it } from "vitest";
+import { runFleet } from "./support/fleet.ts";
+import { clearKv } from "./support/worker.ts";
+
+beforeEach(clearKv);
+
+it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly the finished runners deleted, each once", async (seed) => {
+  const figures = await runFleet({
+    seed, lifecycles: 80, duplicateRate: 0.3, dropRate: 0, faultSweeps: 0,
+    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60,
+  });
+  console.info(JSON.stringify({ randomized: figures }));
+  expect(figures.wrongfulDeletions).toBe(0);
+  expect(figures.deletedTwice).toBe(0);
+  expect(figures.leftBehind).toBe(0);
+  expect(figures.sweepsToConverge).toBeGreaterThan(0);
+  expect(figures.duplicates).toBeGreaterThan(0);
+});
