@@ -2,6 +2,7 @@
 // test run; tests inside workerd reach them over real HTTP at the provided URLs.
 // Each test creates its own tenant on them (POST /__tenants), so files can run
 // in parallel without sharing state.
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 import { startGithubStandin } from "./github/server.ts";
@@ -11,6 +12,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     githubStandinUrl: string;
     kubeStandinUrl: string;
+    /** POST text here to have it printed at the end of the run (passing tests' logs are silenced). */
+    reportUrl: string;
     /** The real payloads of @octokit/webhooks-examples for the events arc-reaper reads. */
     webhookExamples: { name: string; examples: Record<string, unknown>[] }[];
   }
@@ -25,7 +28,20 @@ export default async function setup(project: TestProject) {
   // when a second test file loads it, so only the events we use cross over.
   const all = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: Record<string, unknown>[] }[];
   project.provide("webhookExamples", all.filter((e) => ["workflow_job", "workflow_run", "ping"].includes(e.name)));
+  const reports: string[] = [];
+  const reporter = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      reports.push(body);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => reporter.listen(0, "127.0.0.1", resolve));
+  const address = reporter.address();
+  project.provide("reportUrl", `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`);
   return async () => {
-    await Promise.all([github.close(), kube.close()]);
+    await Promise.all([github.close(), kube.close(), new Promise<void>((resolve) => reporter.close(() => resolve()))]);
+    for (const line of reports) process.stdout.write(`${line}\n`);
   };
 }

@@ -2,7 +2,7 @@
 // and shuffled across sweeps end with exactly the finished runners deleted, once.
 import { beforeEach, expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
-import { clearKv } from "./support/worker.ts";
+import { clearKv, report } from "./support/worker.ts";
 
 beforeEach(clearKv);
 
@@ -11,7 +11,7 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
     seed, lifecycles: 80, duplicateRate: 0.3, dropRate: 0, faultSweeps: 0,
     graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60,
   });
-  console.info(JSON.stringify({ randomized: figures }));
+  await report(`randomized figures: ${JSON.stringify(figures)}`);
   expect(figures.wrongfulDeletions).toBe(0);
   expect(figures.deletedTwice).toBe(0);
   expect(figures.leftBehind).toBe(0);

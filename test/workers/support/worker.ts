@@ -102,3 +102,9 @@ export async function runScheduled(env: WorkerEnv, scheduledTime = Date.now()): 
   await handler(createScheduledController({ scheduledTime, cron: "* * * * *" }), env, ctx);
   await waitOnExecutionContext(ctx);
 }
+
+/** Prints a line at the end of the test run, even when the test passes. */
+export async function report(line: string): Promise<void> {
+  const { inject } = await import("vitest");
+  await fetch(inject("reportUrl"), { method: "POST", body: line });
+}

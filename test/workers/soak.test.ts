@@ -1,0 +1,27 @@
+// Issue 4's soak: a few thousand randomized job lifecycles (duplicates,
+// reordering, dropped deliveries, API faults on both stand-ins, re-runs)
+// through intake and many sweeps. It prints its figures.
+import { beforeEach, expect, it } from "vitest";
+import { runFleet } from "./support/fleet.ts";
+import { clearKv, report } from "./support/worker.ts";
+
+beforeEach(clearKv);
+
+const SEED = Number(process.env.SOAK_SEED ?? 20261130);
+
+it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
+  const figures = await runFleet({
+    seed: SEED, lifecycles: 2000, duplicateRate: 0.1, dropRate: 0.08, faultSweeps: 10,
+    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 8, maxSweeps: 80,
+  });
+  // Printed whatever the outcome: the closing note quotes these.
+  await report(`soak figures: ${JSON.stringify(figures)}`);
+  expect(figures.wrongfulDeletions).toBe(0);
+  expect(figures.deletedTwice).toBe(0);
+  expect(figures.leftBehind).toBe(0);
+  expect(figures.sweepsToConverge).toBeGreaterThan(0);
+  expect(figures.mostGithubCallsInOneSweep).toBeLessThanOrEqual(figures.githubBudget);
+  expect(figures.drops).toBeGreaterThan(0);
+  expect(figures.redelivered).toBeGreaterThan(0);
+  expect(figures.faultsInjected).toBeGreaterThan(0);
+});
