@@ -7,11 +7,14 @@ import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 import { startGithubStandin } from "./github/server.ts";
 import { startKubeStandin } from "./kube/server.ts";
+import { loadReaperRbac, type ReaperRbac } from "../node/infra-rbac.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     githubStandinUrl: string;
     kubeStandinUrl: string;
+    /** The RBAC of infra/kubernetes for the runner namespace arc-runners, read from the manifests. */
+    reaperRbac: ReaperRbac;
     /** POST text here to have it printed at the end of the run (passing tests' logs are silenced). */
     reportUrl: string;
     /** The real payloads of @octokit/webhooks-examples for the events arc-reaper reads. */
@@ -24,6 +27,7 @@ export default async function setup(project: TestProject) {
   const kube = await startKubeStandin();
   project.provide("githubStandinUrl", github.url);
   project.provide("kubeStandinUrl", kube.url);
+  project.provide("reaperRbac", loadReaperRbac("arc-runners"));
   // The package's index is 4 MB; workerd's test channel refuses messages that big
   // when a second test file loads it, so only the events we use cross over.
   const all = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: Record<string, unknown>[] }[];
