@@ -1,0 +1,221 @@
+// npm run demo: arc-reaper's whole loop in under a minute, without a cluster.
+// The real Worker runs under `wrangler dev` against stand-in GitHub and
+// Kubernetes APIs on 127.0.0.1. Four EphemeralRunners are seeded as ARC would
+// create them, real webhook payloads are replayed, two sweeps run, and the demo
+// tells what was reaped and what was kept, and why. It ends by itself and
+// cleans up (wrangler's process group, the stand-ins, the temp KV state).
+//
+//   npm run demo                       the story on stdout
+//   npm run demo -- --result out.json  also the outcome as JSON (for the test)
+import { writeFile } from "node:fs/promises";
+import { makeEphemeralRunner } from "../test/standins/kube/control.ts";
+import type { StoredEphemeralRunner } from "../test/standins/kube/types.ts";
+import { startLocalStack, workflowJobPayload, workflowRunPayload, type DecisionLog, type LocalStack, type SweepLog } from "./lib/local-stack.ts";
+
+const GRACE_SECONDS = 5;
+const BOUND_SECONDS = 3600;
+const OVERALL_TIMEOUT_MS = 100_000;
+const REPO = "octo-org/octo-repo";
+const INSTALLATION = 4242;
+
+interface Cast {
+  role: string;
+  name: string;
+  runId?: number;
+  jobId?: number;
+}
+
+// Names as ARC makes them: <scale set>-<set suffix>-runner-<suffix>.
+const CAST = {
+  cancelled: { role: "its run gets cancelled", name: "arc-runners-x7k2p-runner-c4ncl", runId: 9001, jobId: 90010 },
+  idle: { role: "idle, no job yet", name: "arc-runners-x7k2p-runner-1d7e5" },
+  busy: { role: "running a job", name: "arc-runners-x7k2p-runner-b5sy2", runId: 9003, jobId: 90030 },
+  hung: { role: "job hangs past the bound", name: "arc-runners-x7k2p-runner-h8ng4", runId: 9004, jobId: 90040 },
+} satisfies Record<string, Cast>;
+
+export interface DemoOutcome {
+  runners: {
+    name: string;
+    role: string;
+    /** As the cluster showed it right after the last sweep (before ARC's controller finalized anything). */
+    deletionTimestamp: string | null;
+    /** arc-reaper's own listing, or null when it tracks nothing for the runner. */
+    state: string | null;
+    reason: string;
+    /** Still in the cluster at the end, after ARC's controller removed the finalizers of deleted runners. */
+    existsAtEnd: boolean;
+  }[];
+  sweeps: SweepLog[];
+  seconds: number;
+  /** wrangler's process group, killed at the end. */
+  wranglerPid: number;
+}
+
+const t0 = Date.now();
+let running: LocalStack | undefined;
+const clock = () => {
+  const now = new Date();
+  return `${now.toISOString().slice(11, 23)} +${((now.getTime() - t0) / 1000).toFixed(1).padStart(4)}s`;
+};
+const say = (text: string) => console.log(`[${clock()}] ${text}`);
+const detail = (text: string) => console.log(`${" ".repeat(22)}${text}`);
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
+const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function resultPath(): string | undefined {
+  const i = process.argv.indexOf("--result");
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function deliver(stack: LocalStack, event: string, what: string, payload: unknown): Promise<void> {
+  const { status, body } = await stack.postWebhook(event, payload);
+  const answer = typeof body === "object" && body !== null ? (body as { outcome?: string; error?: string }) : {};
+  say(`GitHub → ${pad(what, 44)} ${status} ${answer.outcome ?? answer.error ?? ""}`);
+  if (status >= 300) throw new Error(`the Worker refused a delivery: ${status} ${JSON.stringify(body)}`);
+}
+
+function printSweep(n: number, summary: SweepLog, decisions: DecisionLog[]): void {
+  say(
+    `sweep ${n}: checked ${summary.checked}, deleted ${summary.deleted}, kept ${summary.kept}, waiting ${summary.waiting}, ` +
+      `errors ${summary.errors}, GitHub requests ${summary.githubCalls}`,
+  );
+  const order = Object.values(CAST).map((c) => c.name);
+  for (const d of [...decisions].sort((a, b) => order.indexOf(a.runner) - order.indexOf(b.runner))) {
+    detail(`${pad(d.verdict, 7)} ${pad(d.runner, 31)} ${d.reason}`);
+  }
+}
+
+async function main(): Promise<DemoOutcome> {
+  console.log("arc-reaper demo: the real Worker (wrangler dev) against stand-in GitHub and Kubernetes APIs on 127.0.0.1");
+  console.log(`settings: grace ${GRACE_SECONDS}s, bound ${BOUND_SECONDS}s, deleting (not a dry run), namespace arc-runners\n`);
+  say("starting the stand-ins and wrangler dev (fresh, empty KV) ...");
+  const stack = await startLocalStack({
+    repositories: [REPO],
+    installationId: INSTALLATION,
+    settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_MAX_JOB_SECONDS: String(BOUND_SECONDS), REAPER_DRY_RUN: "false" },
+  });
+  running = stack;
+  const stopOnSignal = (signal: NodeJS.Signals) => {
+    void stack.stop().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", stopOnSignal);
+  process.once("SIGTERM", stopOnSignal);
+  try {
+    return await story(stack);
+  } finally {
+    say("stopping wrangler dev and the stand-ins ...");
+    await stack.stop();
+  }
+}
+
+async function story(stack: LocalStack): Promise<DemoOutcome> {
+  const ns = stack.namespace;
+  say(`Worker ready at ${stack.url}`);
+
+  // 1. ARC created four runners; the listener wrote the job fields of the busy ones.
+  for (const c of Object.values(CAST) as Cast[]) {
+    await stack.kube.seed(
+      makeEphemeralRunner({
+        namespace: ns,
+        scaleSet: "arc-runners",
+        name: c.name,
+        workflowRunId: c.runId,
+        jobRepositoryName: c.runId === undefined ? undefined : REPO,
+      }),
+    );
+  }
+  say(`cluster: ARC created 4 EphemeralRunners in ${ns}`);
+  for (const c of Object.values(CAST) as Cast[]) {
+    detail(`${pad(c.name, 31)} ${pad(c.role, 26)} ${c.runId ? `status.workflowRunId ${c.runId}` : "no status.workflowRunId"}`);
+  }
+
+  // 2. GitHub tells arc-reaper which runner took which job (real payloads, fields set).
+  const job = (c: Cast, startedMsAgo: number) => ({
+    runner: c.name, repo: REPO, runId: c.runId ?? 0, runAttempt: 1, jobId: c.jobId ?? 0, installationId: INSTALLATION, startedAt: iso(startedMsAgo),
+  });
+  await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.cancelled.jobId}`, workflowJobPayload("in_progress", job(CAST.cancelled, 120_000)));
+  await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.busy.jobId}`, workflowJobPayload("in_progress", job(CAST.busy, 60_000)));
+  await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.hung.jobId}`, workflowJobPayload("in_progress", job(CAST.hung, 2 * 3600_000)));
+  // GitHub still says the hung job is in progress (what the sweep will ask).
+  await stack.github.putJob({ repo: REPO, id: CAST.hung.jobId, run_id: CAST.hung.runId, run_attempt: 1, status: "in_progress", started_at: iso(2 * 3600_000), runner_name: CAST.hung.name, labels: ["arc-runners"] });
+
+  // 3. Someone cancels run 9001: its job completes as cancelled, then the run does.
+  say(`someone cancels run ${CAST.cancelled.runId}; ARC does nothing, the runner's pod stays Running`);
+  await deliver(
+    stack,
+    "workflow_job",
+    `workflow_job.completed job ${CAST.cancelled.jobId} (cancelled)`,
+    workflowJobPayload("completed", { ...job(CAST.cancelled, 120_000), completedAt: iso(0), conclusion: "cancelled" }),
+  );
+  await deliver(
+    stack,
+    "workflow_run",
+    `workflow_run.completed run ${CAST.cancelled.runId} (cancelled)`,
+    workflowRunPayload({ repo: REPO, runId: CAST.cancelled.runId, runAttempt: 1, installationId: INSTALLATION, updatedAt: iso(0), conclusion: "cancelled" }),
+  );
+
+  // 4. The cron fires: the cancelled runner is inside its grace, the hung one past the bound.
+  const sweeps: SweepLog[] = [];
+  const first = await stack.sweep();
+  sweeps.push(first.summary);
+  printSweep(1, first.summary, first.decisions);
+
+  // 5. Wait out the grace (GitHub's completed_at + grace), then the next cron.
+  const due = (await stack.adminRunners()).find((r) => r.name === CAST.cancelled.name)?.dueAt;
+  const waitMs = Math.min(Math.max(0, (due ? Date.parse(due) : Date.now()) - Date.now()) + 1_000, (GRACE_SECONDS + 5) * 1000);
+  say(`waiting ${(waitMs / 1000).toFixed(1)}s for the grace to run out (due ${due ?? "now"})`);
+  await sleep(waitMs);
+  const second = await stack.sweep();
+  sweeps.push(second.summary);
+  printSweep(2, second.summary, second.decisions);
+
+  // 6. What the cluster and arc-reaper show now.
+  const cluster = new Map<string, StoredEphemeralRunner>((await stack.kube.list()).map((r) => [r.metadata.name ?? "", r]));
+  const rows = await stack.adminRunners();
+  say("ARC's controller (played by the stand-in) removes the finalizers of runners being deleted; their pods go");
+  const finalized = await stack.kube.finalize({ namespace: ns });
+  detail(finalized.length === 0 ? "none" : finalized.map((f) => f.name).join(", "));
+  const remaining = new Set((await stack.kube.list()).map((r) => r.metadata.name ?? ""));
+
+  const outcome: DemoOutcome = { runners: [], sweeps, seconds: 0, wranglerPid: stack.pid };
+  console.log("\nWhat happened:");
+  console.log(`  ${pad("runner", 31)} ${pad("role", 26)} ${pad("cluster", 36)} arc-reaper`);
+  for (const c of Object.values(CAST) as Cast[]) {
+    const deletionTimestamp = cluster.get(c.name)?.metadata.deletionTimestamp ?? null;
+    const row = rows.find((r) => r.name === c.name);
+    const idleDecision = second.decisions.find((d) => d.runner === c.name);
+    const reason = row?.reason ?? idleDecision?.reason ?? "";
+    const where = deletionTimestamp ? `deleted at ${deletionTimestamp.slice(11, 19)}, now gone` : "untouched, still Running";
+    console.log(`  ${pad(c.name, 31)} ${pad(c.role, 26)} ${pad(where, 36)} ${row ? `${row.state}: ${reason}` : `not tracked: ${reason}`}`);
+    outcome.runners.push({ name: c.name, role: c.role, deletionTimestamp, state: row?.state ?? null, reason, existsAtEnd: remaining.has(c.name) });
+  }
+  const deletes = outcome.runners.filter((r) => r.deletionTimestamp).length;
+  console.log(`\n${deletes} reaped, ${outcome.runners.length - deletes} kept. Nothing idle or still within its bound was touched.`);
+  console.log(
+    `GitHub requests: sweep 1 made ${first.summary.githubCalls} (the runner past the bound needs GitHub's word: a token and a job read), ` +
+      `sweep 2 made ${second.summary.githubCalls}; every sweep lists failed webhook deliveries once, and the cancelled run's ` +
+      `runner was reaped on the webhook's word alone, after the ${GRACE_SECONDS}s grace.`,
+  );
+  console.log(`Try it yourself: npm start, then open http://127.0.0.1:8787/admin (token in .dev.vars.example).`);
+  return outcome;
+}
+
+const timer = setTimeout(() => {
+  console.error(`demo: gave up after ${OVERALL_TIMEOUT_MS / 1000}s`);
+  const stopped = running ? running.stop() : Promise.resolve();
+  void Promise.race([stopped, sleep(10_000)]).finally(() => process.exit(1));
+}, OVERALL_TIMEOUT_MS);
+timer.unref();
+
+try {
+  const outcome = await main();
+  outcome.seconds = Math.round((Date.now() - t0) / 100) / 10;
+  say(`done in ${outcome.seconds}s`);
+  const out = resultPath();
+  if (out) await writeFile(out, `${JSON.stringify(outcome, null, 2)}\n`);
+  process.exitCode = 0;
+} catch (e) {
+  console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+}

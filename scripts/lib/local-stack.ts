@@ -1,0 +1,446 @@
+// A whole arc-reaper world on this machine, for the demo and the browser test:
+// the stand-in GitHub and Kubernetes API servers (in this process), a GitHub
+// App tenant with one installation, a cluster tenant with a least-privilege
+// service account, and the real Worker under `wrangler dev` pointed at them,
+// with empty KV state. Everything listens on 127.0.0.1 and every wait is bounded.
+//
+// Plain Node (type stripping): no test framework, erasable TypeScript only.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Webhooks } from "@octokit/webhooks";
+import type { RunnerRow } from "../../src/admin/runner-rows.ts";
+import { startGithubStandin, type GithubStandin } from "../../test/standins/github/server.ts";
+import { createGithubTenant, type GithubTenant } from "../../test/standins/github/control.ts";
+import { startKubeStandin, type KubeStandin } from "../../test/standins/kube/server.ts";
+import { createKubeTenant, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+
+export interface LocalStackOptions {
+  /** Worker settings on top of the defaults below, e.g. { REAPER_GRACE_SECONDS: "5" }. Not secrets. */
+  settings?: Record<string, string>;
+  /** Namespace the runners live in and arc-reaper watches. Default "arc-runners". */
+  namespace?: string;
+  /** Repositories the App's installation covers. Default ["octo-org/octo-repo"]. */
+  repositories?: string[];
+  installationId?: number;
+  /** Every line wrangler prints (the Worker's JSON log lines among them). */
+  onLog?: (line: string) => void;
+  /** Bound on starting wrangler dev and seeing /healthz answer 200. Default 90 s. */
+  startTimeoutMs?: number;
+}
+
+/** The summary line a sweep logs when it ends (src/reaper/sweep.ts). */
+export interface SweepLog {
+  msg: "sweep";
+  checked: number;
+  deleted: number;
+  kept: number;
+  waiting: number;
+  gone: number;
+  errors: number;
+  dryRun: boolean;
+  githubCalls: number;
+}
+
+/** One decision line a sweep logs per runner. */
+export interface DecisionLog {
+  msg: "decision";
+  runner: string;
+  namespace: string | null;
+  repository: string | null;
+  run: number | null;
+  job: number | null;
+  verdict: "delete" | "keep" | "wait" | "gone";
+  reason: string;
+}
+
+export interface LocalStack {
+  /** The Worker, e.g. http://127.0.0.1:41234. */
+  url: string;
+  /** wrangler's pid, which is also its process group's id. */
+  pid: number;
+  adminToken: string;
+  namespace: string;
+  repositories: string[];
+  installationId: number;
+  github: GithubTenant;
+  kube: KubeTenant;
+  /** POST /webhook with a valid signature; a fresh delivery id unless given. */
+  postWebhook(event: string, payload: unknown, opts?: { delivery?: string }): Promise<{ status: number; body: unknown }>;
+  /** Fires the cron handler and waits (bounded) until the sweep has logged its summary, i.e. its effects are in KV and the cluster. */
+  sweep(opts?: { timeoutMs?: number }): Promise<{ summary: SweepLog; decisions: DecisionLog[] }>;
+  /** GET /admin/runners with the bearer token. */
+  adminRunners(state?: string): Promise<RunnerRow[]>;
+  /** Wrangler's output so far (at most the last 2,000 lines). */
+  logs(): string[];
+  /** Kills wrangler's process group, closes the stand-ins, removes the temp state. Bounded; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; wrangler binds it right after). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error("no free port"))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Whether `promise` settled within ms; the timer never outlives the race. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `probe` every `everyMs` until it returns a value, or throws naming `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() >= deadline) {
+      const why = lastError instanceof Error ? `: ${lastError.message}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+/** A fetch that gives up after timeoutMs. */
+function fetchWithin(url: string, init: RequestInit = {}, timeoutMs = 10_000): Promise<Response> {
+  return fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+}
+
+/** JSON log lines (the Worker's logLine output) inside wrangler's stdout. */
+function jsonLine(line: string): Record<string, unknown> | undefined {
+  const start = line.indexOf("{");
+  if (start < 0) return undefined;
+  try {
+    const value: unknown = JSON.parse(line.slice(start));
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
+  const namespace = opts.namespace ?? "arc-runners";
+  const repositories = opts.repositories ?? ["octo-org/octo-repo"];
+  const installationId = opts.installationId ?? 4242;
+  const adminToken = `local-admin-${randomBytes(18).toString("base64url")}`;
+  const webhookSecret = `local-webhook-${randomBytes(18).toString("base64url")}`;
+  const kubeToken = `local-kube-${randomBytes(18).toString("base64url")}`;
+  const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
+
+  let githubStandin: GithubStandin | undefined;
+  let kubeStandin: KubeStandin | undefined;
+  let child: ChildProcess | undefined;
+  let stateDir: string | undefined;
+  const lines: string[] = [];
+  // The Worker's JSON log lines, numbered from the start: `dropped` have been let go.
+  const jsonLog: Record<string, unknown>[] = [];
+  let dropped = 0;
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (!child?.pid) return;
+    try {
+      process.kill(-child.pid, signal); // the whole group: wrangler, workerd and esbuild
+    } catch {
+      // already gone
+    }
+  };
+  const onExit = () => killGroup("SIGKILL");
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    process.off("exit", onExit);
+    if (child && !exited) {
+      const gone = new Promise<void>((resolve) => child?.once("exit", () => resolve()));
+      killGroup("SIGTERM");
+      if (!(await within(gone, 5_000))) {
+        killGroup("SIGKILL");
+        await within(gone, 2_000);
+      }
+    }
+    // workerd children may outlive wrangler's exit by a moment: make sure the group is gone.
+    if (child?.pid) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // no such group: all gone
+      }
+    }
+    // A straggler that inherited wrangler's stdout must not keep this process alive.
+    child?.stdout?.destroy();
+    child?.stderr?.destroy();
+    await Promise.all([githubStandin?.close(), kubeStandin?.close()]);
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  };
+
+  try {
+    [githubStandin, kubeStandin] = await Promise.all([startGithubStandin(), startKubeStandin()]);
+    const github = await createGithubTenant(githubStandin.url);
+    await github.addInstallation({ id: installationId, repositories });
+    const kube = await createKubeTenant(kubeStandin.url, { namespaces: [namespace] });
+    // arc-reaper's own RBAC: get, list and delete EphemeralRunners in its namespace, nothing else.
+    await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: kubeToken, bindings: roleBindings([namespace]) });
+
+    stateDir = await mkdtemp(join(tmpdir(), "arc-reaper-stack-"));
+    // Secrets go in an env file only this user can read, never on the command line.
+    const secretsFile = join(stateDir, "secrets.env");
+    const quoted = (v: string) => `"${v.replace(/\n/g, "\\n")}"`;
+    await writeFile(
+      secretsFile,
+      [
+        `GITHUB_WEBHOOK_SECRET=${quoted(webhookSecret)}`,
+        `GITHUB_APP_PRIVATE_KEY=${quoted(github.privateKeyPkcs1.trim())}`,
+        `KUBE_TOKEN=${quoted(kubeToken)}`,
+        `ADMIN_TOKEN=${quoted(adminToken)}`,
+        "",
+      ].join("\n"),
+      { mode: 0o600 },
+    );
+    await chmod(secretsFile, 0o600);
+
+    const vars: Record<string, string> = {
+      GITHUB_API_URL: github.baseUrl,
+      GITHUB_APP_ID: String(github.appId),
+      KUBE_API_URL: kube.baseUrl,
+      REAPER_NAMESPACES: namespace,
+      REAPER_DRY_RUN: "false",
+      REAPER_GRACE_SECONDS: "5",
+      ...opts.settings,
+    };
+    const [port, inspectorPort] = [await freePort(), await freePort()];
+    const args = [
+      WRANGLER,
+      "dev",
+      "--ip", "127.0.0.1",
+      "--port", String(port),
+      "--inspector-port", String(inspectorPort),
+      "--env-file", join(ROOT, ".dev.vars.example"),
+      "--env-file", secretsFile,
+      "--persist-to", join(stateDir, "wrangler-state"),
+      "--show-interactive-dev-session=false",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ];
+    child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      detached: true, // its own process group, so stop() can kill wrangler and workerd together
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: "false",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        NO_COLOR: "1",
+        FORCE_COLOR: "0",
+      },
+    });
+    process.once("exit", onExit);
+    child.once("exit", (code, signal) => {
+      exited = { code, signal };
+    });
+    const collect = (stream: NodeJS.ReadableStream | null) => {
+      let partial = "";
+      stream?.setEncoding("utf8");
+      stream?.on("data", (chunk: string) => {
+        const parts = (partial + chunk).split("\n");
+        partial = parts.pop() ?? "";
+        for (const line of parts) {
+          lines.push(line);
+          if (lines.length > 2000) lines.shift();
+          const json = jsonLine(line);
+          if (json) {
+            jsonLog.push(json);
+            if (jsonLog.length > 10_000) {
+              jsonLog.shift();
+              dropped++;
+            }
+          }
+          opts.onLog?.(line);
+        }
+      });
+    };
+    collect(child.stdout);
+    collect(child.stderr);
+
+    const url = `http://127.0.0.1:${port}`;
+    const tail = () => lines.slice(-30).join("\n");
+    await waitFor(
+      "wrangler dev to answer GET /healthz with 200",
+      async () => {
+        if (exited) throw new Error(`wrangler dev exited (${exited.code ?? exited.signal}):\n${tail()}`);
+        const res = await fetchWithin(`${url}/healthz`, {}, 2_000);
+        const body = await res.text();
+        // 503 names each bad setting (never their values): say so at once instead of waiting.
+        if (res.status === 503) throw new Error(`arc-reaper reports bad settings: ${body}`);
+        return res.status === 200 ? true : undefined;
+      },
+      startTimeoutMs,
+      250,
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n--- wrangler output ---\n${tail()}`);
+    });
+
+    /** The first sweep-ending line logged at or after absolute index `from`, with the decisions before it. */
+    const sweepEnd = (from: number): { end: Record<string, unknown>; decisions: DecisionLog[] } | undefined => {
+      const start = Math.max(0, from - dropped);
+      const i = jsonLog.findIndex((l, idx) => idx >= start && typeof l.msg === "string" && /^sweep( |$)/.test(l.msg));
+      if (i < 0) return undefined;
+      const decisions = jsonLog.slice(start, i).filter((l) => l.msg === "decision") as unknown as DecisionLog[];
+      return { end: jsonLog[i]!, decisions };
+    };
+
+    const stack: LocalStack = {
+      url,
+      pid: child.pid ?? 0,
+      adminToken,
+      namespace,
+      repositories,
+      installationId,
+      github,
+      kube,
+      async postWebhook(event, payload, o = {}) {
+        const body = JSON.stringify(payload);
+        const res = await fetchWithin(`${url}/webhook`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-github-event": event,
+            "x-github-delivery": o.delivery ?? randomUUID(),
+            "x-hub-signature-256": await new Webhooks({ secret: webhookSecret }).sign(body),
+            "user-agent": "GitHub-Hookshot/local-stack",
+          },
+          body,
+        });
+        const text = await res.text();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON: keep the text
+        }
+        return { status: res.status, body: parsed };
+      },
+      async sweep(o = {}) {
+        const timeoutMs = o.timeoutMs ?? 30_000;
+        const from = dropped + jsonLog.length;
+        const res = await fetchWithin(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`, {}, timeoutMs);
+        await res.arrayBuffer();
+        if (!res.ok) throw new Error(`triggering the scheduled handler answered ${res.status}`);
+        const { end, decisions } = await waitFor(
+          "the sweep to log its summary",
+          async () => {
+            if (exited) throw new Error("wrangler dev exited");
+            return sweepEnd(from);
+          },
+          timeoutMs,
+          100,
+        );
+        // "sweep skipped: ..." or "sweep failed": say what the Worker said.
+        if (end.msg !== "sweep") throw new Error(`the sweep did not run: ${JSON.stringify(end)}`);
+        return { summary: end as unknown as SweepLog, decisions };
+      },
+      async adminRunners(state) {
+        const res = await fetchWithin(`${url}/admin/runners${state ? `?state=${encodeURIComponent(state)}` : ""}`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        });
+        if (res.status !== 200) throw new Error(`GET /admin/runners answered ${res.status}: ${await res.text()}`);
+        return ((await res.json()) as { runners: RunnerRow[] }).runners;
+      },
+      logs: () => [...lines],
+      stop,
+    };
+    return stack;
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+// --- real webhook payloads ------------------------------------------------------
+
+type Json = Record<string, unknown>;
+const require = createRequire(import.meta.url);
+let examples: { name: string; examples: Json[] }[] | undefined;
+
+/** A real payload from @octokit/webhooks-examples (a deep copy). */
+export function examplePayload(event: string, action: string): Json {
+  examples ??= require("@octokit/webhooks-examples") as { name: string; examples: Json[] }[];
+  const found = examples.find((e) => e.name === event)?.examples.find((p) => p.action === action);
+  if (!found) throw new Error(`no ${event}.${action} example in @octokit/webhooks-examples`);
+  return structuredClone(found);
+}
+
+export interface JobPayload {
+  runner: string | null;
+  repo: string;
+  runId: number;
+  runAttempt: number;
+  jobId: number;
+  installationId: number;
+  startedAt: string;
+  completedAt?: string;
+  conclusion?: string;
+  labels?: string[];
+}
+
+/** workflow_job (in_progress or completed) as GitHub sends it for an ARC runner, with the fields of the case set. */
+export function workflowJobPayload(action: "in_progress" | "completed", o: JobPayload): Json {
+  const payload = examplePayload("workflow_job", action);
+  const job = payload.workflow_job as Json;
+  Object.assign(job, {
+    id: o.jobId,
+    run_id: o.runId,
+    run_attempt: o.runAttempt,
+    runner_name: o.runner,
+    runner_group_name: "Default",
+    labels: o.labels ?? ["arc-runners"],
+    status: action,
+    started_at: o.startedAt,
+  });
+  if (action === "completed") Object.assign(job, { completed_at: o.completedAt, conclusion: o.conclusion });
+  (payload.repository as Json).full_name = o.repo;
+  payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==" };
+  return payload;
+}
+
+/** workflow_run.completed with the fields of the case set. */
+export function workflowRunPayload(o: { repo: string; runId: number; runAttempt: number; installationId: number; updatedAt: string; conclusion: string }): Json {
+  const payload = examplePayload("workflow_run", "completed");
+  const run = payload.workflow_run as Json;
+  Object.assign(run, { id: o.runId, run_attempt: o.runAttempt, updated_at: o.updatedAt, status: "completed", conclusion: o.conclusion });
+  (payload.repository as Json).full_name = o.repo;
+  (run.repository as Json).full_name = o.repo;
+  payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==" };
+  return payload;
+}
