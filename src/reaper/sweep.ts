@@ -10,7 +10,7 @@ import { factTtlSeconds } from "../store/fact-ttl.ts";
 import type { Fact } from "../store/facts.ts";
 import { listRecords, newKvCounter, writeFact, type FactsKV, type KvCounter } from "../store/kv-facts.ts";
 import { summaryWorthWriting, writeSweepSummary, type SweepSummary } from "../store/sweep-summary.ts";
-import { judge, type ClusterRunner, type ClusterView, type GithubWord, type Verdict } from "./judge.ts";
+import { judge, type ClusterRunner, type ClusterView, type GithubWord, type Policy, type Verdict } from "./judge.ts";
 import { learnFromGithub } from "./learn-from-github.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
 import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
@@ -86,41 +86,8 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const github = (): Github => (client ??= deps.github());
 
   const { facts, lastSweep } = await listRecords(deps.kv, kvCounter);
-  const open = trackedRunners(facts).filter((t) => !t.closed);
-  const closedNames = new Set(trackedRunners(facts).filter((t) => t.closed).map((t) => t.runner));
   const { byName, listErrors } = await readCluster(deps.cluster, settings.namespaces);
-
-  const viewOf = (name: string): ClusterView => {
-    const found = byName.get(name) ?? [];
-    if (found.length === 1) return { kind: "found", runner: found[0]! };
-    if (found.length > 1) return { kind: "unknown", why: `a runner named ${name} is in several namespaces` };
-    if (listErrors.length > 0) return { kind: "unknown", why: listErrors.join("; ") };
-    return { kind: "missing" };
-  };
-
-  const cases: Case[] = open.map((tracked) => {
-    const cluster = viewOf(tracked.runner);
-    const errorKind = cluster.kind === "unknown" ? "cluster" : undefined;
-    return { name: tracked.runner, tracked, cluster, verdict: judge({ tracked, cluster, now, policy }), errorKind };
-  });
-  // Runners no webhook told us about: idle ones cost nothing; busy ones are asked about below.
-  const trackedNames = new Set(open.map((t) => t.runner));
-  const stillBusy = new Map<string, number>();
-  for (const name of byName.keys()) {
-    if (trackedNames.has(name) || closedNames.has(name)) continue;
-    const cluster = viewOf(name);
-    let verdict = judge({ cluster, now, policy });
-    if (verdict.askGithub && cluster.kind === "found") {
-      const key = `${name}#${cluster.runner.workflowRunId}`;
-      const since = deps.memory.busyWithoutFacts.get(key) ?? now;
-      stillBusy.set(key, since);
-      if (now - since < RECONCILE_SETTLE_MS) {
-        verdict = { verdict: "keep", reason: `runner works on run ${cluster.runner.workflowRunId} and no webhook told us about it yet: waiting ${RECONCILE_SETTLE_MS / 1000}s for one before asking GitHub` };
-      }
-    }
-    cases.push({ name, cluster, verdict });
-  }
-  deps.memory.busyWithoutFacts = stillBusy;
+  const cases = judgeAll(trackedRunners(facts), byName, listErrors, deps.memory, now, policy);
 
   // Redelivery first, but never with more than half the budget: runner checks need the rest.
   let redelivery: SweepReport["redelivery"];
@@ -137,37 +104,36 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     redelivery = { error: (e as Error).message };
   }
   await askGithub({ ...deps, github }, cases, record, policy);
-  const reaped = await reap(deps, cases, record);
-
+  const deleted = await reap(deps, cases, record);
   for (const c of cases) {
     if (c.verdict.verdict === "gone" && c.tracked) {
       await record({ type: "runner-closed", runner: c.name, jobId: c.tracked.jobId, outcome: "gone", at: new Date(now).toISOString(), reason: c.verdict.reason });
     }
   }
 
-  const decisions = cases.map((c) => decisionOf(c));
+  const decisions = cases.map(decisionOf);
   for (const d of decisions) deps.log({ msg: "decision", ...d });
+  const errorsByKind = {
+    cluster: listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
+    github: cases.filter((c) => c.verdict.error && c.errorKind !== "cluster").length,
+    redelivery: "error" in redelivery ? 1 : redelivery.failed.length,
+  };
+  const count = (...verdicts: Verdict["verdict"][]) => cases.filter((c) => verdicts.includes(c.verdict.verdict)).length;
   const report: SweepReport = {
     checked: cases.length,
-    deleted: reaped,
-    kept: cases.filter((c) => c.verdict.verdict === "keep" || c.verdict.verdict === "delete").length - reaped,
-    waiting: cases.filter((c) => c.verdict.verdict === "wait").length,
-    gone: cases.filter((c) => c.verdict.verdict === "gone").length,
-    errors: 0,
-    errorsByKind: {},
+    deleted,
+    // A delete verdict still standing after reap() is one that succeeded; the rest were kept.
+    kept: count("keep", "delete") - deleted,
+    waiting: count("wait"),
+    gone: count("gone"),
+    errors: errorsByKind.cluster + errorsByKind.github + errorsByKind.redelivery,
+    errorsByKind,
     dryRun: settings.dryRun,
     kv: kvCounter,
     githubCalls: deps.budget.used,
     redelivery,
     decisions,
   };
-  const errorsByKind = {
-    cluster: listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
-    github: cases.filter((c) => c.verdict.error && c.errorKind !== "cluster").length,
-    redelivery: "error" in redelivery ? 1 : redelivery.failed.length,
-  };
-  report.errorsByKind = errorsByKind;
-  report.errors = errorsByKind.cluster + errorsByKind.github + errorsByKind.redelivery;
   const summary: SweepSummary = {
     type: "sweep-summary",
     at: new Date(now).toISOString(),
@@ -187,6 +153,51 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   return report;
 }
 
+/** The first verdict for every runner with open facts and every runner in the cluster. */
+function judgeAll(
+  tracked: TrackedRunner[],
+  byName: Map<string, ClusterRunner[]>,
+  listErrors: string[],
+  memory: SweepMemory,
+  now: number,
+  policy: Policy,
+): Case[] {
+  const viewOf = (name: string): ClusterView => {
+    const found = byName.get(name) ?? [];
+    if (found.length === 1) return { kind: "found", runner: found[0]! };
+    if (found.length > 1) return { kind: "unknown", why: `a runner named ${name} is in several namespaces` };
+    if (listErrors.length > 0) return { kind: "unknown", why: listErrors.join("; ") };
+    return { kind: "missing" };
+  };
+  const cases: Case[] = tracked
+    .filter((t) => !t.closed)
+    .map((t) => {
+      const cluster = viewOf(t.runner);
+      return { name: t.runner, tracked: t, cluster, verdict: judge({ tracked: t, cluster, now, policy }), errorKind: cluster.kind === "unknown" ? "cluster" : undefined };
+    });
+
+  // Runners no webhook told us about: idle ones cost nothing; busy ones are asked
+  // about (in askGithub) once they stayed busy without facts for the settle time.
+  const known = new Set(tracked.map((t) => t.runner));
+  const stillBusy = new Map<string, number>();
+  for (const name of byName.keys()) {
+    if (known.has(name)) continue;
+    const cluster = viewOf(name);
+    let verdict = judge({ cluster, now, policy });
+    if (verdict.askGithub && cluster.kind === "found") {
+      const key = `${name}#${cluster.runner.workflowRunId}`;
+      const since = memory.busyWithoutFacts.get(key) ?? now;
+      stillBusy.set(key, since);
+      if (now - since < RECONCILE_SETTLE_MS) {
+        verdict = { verdict: "keep", reason: `runner works on run ${cluster.runner.workflowRunId} and no webhook told us about it yet: waiting ${RECONCILE_SETTLE_MS / 1000}s for one before asking GitHub` };
+      }
+    }
+    cases.push({ name, cluster, verdict });
+  }
+  memory.busyWithoutFacts = stillBusy;
+  return cases;
+}
+
 async function readCluster(cluster: Cluster, namespaces: string[]) {
   const byName = new Map<string, ClusterRunner[]>();
   const listErrors: string[] = [];
@@ -204,7 +215,7 @@ async function readCluster(cluster: Cluster, namespaces: string[]) {
   return { byName, listErrors };
 }
 
-async function askGithub(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise<void>, policy: { graceSeconds: number; maxJobSeconds: number }) {
+async function askGithub(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise<void>, policy: Policy) {
   const asks = cases.filter((c) => c.verdict.askGithub).sort((a, b) => ageKey(a).localeCompare(ageKey(b)));
   if (asks.length === 0) return;
   let github: Github;
