@@ -354,7 +354,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       async sweep(o = {}) {
         const timeoutMs = o.timeoutMs ?? 30_000;
         const from = dropped + jsonLog.length;
-        const res = await fetchWithin(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`, {}, timeoutMs);
+        const res = await fetchWithin(`${url}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}`, {}, timeoutMs);
         await res.arrayBuffer();
         if (!res.ok) throw new Error(`triggering the scheduled handler answered ${res.status}`);
         const { end, decisions } = await waitFor(
