@@ -20,7 +20,8 @@ nav.filter a[aria-current="page"] { font-weight: 600; text-decoration: none; col
 table { border-collapse: collapse; width: 100%; margin-top: .75rem; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bottom: 1px solid #d1d9e0; }
 th { background: #f6f8fa; }
-td.reason { max-width: 40rem; }
+td { white-space: nowrap; }
+td.reason { white-space: normal; min-width: 24rem; }
 .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85rem; border: 1px solid #d1d9e0; }
 .state-running { background: #ddf4ff; }
 .state-finished { background: #fff8c5; }
