@@ -1,0 +1,125 @@
+// The admin page in headless Chromium against the real Worker under wrangler
+// dev: log in through the form, see a reaped runner, filter by state, log out.
+// Chromium comes from Debian (/usr/bin/chromium); .ci/run installs it when
+// missing, so this test never skips.
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeEphemeralRunner } from "../standins/kube/control.ts";
+import { ROOT, startLocalStack, workflowJobPayload, workflowRunPayload, type LocalStack } from "../../scripts/lib/local-stack.ts";
+
+const REPO = "octo-org/octo-repo";
+const INSTALLATION = 4242;
+const REAPED = "arc-runners-q2w9z-runner-r3ap3";
+const RUNNING = "arc-runners-q2w9z-runner-b5sy7";
+const SCREENSHOT = join(ROOT, ".tmp/admin-page.png");
+const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+let stack: LocalStack | undefined;
+let context: BrowserContext | undefined;
+let page: Page;
+let profile: string | undefined;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ repositories: [REPO], installationId: INSTALLATION, settings: { REAPER_GRACE_SECONDS: "5" } });
+  const s = stack;
+  for (const [name, runId] of [[REAPED, 7001], [RUNNING, 7002]] as const) {
+    await s.kube.seed(makeEphemeralRunner({ namespace: s.namespace, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO }));
+  }
+  const job = (runner: string, runId: number, jobId: number) =>
+    workflowJobPayload("in_progress", { runner, repo: REPO, runId, runAttempt: 1, jobId, installationId: INSTALLATION, startedAt: ago(300) });
+  expect((await s.postWebhook("workflow_job", job(REAPED, 7001, 70010))).status).toBe(202);
+  expect((await s.postWebhook("workflow_job", job(RUNNING, 7002, 70020))).status).toBe(202);
+  const cancelled = workflowRunPayload({ repo: REPO, runId: 7001, runAttempt: 1, installationId: INSTALLATION, updatedAt: ago(60), conclusion: "cancelled" });
+  expect((await s.postWebhook("workflow_run", cancelled)).status).toBe(202);
+  const { summary } = await s.sweep();
+  expect(summary.deleted).toBe(1);
+  expect((await s.kube.get(s.namespace, REAPED))?.metadata.deletionTimestamp).toBeTruthy();
+
+  profile = await mkdtemp(join(tmpdir(), "arc-reaper-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    timeout: 30_000,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  context.setDefaultTimeout(15_000);
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on("console", (m) => {
+    // The 401s of the login steps are expected; anything else (a CSP refusal above all) is not.
+    if (m.type() === "error" && !/status of 401 \(Unauthorized\)/.test(m.text())) consoleErrors.push(m.text());
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close().catch(() => undefined);
+  await stack?.stop();
+  if (profile) await rm(profile, { recursive: true, force: true });
+}, 30_000);
+
+const rowStates = () => page.locator("tr[data-runner]").evaluateAll((rows) => rows.map((r) => [r.getAttribute("data-runner"), r.getAttribute("data-state")]));
+
+describe("the admin page in Chromium", () => {
+  it("asks for the token, logs in through the form, and keeps the Secure cookie on http://127.0.0.1", async () => {
+    const s = stack!;
+    const first = await page.goto(`${s.url}/admin`);
+    expect(first?.status()).toBe(401);
+    expect(await page.locator("form.login").count()).toBe(1);
+    expect(await page.locator("tr[data-runner]").count()).toBe(0);
+
+    await page.fill("#token", "not-the-admin-token-at-all");
+    await Promise.all([page.waitForURL(`${s.url}/admin/login`), page.click("form.login button[type=submit]")]);
+    expect(await page.locator("[role=alert]").textContent()).toBe("That is not the ADMIN_TOKEN.");
+    expect(await context!.cookies(s.url)).toEqual([]);
+
+    await page.fill("#token", s.adminToken);
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("form.login button[type=submit]")]);
+    expect(await page.title()).toBe("arc-reaper: runners");
+
+    const cookies = await context!.cookies(s.url);
+    expect(cookies).toEqual([expect.objectContaining({ name: "__Host-arc-reaper-admin", path: "/", httpOnly: true, secure: true, sameSite: "Strict" })]);
+    expect(cookies[0]!.value).not.toContain(s.adminToken);
+    expect(await page.evaluate("document.cookie")).toBe(""); // HttpOnly: no script can read it
+  });
+
+  it("shows the reaped runner with its reason and links, styled under the page's CSP", async () => {
+    expect(await rowStates()).toEqual([[RUNNING, "running"], [REAPED, "reaped"]]); // by name
+    const row = page.locator(`tr[data-runner="${REAPED}"]`);
+    expect(await row.locator("td.reason").textContent()).toMatch(/^run 7001 in octo-org\/octo-repo is cancelled, completed \d+s ago$/);
+    expect(await row.locator("a.run").getAttribute("href")).toBe(`https://github.com/${REPO}/actions/runs/7001`);
+    expect(await row.locator("a.job").getAttribute("href")).toBe(`https://github.com/${REPO}/actions/runs/7001/job/70010`);
+    expect(await page.locator("#last-sweep").textContent()).toContain("1 deleted");
+    // The inline stylesheet is allowed by its hash: a wrong hash would leave the table unstyled and log a CSP error.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('th')).backgroundColor")).toBe("rgb(246, 248, 250)");
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("filters by state and takes a screenshot", async () => {
+    const s = stack!;
+    await Promise.all([page.waitForURL(`${s.url}/admin?state=reaped`), page.click('nav.filter a[href="/admin?state=reaped"]')]);
+    expect(await rowStates()).toEqual([[REAPED, "reaped"]]);
+    expect(await page.locator('nav.filter a[aria-current="page"]').textContent()).toBe("reaped (1)");
+
+    await Promise.all([page.waitForURL(`${s.url}/admin?state=running`), page.click('nav.filter a[href="/admin?state=running"]')]);
+    expect(await rowStates()).toEqual([[RUNNING, "running"]]);
+
+    await Promise.all([page.waitForURL(`${s.url}/admin?state=gone`), page.click('nav.filter a[href="/admin?state=gone"]')]);
+    expect(await page.locator("#no-runners").textContent()).toBe("No runners in this state.");
+
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click('nav.filter a[href="/admin"]')]);
+    await page.setViewportSize({ width: 1400, height: 700 });
+    await mkdir(join(ROOT, ".tmp"), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it("logs out: the cookie is cleared and the page asks for the token again", async () => {
+    const s = stack!;
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("text=Log out")]);
+    expect(await context!.cookies(s.url)).toEqual([]);
+    expect(await page.locator("form.login").count()).toBe(1);
+    expect(await page.locator("tr[data-runner]").count()).toBe(0);
+  });
+});
