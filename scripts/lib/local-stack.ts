@@ -7,6 +7,7 @@
 // Plain Node (type stripping): no test framework, erasable TypeScript only.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
@@ -176,7 +177,15 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       // already gone
     }
   };
-  const onExit = () => killGroup("SIGKILL");
+  // Should this process end without stop() (an uncaught error, process.exit), leave nothing behind.
+  const onExit = () => {
+    killGroup("SIGKILL");
+    try {
+      if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    } catch {
+      // best effort at exit
+    }
+  };
 
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -203,7 +212,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     child?.stdout?.destroy();
     child?.stderr?.destroy();
     await Promise.all([githubStandin?.close(), kubeStandin?.close()]);
-    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+    if (stateDir) await rm(stateDir, { recursive: true, force: true, maxRetries: 3 });
   };
 
   try {
@@ -215,6 +224,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: kubeToken, bindings: roleBindings([namespace]) });
 
     stateDir = await mkdtemp(join(tmpdir(), "arc-reaper-stack-"));
+    process.once("exit", onExit);
     // Secrets go in an env file only this user can read, never on the command line.
     const secretsFile = join(stateDir, "secrets.env");
     const quoted = (v: string) => `"${v.replace(/\n/g, "\\n")}"`;
@@ -265,7 +275,6 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         FORCE_COLOR: "0",
       },
     });
-    process.once("exit", onExit);
     child.once("exit", (code, signal) => {
       exited = { code, signal };
     });
