@@ -223,7 +223,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     // This sweep's share of the deliveries, arriving before it.
     const share = k < o.deliverySweeps ? plan.slice(Math.floor((plan.length * k) / o.deliverySweeps), Math.floor((plan.length * (k + 1)) / o.deliverySweeps)) : [];
     for (const { e, drop } of share) {
-      await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: drop ? 502 : 202, deliveredAt: iso(Math.min(now, Math.max(e.at, now - 3_000_000))) });
+      // GitHub attempts a delivery right after the event; here, within the minute before this sweep.
+      await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: drop ? 502 : 202, deliveredAt: iso(now - Math.floor(random() * 60_000)) });
       if (!drop) await deliver(e);
     }
     if (k < o.faultSweeps) {
@@ -265,11 +266,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       if (e) await deliver(e);
     }
     redelivered = asked.length;
-    if (k >= Math.max(o.faultSweeps, o.deliverySweeps) && mustDelete.every((r) => deletedAt.has(r.name) || now < r.deletableFrom! - 0)) {
-      if (mustDelete.every((r) => deletedAt.has(r.name))) {
-        convergedAt = k;
-        break;
-      }
+    // Converged: faults over, every delivery made, every dropped one redelivered, every finished runner deleted.
+    if (k >= Math.max(o.faultSweeps, o.deliverySweeps) && redelivered >= drops && mustDelete.every((r) => deletedAt.has(r.name))) {
+      convergedAt = k;
+      break;
     }
   }
   const finalNow = S + (sweeps - 1) * 60_000;
