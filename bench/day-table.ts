@@ -1,0 +1,65 @@
+// Table 3: one synthetic day replayed through arc-reaper and through a
+// polling reaper. A simulation in Node: decisions by the real judge, I/O modelled.
+import type { Policy } from "../src/reaper/judge.ts";
+import { runArcReaper } from "./day/arc-reaper-model.ts";
+import { GITHUB_REQUESTS_PER_HOUR } from "./day/hourly-limit.ts";
+import type { ReaperOutcome } from "./day/outcome.ts";
+import { runPollingReaper } from "./day/polling-model.ts";
+import { DEFAULT_DAY, generateDay, type Trace } from "./day/trace.ts";
+import { duration, fixed, int, markdownTable } from "./markdown.ts";
+import { percentile } from "./stats.ts";
+
+export const DAY_POLICY: Policy = { graceSeconds: 300, maxJobSeconds: 432_000 };
+// Long enough after the day for its last jobs (up to 6 h) to end and be reaped.
+const HORIZON_MS = 31 * 3_600_000;
+
+export interface DayResult {
+  trace: Trace;
+  outcomes: ReaperOutcome[];
+  table: string;
+  facts: string[];
+  seconds: number;
+}
+
+export function runDay(): DayResult {
+  const started = performance.now();
+  const trace = generateDay(DEFAULT_DAY);
+  const outcomes = [runArcReaper(trace, DAY_POLICY, HORIZON_MS), runPollingReaper(trace, DAY_POLICY, HORIZON_MS)];
+  const rows = outcomes.map((o) => {
+    const day = Array.from({ length: 24 }, (_, h) => o.calls.byHour[h] ?? 0);
+    const delays = o.delays.flatMap((d) => (d.delayMs === null ? [] : [d.delayMs]));
+    const never = o.delays.filter((d) => d.delayMs === null).length;
+    const heldHours = delays.reduce((s, d) => s + d, 0) / 3_600_000;
+    return [
+      o.name,
+      int(day.reduce((s, n) => s + n, 0) / 24),
+      int(Math.max(...day)),
+      String(day.filter((n) => n >= GITHUB_REQUESTS_PER_HOUR).length),
+      `${delays.length}${never ? ` (+${never} never)` : ""}`,
+      duration(percentile(delays, 50)),
+      duration(percentile(delays, 99)),
+      fixed(heldHours, 1),
+      String(o.wrongDeletions),
+    ];
+  });
+  const table = markdownTable(
+    ["reaper", "GitHub calls/h (mean)", "peak hour", "hours at 5,000/h", "stuck runners reaped", "reap delay p50", "p99", "stuck runner-hours", "wrong deletes"],
+    rows,
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
+  const stuck = trace.jobs.filter((j) => j.stuck !== null);
+  const facts = [
+    `${int(trace.jobs.length)} jobs in ${int(trace.runs.length)} runs, ${int(trace.deliveries.length)} webhook deliveries; ` +
+      `${stuck.filter((j) => j.stuck === "cancelled").length} runners stuck after a cancelled run, ${stuck.filter((j) => j.stuck === "hung").length} hung after their job; ` +
+      `at most ${trace.peakRunning} jobs running at once (maxRunners ${trace.spec.maxRunners}).`,
+    ...outcomes.map((o) => `${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind).map(([k, n]) => `${k} ${int(n)}`).join(", ")}${o.calls.refused ? `; ${int(o.calls.refused)} refused by the hourly limit` : ""}.`),
+  ];
+  return { trace, outcomes, table, facts, seconds: (performance.now() - started) / 1000 };
+}
+
+if (import.meta.main) {
+  const r = runDay();
+  console.log(r.table);
+  for (const f of r.facts) console.log(`- ${f}`);
+  console.log(`(${r.seconds.toFixed(1)} s)`);
+}

@@ -1,0 +1,255 @@
+// A model of arc-reaper on the synthetic day. Decisions come from the real
+// code (src/reaper/judge.ts and tracked-runners.ts, which are pure); the I/O
+// around them follows src/reaper/sweep.ts and is modelled:
+// - webhooks reach POST /webhook WEBHOOK_LATENCY_MS after GitHub sends them;
+//   LOSS_RATE of them fail (no 2xx), and GitHub lists them as failed deliveries;
+// - a fact written to KV is seen by a list KV_LAG_MS later (KV's worst case);
+// - a sweep a minute: judge every tracked runner; list the deliveries since the
+//   previous sweep's listing (minus a 2-minute overlap), 100 a page, and ask
+//   redelivery of each failed workflow_job/workflow_run GUID once (at most half
+//   the budget); ask GitHub only about runners past the bound, or busy runners
+//   without facts for 3 minutes (run, then the run's jobs); delete at most 50;
+// - installation tokens are minted once and cached for an hour (refreshed 5
+//   minutes early); the installation id comes with the webhook payload.
+import { judge, type GithubWord, type Policy } from "../../src/reaper/judge.ts";
+import { trackedRunners, type TrackedRunner } from "../../src/reaper/tracked-runners.ts";
+import type { Fact, JobCompleted, JobStarted, RunCompleted } from "../../src/store/facts.ts";
+import { GithubCalls } from "./hourly-limit.ts";
+import type { ReaperOutcome } from "./outcome.ts";
+import { seededRng } from "./prng.ts";
+import { SimCluster } from "./sim-cluster.ts";
+import type { Trace, TraceDelivery, TraceJob } from "./trace.ts";
+
+export const ARC_REAPER_MODEL = {
+  sweepEveryMs: 60_000,
+  webhookLatencyMs: 1_000,
+  lossRate: 0.001,
+  kvLagMs: 60_000,
+  /** GitHub ends a failed attempt after its 10 s timeout; the listing shows it then. */
+  failedListedAfterMs: 10_000,
+  listingOverlapMs: 120_000,
+  lookbackMs: 3_600_000,
+  deliveriesPerPage: 100,
+  settleMs: 180_000, // RECONCILE_SETTLE_MS in src/reaper/sweep.ts
+  maxCallsPerSweep: 100,
+  maxDeletionsPerSweep: 50,
+  tokenLifetimeMs: 3_600_000,
+  tokenRefreshMarginMs: 300_000,
+};
+
+interface Pending {
+  visibleAt: number;
+  fact: Fact;
+  job: number | null;
+  run: number;
+}
+
+export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): ReaperOutcome {
+  const m = ARC_REAPER_MODEL;
+  const rng = seededRng(trace.spec.seed ^ 0x5eed);
+  const cluster = new SimCluster(trace);
+  const calls = new GithubCalls();
+  const iso = (t: number) => new Date(trace.epoch + t).toISOString();
+
+  const jobFacts = new Map<number, Pending[]>();
+  const runFacts = new Map<number, Pending[]>();
+  const closed = new Set<number>();
+  const failed: { listedFrom: number; delivery: TraceDelivery }[] = [];
+  const redelivered = new Set<TraceDelivery>();
+  const redeliveredAt: number[] = []; // redeliveries show in the listing too
+  const busyWithoutFacts = new Map<number, number>();
+  let listedUntil = 0;
+  let tokenExpiresAt = -Infinity;
+  const installationsKnown = new Set<string>(); // installationFor() caches per repository
+  const open = new Set<number>(); // jobs with facts whose runner is not closed
+  let wrongDeletions = 0;
+  let nextDelivery = 0;
+
+  const record = (p: Pending) => {
+    const into = p.job === null ? runFacts : jobFacts;
+    const key = p.job ?? p.run;
+    into.set(key, [...(into.get(key) ?? []), p]);
+    if (p.job !== null && !closed.has(p.job)) open.add(p.job);
+  };
+  const close = (index: number) => {
+    closed.add(index);
+    open.delete(index);
+  };
+  const factOf = (d: TraceDelivery, source: string): Fact | undefined => {
+    const run = trace.runs[d.run]!;
+    if (d.kind === "run-completed") {
+      return { type: "run-completed", repo: run.repo, runId: run.id, runAttempt: 1, updatedAt: iso(run.completedAt), conclusion: run.conclusion, installationId: 4242, source } satisfies RunCompleted;
+    }
+    if (d.job === null || (d.kind !== "job-in_progress" && d.kind !== "job-completed")) return undefined; // answered 200 "ignored"
+    const job = trace.jobs[d.job]!;
+    const common = { runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source };
+    if (d.kind === "job-in_progress") return { type: "job-started", ...common, startedAt: iso(job.startedAt) } satisfies JobStarted;
+    return { type: "job-completed", ...common, startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion } satisfies JobCompleted;
+  };
+  const deliver = (d: TraceDelivery, arrivesAt: number, source: string) => {
+    const fact = factOf(d, source);
+    if (fact) record({ visibleAt: arrivesAt + m.kvLagMs, fact, job: d.job, run: d.run });
+  };
+  const visible = (list: Pending[] | undefined, t: number): Fact[] => (list ?? []).filter((p) => p.visibleAt <= t).map((p) => p.fact);
+  const tracked = (job: TraceJob, t: number): TrackedRunner | undefined => {
+    const facts = visible(jobFacts.get(job.index), t);
+    if (facts.length === 0) return undefined;
+    return trackedRunners([...facts, ...visible(runFacts.get(job.run), t)])[0];
+  };
+  // The GitHub client mints a token only for installation calls, and caches it.
+  const installationCall = (t: number, budget: { used: number }, kind: string): boolean => {
+    if (tokenExpiresAt - m.tokenRefreshMarginMs <= t) {
+      if (budget.used >= m.maxCallsPerSweep || !calls.take(t, "token mint")) return false;
+      budget.used++;
+      tokenExpiresAt = t + m.tokenLifetimeMs;
+    }
+    if (budget.used >= m.maxCallsPerSweep || !calls.take(t, kind)) return false;
+    budget.used++;
+    return true;
+  };
+
+  for (let t = m.sweepEveryMs; t <= horizonMs; t += m.sweepEveryMs) {
+    // Webhooks GitHub sent since the last sweep.
+    for (; nextDelivery < trace.deliveries.length && trace.deliveries[nextDelivery]!.at <= t; nextDelivery++) {
+      const d = trace.deliveries[nextDelivery]!;
+      if (rng.next() < m.lossRate) failed.push({ listedFrom: d.at + m.failedListedAfterMs, delivery: d });
+      else deliver(d, d.at + m.webhookLatencyMs, "webhook");
+    }
+
+    // Judge what the facts and the cluster say (one KV list pass, one cluster list).
+    const busy = cluster.busyAt(t);
+    const cases: { job: TraceJob; tracked?: TrackedRunner; verdict: ReturnType<typeof judge> }[] = [];
+    const withFacts = new Set<number>();
+    for (const index of open) {
+      const job = trace.jobs[index]!;
+      const t0 = tracked(job, t);
+      if (!t0) continue;
+      withFacts.add(index);
+      const view = cluster.exists(job, t) ? { kind: "found" as const, runner: cluster.runner(job) } : { kind: "missing" as const };
+      cases.push({ job, tracked: t0, verdict: judge({ tracked: t0, cluster: view, now: trace.epoch + t, policy }) });
+    }
+    const stillBusy = new Map<number, number>();
+    for (const job of busy) {
+      if (withFacts.has(job.index) || closed.has(job.index)) continue;
+      const since = busyWithoutFacts.get(job.index) ?? t;
+      stillBusy.set(job.index, since);
+      let verdict = judge({ cluster: { kind: "found", runner: cluster.runner(job) }, now: trace.epoch + t, policy });
+      if (verdict.askGithub && t - since < m.settleMs) verdict = { verdict: "keep", reason: "settling" };
+      cases.push({ job, verdict });
+    }
+    busyWithoutFacts.clear();
+    for (const [k, v] of stillBusy) busyWithoutFacts.set(k, v);
+
+    // Redelivery: list what the previous listing did not cover, then ask for each failed GUID.
+    const budget = { used: 0 };
+    const since = Math.max(t - m.lookbackMs, listedUntil - m.listingOverlapMs);
+    const listed = countBetween(trace.deliveries, since, t) + redeliveredAt.filter((r) => r >= since && r <= t).length;
+    const pages = Math.floor(listed / m.deliveriesPerPage) + 1; // the page with an older delivery ends the listing
+    let listedAll = true;
+    for (let p = 0; p < pages; p++) {
+      if (budget.used >= m.maxCallsPerSweep || !calls.take(t, "deliveries listing")) {
+        listedAll = false;
+        break;
+      }
+      budget.used++;
+    }
+    if (listedAll) {
+      for (const f of failed) {
+        if (redelivered.has(f.delivery) || f.listedFrom > t || f.delivery.at < since) continue;
+        if (budget.used >= Math.floor(m.maxCallsPerSweep / 2)) {
+          listedAll = false;
+          break;
+        }
+        if (!calls.take(t, "redelivery")) {
+          listedAll = false;
+          break;
+        }
+        budget.used++;
+        redelivered.add(f.delivery);
+        redeliveredAt.push(t);
+        deliver(f.delivery, t + m.webhookLatencyMs, "redelivery");
+      }
+    }
+    if (listedAll) listedUntil = t;
+
+    // GitHub, only for what the judge asked about: oldest first, within the budget.
+    for (const c of cases.filter((x) => x.verdict.askGithub).sort((a, b) => a.job.startedAt - b.job.startedAt)) {
+      const run = trace.runs[c.job.run]!;
+      const now = trace.epoch + t;
+      if (c.tracked) {
+        if (!installationCall(t, budget, "job read")) break;
+        const word: GithubWord = c.job.completedAt <= t
+          ? { kind: "job", status: "completed", conclusion: c.job.conclusion, completedAt: iso(c.job.completedAt) }
+          : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
+        c.verdict = judge({ tracked: c.tracked, cluster: { kind: "found", runner: cluster.runner(c.job) }, github: word, now, policy });
+        continue;
+      }
+      // Reconcile (learnFromGithub): the installation (once), the run, then the run's jobs.
+      if (!installationsKnown.has(run.repo)) {
+        if (budget.used >= m.maxCallsPerSweep || !calls.take(t, "installation look-up")) break;
+        budget.used++;
+        installationsKnown.add(run.repo);
+      }
+      if (!installationCall(t, budget, "run read")) break;
+      const learned: Fact[] = [];
+      const common = { runner: c.job.runner, repo: run.repo, runId: run.id, runAttempt: 1, installationId: 4242, source: "rest" };
+      if (run.completedAt <= t) {
+        learned.push(
+          { type: "run-completed", repo: run.repo, runId: run.id, runAttempt: 1, updatedAt: iso(run.completedAt), conclusion: run.conclusion, installationId: 4242, source: "rest" },
+          { type: "job-started", ...common, jobId: 0, startedAt: iso(c.job.startedAt - 5_000) },
+        );
+      } else {
+        if (!installationCall(t, budget, "run jobs read")) break;
+        learned.push(
+          c.job.completedAt <= t
+            ? { type: "job-completed", ...common, jobId: c.job.id, startedAt: iso(c.job.startedAt), completedAt: iso(c.job.completedAt), conclusion: c.job.conclusion }
+            : { type: "job-started", ...common, jobId: c.job.id, startedAt: iso(c.job.startedAt) },
+        );
+      }
+      for (const fact of learned) {
+        record({ visibleAt: t + m.kvLagMs, fact, job: fact.type === "run-completed" ? null : c.job.index, run: c.job.run });
+      }
+      const t1 = trackedRunners(learned)[0]!;
+      c.tracked = t1;
+      c.verdict = judge({ tracked: t1, cluster: { kind: "found", runner: cluster.runner(c.job) }, now, policy });
+    }
+
+    // Reap, at most the cap; close the facts of what was reaped or is gone.
+    let attempted = 0;
+    for (const c of cases) {
+      if (c.verdict.verdict === "gone") close(c.job.index);
+      if (c.verdict.verdict !== "delete" || !cluster.exists(c.job, t)) continue;
+      if (attempted++ >= m.maxDeletionsPerSweep) continue;
+      if (c.job.completedAt > t && c.verdict.cause !== "over-bound") wrongDeletions++;
+      cluster.delete(c.job, t);
+      close(c.job.index);
+    }
+  }
+
+  return {
+    name: "arc-reaper",
+    calls,
+    delays: trace.jobs.flatMap((j) => (j.stuck === null ? [] : [{ job: j.index, stuck: j.stuck, delayMs: delayOf(cluster, j) }])),
+    wrongDeletions,
+  };
+}
+
+function delayOf(cluster: SimCluster, job: TraceJob): number | null {
+  const at = cluster.deletedAt.get(job.index);
+  return at === undefined ? null : at - job.completedAt;
+}
+
+// Deliveries sent in [from, to]: `deliveries` is sorted by `at`.
+function countBetween(deliveries: readonly TraceDelivery[], from: number, to: number): number {
+  const lower = (x: number) => {
+    let lo = 0;
+    let hi = deliveries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (deliveries[mid]!.at < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return lower(to + 1) - lower(from);
+}

@@ -1,0 +1,12 @@
+import type { GithubCalls } from "./hourly-limit.ts";
+import type { Stuck } from "./trace.ts";
+
+/** What one reaper model did with the day. */
+export interface ReaperOutcome {
+  name: string;
+  calls: GithubCalls;
+  /** One per stuck runner: from its job's completed_at on GitHub to the delete; null when never deleted. */
+  delays: { job: number; stuck: Exclude<Stuck, null>; delayMs: number | null }[];
+  /** Deleted while GitHub still showed the job running (and not past the bound): must stay 0. */
+  wrongDeletions: number;
+}
