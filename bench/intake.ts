@@ -1,0 +1,83 @@
+// Table 1: POST /webhook in workerd under load from a second process, beside
+// a baseline Worker that only verifies the signature, both under `wrangler dev`
+// in the same run, at a few concurrency levels.
+import { randomBytes } from "node:crypto";
+import { startLocalStack } from "../scripts/lib/local-stack.ts";
+import { startBaselineStack } from "./baseline-stack.ts";
+import { loadFromSecondProcess } from "./load-client.ts";
+import type { LoadResult } from "./load.ts";
+import { cpuMs, workerdPidsFor } from "./proc.ts";
+import { percentile } from "./stats.ts";
+import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+
+// Short rounds, alternating the two targets, pooled: the machine's other load
+// drifts, and alternating spreads the drift over both sides.
+export const INTAKE = { concurrency: [1, 8, 32], rounds: 3, warmupMs: 1_000, durationMs: 4_000 };
+
+export interface IntakeSide {
+  requests: number;
+  errors: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuMsPerRequest: number;
+}
+
+export interface IntakeRow {
+  concurrency: number;
+  product: IntakeSide;
+  baseline: IntakeSide;
+}
+
+function pooled(rounds: readonly (LoadResult & { cpuMs: number })[]): IntakeSide {
+  const latencies = rounds.flatMap((r) => r.latenciesMs);
+  const requests = rounds.reduce((s, r) => s + r.requests, 0);
+  const seconds = rounds.reduce((s, r) => s + r.seconds, 0);
+  return {
+    requests,
+    errors: rounds.reduce((s, r) => s + r.errors, 0),
+    perSecond: requests / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    // CPU over warm-up and window alike, so divide by every request sent.
+    cpuMsPerRequest: rounds.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, rounds.reduce((s, r) => s + r.sent, 0)),
+  };
+}
+
+export async function measureIntake(log: (line: string) => void): Promise<IntakeRow[]> {
+  const secret = `bench-${randomBytes(18).toString("base64url")}`;
+  const [product, baseline] = await Promise.all([
+    startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
+    startBaselineStack(secret, 120_000),
+  ]);
+  try {
+    const targets = {
+      product: { url: `${product.url}/webhook`, pids: workerdPidsFor(Number(new URL(product.url).port)) },
+      baseline: { url: `${baseline.url}/webhook`, pids: workerdPidsFor(Number(new URL(baseline.url).port)) },
+    };
+    let firstJobId = 1;
+    const rows: IntakeRow[] = [];
+    for (const concurrency of INTAKE.concurrency) {
+      const rounds: Record<keyof typeof targets, (LoadResult & { cpuMs: number })[]> = { product: [], baseline: [] };
+      for (let round = 0; round < INTAKE.rounds; round++) {
+        const order: (keyof typeof targets)[] = round % 2 === 0 ? ["product", "baseline"] : ["baseline", "product"];
+        for (const name of order) {
+          const target = targets[name];
+          const cpu0 = cpuMs(target.pids);
+          const r = await loadFromSecondProcess({ url: target.url, secret, concurrency, warmupMs: INTAKE.warmupMs, durationMs: INTAKE.durationMs, firstJobId });
+          firstJobId += r.sent + 1;
+          rounds[name].push({ ...r, cpuMs: cpuMs(target.pids) - cpu0 });
+        }
+      }
+      const row = { concurrency, product: pooled(rounds.product), baseline: pooled(rounds.baseline) };
+      for (const name of ["product", "baseline"] as const) {
+        const r = row[name];
+        log(`  ${name} at ${concurrency}: ${r.perSecond.toFixed(1)} req/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors`);
+      }
+      rows.push(row);
+    }
+    return rows;
+  } finally {
+    await Promise.all([product.stop(), baseline.stop()]);
+  }
+}
