@@ -38,13 +38,13 @@ Run it again after \`npm ci\`; nothing leaves 127.0.0.1.
 | memory | ${m.memoryGiB} GiB |
 | Node | ${m.node} |
 | wrangler / workerd | ${m.wrangler} / ${m.workerd} |
-| 1-minute load average | ${r.loadBefore} before, ${r.loadAfter} after |
+| 1-minute load average | ${r.loadBefore} when the run started, ${r.loadAfter} when it ended (its own processes included) |
 
 Tables 1 and 2 are measured on the real Worker under \`wrangler dev\` (workerd with
 local KV) on this machine, not on Cloudflare's edge: absolute times include
 wrangler's dev proxy and its log forwarding, and any other work on the machine
-(see the load average). Ratios and counts carry over better than times. Table 3 is
-a simulation.
+(a load average well above 0 at the start means other work shared the 2 cores).
+Ratios and counts carry over better than times. Table 3 is a simulation.
 
 ## 1. Webhook intake
 
