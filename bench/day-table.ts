@@ -52,7 +52,7 @@ export function runDay(): DayResult {
     `${int(trace.jobs.length)} jobs in ${int(trace.runs.length)} runs, ${int(trace.deliveries.length)} webhook deliveries; ` +
       `${stuck.filter((j) => j.stuck === "cancelled").length} runners stuck after a cancelled run, ${stuck.filter((j) => j.stuck === "hung").length} hung after their job; ` +
       `at most ${trace.peakRunning} jobs running at once (maxRunners ${trace.spec.maxRunners}).`,
-    ...outcomes.map((o) => `${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind).map(([k, n]) => `${k} ${int(n)}`).join(", ")}${o.calls.refused ? `; ${int(o.calls.refused)} refused by the hourly limit` : ""}.`),
+    ...outcomes.map((o) => `${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind).map(([k, n]) => `${k} ${int(n)}`).join(", ")}${o.skippedChecks ? `; ${int(o.skippedChecks)} busy-runner checks skipped because the hour's ${int(GITHUB_REQUESTS_PER_HOUR)} requests were spent` : ""}.`),
   ];
   return { trace, outcomes, table, facts, seconds: (performance.now() - started) / 1000 };
 }

@@ -9,4 +9,6 @@ export interface ReaperOutcome {
   delays: { job: number; stuck: Exclude<Stuck, null>; delayMs: number | null }[];
   /** Deleted while GitHub still showed the job running (and not past the bound): must stay 0. */
   wrongDeletions: number;
+  /** Busy runners a poll did not get to because the hour's GitHub requests were spent. */
+  skippedChecks?: number;
 }

@@ -20,18 +20,24 @@ export function runPollingReaper(trace: Trace, policy: Policy, horizonMs: number
   const calls = new GithubCalls();
   const iso = (t: number) => new Date(trace.epoch + t).toISOString();
   let wrongDeletions = 0;
+  let skippedChecks = 0;
 
   for (let t = POLLING_MODEL.everyMs; t <= horizonMs; t += POLLING_MODEL.everyMs) {
     const busy = cluster.busyAt(t);
     if (busy.length === 0) continue;
-    if (!calls.take(t, "token mint")) continue;
-    for (const job of busy) {
+    if (!calls.take(t, "token mint")) {
+      skippedChecks += busy.length;
+      continue;
+    }
+    for (const [i, job] of busy.entries()) {
       const run = trace.runs[job.run]!;
-      if (!calls.take(t, "run read")) break;
       const pages = Math.ceil(run.jobs.length / POLLING_MODEL.jobsPerPage);
-      let read = true;
+      let read = calls.take(t, "run read");
       for (let p = 0; p < pages && read; p++) read = calls.take(t, "run jobs read");
-      if (!read) break;
+      if (!read) {
+        skippedChecks += busy.length - i;
+        break;
+      }
       // What GitHub answers at t, as facts.
       const common = { runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source: "rest" };
       const facts: Fact[] = [{ type: "job-started", ...common, startedAt: iso(job.startedAt) }];
@@ -57,5 +63,6 @@ export function runPollingReaper(trace: Trace, policy: Policy, horizonMs: number
       return [{ job: j.index, stuck: j.stuck, delayMs: at === undefined ? null : at - j.completedAt }];
     }),
     wrongDeletions,
+    skippedChecks,
   };
 }
