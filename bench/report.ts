@@ -9,7 +9,7 @@ import type { Machine } from "./machine.ts";
 import { int } from "./markdown.ts";
 import { PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
-import { intakeTable, sweepTable, sweepVerdicts } from "./tables.ts";
+import { intakeTable, marginalCpu, sweepTable, sweepVerdicts } from "./tables.ts";
 
 export interface Report {
   machine: Machine;
@@ -60,7 +60,8 @@ two targets (arc-reaper first, then the baseline first, ...), each round ${INTAK
 counted, then ${INTAKE.durationMs / 1000} s measured; a request counts when it starts and ends inside the
 window; req/s, p50 and p99 pool the rounds. Ratio = arc-reaper req/s ÷ baseline req/s. workerd CPU is utime + stime of both workerd processes of that
 \`wrangler dev\` (its dev proxy and the Worker) from /proc, over warm-up and window,
-divided by the requests sent.
+divided by the requests sent. arc-reaper also logs one JSON line per delivery, which
+wrangler's Node process forwards; that cost is in neither column.
 
 ${intakeTable(r.intake)}
 
@@ -107,6 +108,8 @@ over the bound), the rest running within the bound.
   grow with the runners.
 
 ${sweepTable(r.sweeps)}
+
+${marginalCpu(r.sweeps) ?? ""}
 
 What each sweep decided, and the seeding:
 

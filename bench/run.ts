@@ -10,7 +10,7 @@ import { ROOT } from "../scripts/lib/local-stack.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
-import { intakeTable, sweepTable } from "./tables.ts";
+import { intakeTable, marginalCpu, sweepTable } from "./tables.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
 import { renderReport } from "./report.ts";
 
@@ -45,6 +45,8 @@ if (only.includes("sweep")) {
   sweeps = [];
   for (const runners of SWEEP_SIZES) sweeps.push(await measureSweep({ runners }, log));
   log(`\n${sweepTable(sweeps)}`);
+  const marginal = marginalCpu(sweeps);
+  if (marginal) log(marginal);
 }
 
 let day: ReturnType<typeof runDay> | undefined;

@@ -75,3 +75,16 @@ export function sweepVerdicts(rows: readonly SweepCost[]): string {
     [1, 2, 3, 4, 5, 6, 7, 8],
   );
 }
+
+/** CPU that each extra tracked runner costs, from the two largest sweeps (they delete as many). */
+export function marginalCpu(rows: readonly SweepCost[]): string | undefined {
+  const [a, b] = rows.slice(-2);
+  if (!a || !b || b.runners === a.runners || a.verdicts.deleted !== b.verdicts.deleted) return undefined;
+  const perRunner = (b.cpuMs - a.cpuMs) / (b.runners - a.runners);
+  return (
+    `Between ${a.label} and ${b.label} tracked runners (both sweeps delete ${a.verdicts.deleted}), each extra runner cost ` +
+    `${fixed(perRunner, 2)} ms of workerd CPU; the rest of a sweep is the deletions (a cluster delete and a KV put each), ` +
+    `the GitHub calls and fixed costs, which is why CPU per runner falls as the fleet grows. ` +
+    `At that rate the 5-minute limit would be reached near ${int(PAID_CPU_MS / perRunner)} tracked runners.`
+  );
+}
