@@ -7,7 +7,7 @@ import { DAY_POLICY } from "./day-table.ts";
 import { INTAKE, type IntakeRow } from "./intake.ts";
 import type { Machine } from "./machine.ts";
 import { int } from "./markdown.ts";
-import { PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
+import { NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
 import { intakeTable, marginalCpu, sweepTable, sweepVerdicts } from "./tables.ts";
 
@@ -73,7 +73,10 @@ in the wire format, arc-reaper's least-privilege service account) and the stand-
 GitHub API, with the production settings of wrangler.toml
 (${Object.entries(PRODUCTION_SETTINGS).map(([k, v]) => `${k}=${v}`).join(", ")}), on a fresh KV.
 Facts are seeded through \`POST /webhook\` with real signed payloads (16 at a time), the
-cluster through the stand-in's control API (500 objects a call). The mix: of the
+cluster through the stand-in's control API (500 objects a call). The runners are split
+over two namespaces, as two scale sets (REAPER_NAMESPACES=${NAMESPACES.join(",")}): the
+Kubernetes stand-in holds 5,000 objects per tenant, so each namespace is a tenant of its
+own behind one API URL (bench/kube-router.ts), and arc-reaper lists each namespace. The mix: of the
 tracked runners, ${pct(MIX.waiting)} completed less than the grace ago (wait), ${pct(MIX.finished)} completed 10 minutes
 ago with the runner still there (delete), ${pct(MIX.cancelled)} whose run was cancelled 10 minutes ago
 (\`workflow_run\` only; delete), ${pct(MIX.gone)} completed with the runner already gone (close the

@@ -85,6 +85,6 @@ export function marginalCpu(rows: readonly SweepCost[]): string | undefined {
     `Between ${a.label} and ${b.label} tracked runners (both sweeps delete ${a.verdicts.deleted}), each extra runner cost ` +
     `${fixed(perRunner, 2)} ms of workerd CPU; the rest of a sweep is the deletions (a cluster delete and a KV put each), ` +
     `the GitHub calls and fixed costs, which is why CPU per runner falls as the fleet grows. ` +
-    `At that rate the 5-minute limit would be reached near ${int(PAID_CPU_MS / perRunner)} tracked runners.`
+    `At that rate the 5-minute limit would be reached near ${int(Number((PAID_CPU_MS / perRunner).toPrecision(2)))} tracked runners (an extrapolation).`
   );
 }
