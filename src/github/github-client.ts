@@ -195,6 +195,10 @@ function toGithubError(what: string, e: unknown): GithubError | GithubBudgetExha
   if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) return e;
   const cause = e instanceof RequestError && e.cause instanceof Error ? e.cause : e;
   if (cause instanceof GithubBudgetExhausted || cause instanceof GithubRateLimited) return cause;
+  // @octokit/request reports a network failure, a timeout included, as a "500" with the cause attached.
+  if (cause instanceof Error && cause !== e) {
+    return new GithubError(null, `${what}: ${cause.name === "TimeoutError" ? "timed out" : cause.message}`);
+  }
   if (e instanceof RequestError) {
     const message = (e.response?.data as { message?: string } | undefined)?.message ?? e.message;
     let hint = "";
