@@ -91,3 +91,14 @@ export function cpuMs(pids: readonly number[]): number {
   const ticks = pids.reduce((sum, pid) => sum + (stat(pid)?.ticks ?? 0), 0);
   return (ticks * 1000) / ticksPerSecond();
 }
+
+/** Waits (bounded) until these processes use almost no CPU, so a measurement starts from quiet. */
+export async function waitIdle(pids: readonly number[], opts = { quietMsPerSecond: 20, timeoutMs: 15_000 }): Promise<boolean> {
+  const deadline = Date.now() + opts.timeoutMs;
+  while (Date.now() < deadline) {
+    const before = cpuMs(pids);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    if (cpuMs(pids) - before <= opts.quietMsPerSecond) return true;
+  }
+  return false;
+}

@@ -101,7 +101,8 @@ over the bound), the rest running within the bound.
 - **wall** is measured from outside, from the trigger to the sweep's log line
   (workerd freezes the Worker's clock between I/O, so the Worker cannot time itself).
 - **workerd CPU** is utime + stime of both workerd processes of that \`wrangler dev\`
-  from /proc/<pid>/stat, read before the trigger and when the log line arrives: it
+  from /proc/<pid>/stat, read before the trigger (once workerd has gone idle after the
+  seeding) and when the log line arrives: it
   includes the runtime's own work (HTTP to the stand-ins, KV in SQLite, writing one
   \`decision\` log line per runner), and wrangler's dev proxy, which is idle here. On the
   edge, CPU time excludes waiting on I/O, as here.

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { startLocalStack, workflowJobPayload, workflowRunPayload, type LocalStack } from "../scripts/lib/local-stack.ts";
 import { createKubeTenant, makeEphemeralRunner, roleBindings, type KubeTenant } from "../test/standins/kube/control.ts";
 import { startKubeRouter } from "./kube-router.ts";
-import { cpuMs, workerdPidsFor } from "./proc.ts";
+import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
 import { mixFor, type SeedRunner } from "./sweep-mix.ts";
 
 export interface SweepCase {
@@ -133,6 +133,8 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     await Promise.all([...tenants.map((t) => t.clearCalls()), stack.github.clearCalls()]);
     const pids = workerdPidsFor(Number(new URL(stack.url).port));
     if (pids.length === 0) throw new Error("sweep cost: found no workerd process under wrangler dev");
+    // The seeding's log output and garbage collection must not land in the sweep's CPU.
+    if (!(await waitIdle(pids))) log("  workerd did not go idle after seeding: the CPU figure includes some of it");
     const cpu0 = cpuMs(pids);
     const t0 = performance.now();
     const { summary } = await stack.sweep({ timeoutMs: 300_000 });
