@@ -8,6 +8,7 @@ import {
   addDelivery,
   deliveriesNewestFirst,
   deliveryStatusText,
+  deliveryView,
   findJob,
   findRunAttempt,
   grants,
@@ -130,21 +131,9 @@ function paged<T extends WireJson>(tenant: Tenant, req: ApiRequest, items: T[], 
   return ok({ total_count: items.length, [key]: items.slice((page - 1) * size, page * size) }, 200, headers);
 }
 
+// On the wire the id is a bare JSON number above 2^53 (a bigint here), not the view's string.
 function deliveryWire(d: StoredDelivery): WireJson {
-  return {
-    id: d.id,
-    guid: d.guid,
-    delivered_at: d.deliveredAt,
-    redelivery: d.redelivery,
-    duration: d.duration,
-    status: d.status,
-    status_code: d.statusCode,
-    event: d.event,
-    action: d.action,
-    installation_id: d.installationId,
-    repository_id: d.repositoryId,
-    throttled_at: d.throttledAt,
-  };
+  return { ...deliveryView(d), id: d.id };
 }
 
 // --- App (JWT) endpoints ---
