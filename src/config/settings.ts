@@ -21,25 +21,6 @@ export interface Settings {
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
 
-export const SETTING_NAMES = [
-  "GITHUB_WEBHOOK_SECRET",
-  "GITHUB_APP_ID",
-  "GITHUB_APP_PRIVATE_KEY",
-  "GITHUB_API_URL",
-  "KUBE_API_URL",
-  "KUBE_TOKEN",
-  "KUBE_ACCESS_CLIENT_ID",
-  "KUBE_ACCESS_CLIENT_SECRET",
-  "REAPER_NAMESPACES",
-  "REAPER_GRACE_SECONDS",
-  "REAPER_MAX_JOB_SECONDS",
-  "REAPER_DRY_RUN",
-  "REAPER_MAX_DELETIONS_PER_SWEEP",
-  "REAPER_MAX_GITHUB_CALLS_PER_SWEEP",
-  "REAPER_REDELIVERY_LOOKBACK_SECONDS",
-  "ADMIN_TOKEN",
-] as const;
-
 type Source = Readonly<Record<string, unknown>>;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -234,7 +234,7 @@ function toJob(data: {
   };
 }
 
-export function parseDeliveries(text: string): HookDelivery[] {
+function parseDeliveries(text: string): HookDelivery[] {
   // Quote the id before JSON.parse sees it, so it survives as its exact digits.
   const safe = text.replace(/("id"\s*:\s*)(\d+)/g, '$1"$2"');
   const raw = JSON.parse(safe) as {

@@ -23,6 +23,6 @@ export async function runSweep(kv: FactsKV, settings: Settings, state: IsolateSt
   const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => counters.clusterCalls++ });
   const github = () =>
     createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: state.github });
-  const report = await sweep({ kv, cluster, github, budget, settings, memory: state.sweep, now, log: logLine });
+  const report = await sweep({ kv, cluster, github, budget, settings, memory: state.sweep, now, log: logLine, clusterCalls: () => counters.clusterCalls });
   return { ...report, ...counters };
 }

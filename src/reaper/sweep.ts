@@ -37,6 +37,8 @@ export interface SweepDeps {
   memory: SweepMemory;
   now: number;
   log: (fields: Record<string, unknown>) => void;
+  /** Requests sent to the API server so far, for the summary line. */
+  clusterCalls?: () => number;
 }
 
 export interface Decision {
@@ -149,7 +151,24 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     dryRun: settings.dryRun,
   };
   if (summaryWorthWriting(summary, lastSweep)) await writeSweepSummary(deps.kv, summary, kvCounter);
-  deps.log({ msg: "sweep", checked: report.checked, deleted: report.deleted, kept: report.kept, waiting: report.waiting, gone: report.gone, errors: report.errors, dryRun: report.dryRun, githubCalls: report.githubCalls, redelivery, kvLists: kvCounter.lists, kvPuts: kvCounter.puts });
+  deps.log({
+    msg: "sweep",
+    checked: report.checked,
+    deleted: report.deleted,
+    kept: report.kept,
+    waiting: report.waiting,
+    gone: report.gone,
+    errors: report.errors,
+    errorsByKind,
+    dryRun: report.dryRun,
+    githubCalls: report.githubCalls,
+    clusterCalls: deps.clusterCalls?.() ?? null,
+    kvLists: kvCounter.lists,
+    kvPuts: kvCounter.puts,
+    kvGets: kvCounter.gets,
+    durationMs: summary.durationMs,
+    redelivery,
+  });
   return report;
 }
 

@@ -184,6 +184,6 @@ describe("sweep: jobs past the bound", () => {
       namespace: NS, repository: REPO, run: 702, job: 7020, verdict: "keep", error: true,
       reason: expect.stringMatching(/^GitHub could not be read, kept: minting a token for installation 4242: GitHub answered 403: .*Actions: read/),
     });
-    expect(lines.find((l) => l.msg === "sweep")).toMatchObject({ checked: 1, deleted: 0, kept: 1, waiting: 0, errors: 1 });
+    expect(lines.find((l) => l.msg === "sweep")).toMatchObject({ checked: 1, deleted: 0, kept: 1, waiting: 0, errors: 1, errorsByKind: { cluster: 0, github: 1, redelivery: 0 }, clusterCalls: 1, kvGets: 0 });
   });
 });
