@@ -1,7 +1,8 @@
 // The admin listing: one row per tracked runner, derived from the facts alone
 // (one KV list pass), with the judge's words for why it is in that state.
 import { finishedEvidence, judgeByFacts, type Policy } from "../reaper/judge.ts";
-import type { TrackedRunner } from "../reaper/tracked-runners.ts";
+import { trackedRunners, type TrackedRunner } from "../reaper/tracked-runners.ts";
+import type { Fact } from "../store/facts.ts";
 
 export const RUNNER_STATES = ["running", "finished", "reaped", "gone"] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
@@ -20,7 +21,12 @@ export interface RunnerRow {
   reason: string;
 }
 
-export function runnerRow(t: TrackedRunner, now: number, policy: Policy, dryRun: boolean): RunnerRow {
+/** Every tracked runner's row, in runner-name order: what the listing, the page and /metrics show. */
+export function runnerRows(facts: readonly Fact[], now: number, policy: Policy & { dryRun: boolean }): RunnerRow[] {
+  return trackedRunners(facts).map((t) => runnerRow(t, now, policy, policy.dryRun));
+}
+
+function runnerRow(t: TrackedRunner, now: number, policy: Policy, dryRun: boolean): RunnerRow {
   const finished = finishedEvidence(t);
   const row: RunnerRow = {
     name: t.runner,
@@ -49,6 +55,13 @@ export function runnerRow(t: TrackedRunner, now: number, policy: Policy, dryRun:
 const dueAfterGrace = (completedAt: string, policy: Policy): string =>
   new Date(Date.parse(completedAt) + policy.graceSeconds * 1000).toISOString();
 
-export function isRunnerState(value: string): value is RunnerState {
+function isRunnerState(value: string): value is RunnerState {
   return (RUNNER_STATES as readonly string[]).includes(value);
+}
+
+/** The `?state=` filter: absent, a known state, or an error that names the allowed ones. */
+export function stateFilter(wanted: string | undefined): { state?: RunnerState; error?: string } {
+  if (wanted === undefined) return {};
+  if (isRunnerState(wanted)) return { state: wanted };
+  return { error: `state must be one of ${RUNNER_STATES.join(", ")}, got ${JSON.stringify(wanted)}` };
 }

@@ -3,9 +3,8 @@
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { adminPageHtml, errorPageHtml, githubWebUrl, loginPageHtml, PAGE_CSS } from "../admin/page.tsx";
-import { isRunnerState, runnerRow, RUNNER_STATES, type RunnerState } from "../admin/runner-rows.ts";
+import { runnerRows, RUNNER_STATES, stateFilter, type RunnerState } from "../admin/runner-rows.ts";
 import type { Settings } from "../config/settings.ts";
-import { trackedRunners } from "../reaper/tracked-runners.ts";
 import { listRecords, type FactsKV } from "../store/kv-facts.ts";
 import { constantTimeEqual } from "./constant-time.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
@@ -40,18 +39,16 @@ export async function adminPage(c: Context, settings: Settings, kv: FactsKV): Pr
   const auth = await isAdmin(c, settings.adminToken);
   if (!auth) return c.html(loginPageHtml({}), 401, headers);
 
-  const wanted = c.req.query("state");
-  if (wanted !== undefined && !isRunnerState(wanted)) {
-    return c.html(errorPageHtml(`state must be one of ${RUNNER_STATES.join(", ")}, got ${JSON.stringify(wanted)}`), 400, headers);
-  }
+  const filter = stateFilter(c.req.query("state"));
+  if (filter.error) return c.html(errorPageHtml(filter.error), 400, headers);
   const now = Date.now();
   const { facts, lastSweep } = await listRecords(kv);
-  const all = trackedRunners(facts).map((t) => runnerRow(t, now, settings, settings.dryRun));
+  const all = runnerRows(facts, now, settings);
   const counts = Object.fromEntries(RUNNER_STATES.map((s) => [s, all.filter((r) => r.state === s).length])) as Record<RunnerState, number>;
   const page = adminPageHtml({
-    rows: all.filter((r) => wanted === undefined || r.state === wanted),
+    rows: all.filter((r) => !filter.state || r.state === filter.state),
     counts,
-    state: wanted,
+    state: filter.state,
     lastSweep,
     now,
     githubWebUrl: githubWebUrl(settings.githubApiUrl),

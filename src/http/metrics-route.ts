@@ -14,8 +14,7 @@ export async function serveMetrics(c: Context, settings: Settings, kv: FactsKV):
       lastSweep,
       deliveries: webhookDeliveryCounts(),
       now: Date.now(),
-      policy: { graceSeconds: settings.graceSeconds, maxJobSeconds: settings.maxJobSeconds },
-      dryRun: settings.dryRun,
+      policy: settings,
     }),
   );
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });

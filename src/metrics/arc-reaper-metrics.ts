@@ -1,8 +1,7 @@
 // The arc-reaper metric families, from one KV list pass (the facts and the last
 // sweep's summary) and this isolate's webhook counters. Pure: no I/O, no clock.
-import { RUNNER_STATES, runnerRow, type RunnerState } from "../admin/runner-rows.ts";
+import { RUNNER_STATES, runnerRows, type RunnerState } from "../admin/runner-rows.ts";
 import type { Policy } from "../reaper/judge.ts";
-import { trackedRunners } from "../reaper/tracked-runners.ts";
 import type { Fact } from "../store/facts.ts";
 import type { SweepSummary } from "../store/sweep-summary.ts";
 import type { Family } from "./prometheus.ts";
@@ -15,14 +14,12 @@ export interface MetricsInput {
   lastSweep: SweepSummary | undefined;
   deliveries: readonly { event: string; outcome: string; count: number }[];
   now: number;
-  policy: Policy;
-  dryRun: boolean;
+  policy: Policy & { dryRun: boolean };
 }
 
 export function arcReaperFamilies(input: MetricsInput): Family[] {
   const byState = new Map<RunnerState, number>(RUNNER_STATES.map((s) => [s, 0]));
-  for (const t of trackedRunners(input.facts)) {
-    const { state } = runnerRow(t, input.now, input.policy, input.dryRun);
+  for (const { state } of runnerRows(input.facts, input.now, input.policy)) {
     byState.set(state, (byState.get(state) ?? 0) + 1);
   }
 
