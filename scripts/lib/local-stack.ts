@@ -20,6 +20,7 @@ import { startGithubStandin, type GithubStandin } from "../../test/standins/gith
 import { createGithubTenant, type GithubTenant } from "../../test/standins/github/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../test/standins/kube/server.ts";
 import { createKubeTenant, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
+import type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/sweep.ts";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
@@ -38,30 +39,8 @@ export interface LocalStackOptions {
   startTimeoutMs?: number;
 }
 
-/** The summary line a sweep logs when it ends (src/reaper/sweep.ts). */
-export interface SweepLog {
-  msg: "sweep";
-  checked: number;
-  deleted: number;
-  kept: number;
-  waiting: number;
-  gone: number;
-  errors: number;
-  dryRun: boolean;
-  githubCalls: number;
-}
-
-/** One decision line a sweep logs per runner. */
-export interface DecisionLog {
-  msg: "decision";
-  runner: string;
-  namespace: string | null;
-  repository: string | null;
-  run: number | null;
-  job: number | null;
-  verdict: "delete" | "keep" | "wait" | "gone";
-  reason: string;
-}
+/** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/sweep.ts). */
+export type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/sweep.ts";
 
 export interface LocalStack {
   /** The Worker, e.g. http://127.0.0.1:41234. */

@@ -30,7 +30,7 @@ export const RECONCILE_SETTLE_MS = 3 * 60_000;
 export interface SweepDeps {
   kv: FactsKV;
   cluster: Cluster;
-  /** Built lazily: a sweep with nothing to ask spends no GitHub call. */
+  /** Builds the GitHub client; it throws when the App's settings cannot make one (e.g. the key). */
   github: () => Github;
   budget: CallBudget;
   settings: Settings;
@@ -51,6 +51,29 @@ export interface Decision {
   reason: string;
   error?: boolean;
 }
+
+/** The JSON line each runner's decision is logged as. */
+export type DecisionLine = Decision & { msg: "decision" };
+
+/** The JSON summary line a sweep logs when it ends. */
+export type SweepLine = {
+  msg: "sweep";
+  checked: number;
+  deleted: number;
+  kept: number;
+  waiting: number;
+  gone: number;
+  errors: number;
+  errorsByKind: Record<string, number>;
+  dryRun: boolean;
+  githubCalls: number;
+  clusterCalls: number | null;
+  kvLists: number;
+  kvPuts: number;
+  kvGets: number;
+  durationMs: number;
+  redelivery: RedeliveryReport | { error: string };
+};
 
 export interface SweepReport {
   checked: number;
@@ -84,8 +107,13 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const ttl = factTtlSeconds(settings);
   const record = (fact: Fact) => writeFact(deps.kv, fact, ttl, kvCounter);
 
-  let client: Github | undefined;
-  const github = (): Github => (client ??= deps.github());
+  // One client a sweep, or the reason there is none: both redelivery and the asks need it.
+  let github: Github | Error;
+  try {
+    github = deps.github();
+  } catch (e) {
+    github = e instanceof Error ? e : new Error(String(e));
+  }
 
   const { facts, lastSweep } = await listRecords(deps.kv, kvCounter);
   const { byName, listErrors } = await readCluster(deps.cluster, settings.namespaces);
@@ -94,8 +122,9 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   // Redelivery first, but never with more than half the budget: runner checks need the rest.
   let redelivery: SweepReport["redelivery"];
   try {
+    if (github instanceof Error) throw github;
     redelivery = await redeliverFailed({
-      github: github(),
+      github,
       facts,
       record,
       now,
@@ -105,7 +134,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   } catch (e) {
     redelivery = { error: (e as Error).message };
   }
-  await askGithub({ ...deps, github }, cases, record, policy);
+  await askGithub(deps, github, cases, record, policy);
   const deleted = await reap(deps, cases, record);
   for (const c of cases) {
     if (c.verdict.verdict === "gone" && c.tracked) {
@@ -114,7 +143,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   }
 
   const decisions = cases.map(decisionOf);
-  for (const d of decisions) deps.log({ msg: "decision", ...d });
+  for (const d of decisions) deps.log({ msg: "decision", ...d } satisfies DecisionLine);
   const errorsByKind = {
     cluster: listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
     github: cases.filter((c) => c.verdict.error && c.errorKind !== "cluster").length,
@@ -168,7 +197,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     kvGets: kvCounter.gets,
     durationMs: summary.durationMs,
     redelivery,
-  });
+  } satisfies SweepLine);
   return report;
 }
 
@@ -234,14 +263,10 @@ async function readCluster(cluster: Cluster, namespaces: string[]) {
   return { byName, listErrors };
 }
 
-async function askGithub(deps: SweepDeps, cases: Case[], record: (f: Fact) => Promise<void>, policy: Policy) {
+async function askGithub(deps: SweepDeps, github: Github | Error, cases: Case[], record: (f: Fact) => Promise<void>, policy: Policy) {
   const asks = cases.filter((c) => c.verdict.askGithub).sort((a, b) => ageKey(a).localeCompare(ageKey(b)));
-  if (asks.length === 0) return;
-  let github: Github;
-  try {
-    github = deps.github();
-  } catch (e) {
-    for (const c of asks) c.verdict = { verdict: "keep", reason: `cannot ask GitHub: ${(e as Error).message}`, error: true };
+  if (github instanceof Error) {
+    for (const c of asks) c.verdict = { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true };
     return;
   }
   let stopped: string | undefined;
