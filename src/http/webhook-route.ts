@@ -8,6 +8,14 @@ import { writeFact } from "../store/kv-facts.ts";
 import { factTtlSeconds } from "../store/fact-ttl.ts";
 import type { FactsKV } from "../store/kv-facts.ts";
 
+// One verifier per settings (per isolate), not one per delivery on the hot path.
+const verifiers = new WeakMap<Settings, Webhooks>();
+function verifierFor(settings: Settings): Webhooks {
+  let verifier = verifiers.get(settings);
+  if (!verifier) verifiers.set(settings, (verifier = new Webhooks({ secret: settings.webhookSecret })));
+  return verifier;
+}
+
 /**
  * POST /webhook: verify, parse, record facts. Nothing is recorded unless the
  * signature is valid and the payload has every field the facts need.
@@ -24,7 +32,7 @@ export async function receiveWebhook(c: Context, settings: Settings, kv: FactsKV
   };
 
   if (!signature) return answer(401, "rejected", "X-Hub-Signature-256 header is missing");
-  const verified = await new Webhooks({ secret: settings.webhookSecret }).verify(body, signature).catch(() => false);
+  const verified = await verifierFor(settings).verify(body, signature).catch(() => false);
   if (!verified) return answer(401, "rejected", "X-Hub-Signature-256 does not match the body (check GITHUB_WEBHOOK_SECRET)");
   if (!event) return answer(400, "invalid", "X-GitHub-Event header is missing");
   if (!delivery) return answer(400, "invalid", "X-GitHub-Delivery header is missing");
