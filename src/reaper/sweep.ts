@@ -55,25 +55,11 @@ export interface Decision {
 /** The JSON line each runner's decision is logged as. */
 export type DecisionLine = Decision & { msg: "decision" };
 
-/** The JSON summary line a sweep logs when it ends. */
-export type SweepLine = {
-  msg: "sweep";
-  checked: number;
-  deleted: number;
-  kept: number;
-  waiting: number;
-  gone: number;
-  errors: number;
-  errorsByKind: Record<string, number>;
-  dryRun: boolean;
-  githubCalls: number;
-  clusterCalls: number | null;
-  kvLists: number;
-  kvPuts: number;
-  kvGets: number;
-  durationMs: number;
-  redelivery: RedeliveryReport | { error: string };
-};
+/** The JSON summary line a sweep logs when it ends: the report's counts plus its costs. */
+export type SweepLine = { msg: "sweep" } & Pick<
+  SweepReport,
+  "checked" | "deleted" | "kept" | "waiting" | "gone" | "errors" | "errorsByKind" | "dryRun" | "githubCalls" | "redelivery"
+> & { clusterCalls: number | null; kvLists: number; kvPuts: number; kvGets: number; durationMs: number };
 
 export interface SweepReport {
   checked: number;
