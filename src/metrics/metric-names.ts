@@ -1,0 +1,21 @@
+// Every metric family /metrics exposes. The alert rules and the dashboard in
+// infra/monitoring may use only these names; a test holds both to this list.
+export const METRIC_NAMES = [
+  "arc_reaper_runners", // gauge {state}: running, finished, reaped, gone (the ledger's open and closed rows)
+  "arc_reaper_deletions_total", // counter {cause}: job-completed, run-completed, over-bound
+  "arc_reaper_deletions_held_back_total", // counter: condemned runners kept because the per-sweep cap was reached
+  "arc_reaper_errors_total", // counter {kind}: cluster, github, redelivery, agent
+  "arc_reaper_sweeps_total", // counter
+  "arc_reaper_alarms_total", // counter
+  "arc_reaper_webhook_deliveries_total", // counter {event, outcome}: recorded, ignored, invalid, rejected, too_large, misconfigured
+  "arc_reaper_last_sweep_timestamp_seconds", // gauge
+  "arc_reaper_last_sweep_duration_seconds", // gauge
+  "arc_reaper_last_sweep_errors", // gauge {kind}
+  "arc_reaper_last_sweep_github_requests", // gauge
+  "arc_reaper_github_rate_limit_remaining", // gauge
+  "arc_reaper_github_rate_limit_limit", // gauge
+  "arc_reaper_paused", // gauge: 1 while deletions are paused
+  "arc_reaper_agent_connected", // gauge: 1 while an agent is connected (agent mode)
+] as const;
+
+export type MetricName = (typeof METRIC_NAMES)[number];
