@@ -19,6 +19,8 @@ export type DeleteOutcome =
 export interface Cluster {
   /** Every EphemeralRunner in the namespace (paged), or throws ClusterError. */
   listRunners(namespace: string): Promise<ClusterRunner[]>;
+  /** One EphemeralRunner by name, or undefined when the API server answers 404; throws ClusterError otherwise. */
+  readRunner(namespace: string, name: string): Promise<ClusterRunner | undefined>;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">): Promise<DeleteOutcome>;
 }
@@ -79,6 +81,19 @@ export function createCluster(opts: ClusterOptions): Cluster {
         continueToken = list.metadata?.continue || undefined;
       } while (continueToken);
       return runners;
+    },
+
+    async readRunner(namespace, name) {
+      let item: unknown;
+      try {
+        item = await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
+      } catch (e) {
+        if (statusOf(e) === 404) return undefined;
+        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`);
+      }
+      const runner = toClusterRunner(namespace, item);
+      if (!runner) throw new ClusterError(null, `reading ephemeralrunner ${namespace}/${name}: the answer is not an EphemeralRunner`);
+      return runner;
     },
 
     async deleteRunner({ namespace, name, uid }) {

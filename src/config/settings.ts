@@ -16,7 +16,17 @@ export interface Settings {
   maxDeletionsPerSweep: number;
   maxGithubCallsPerSweep: number;
   redeliveryLookbackSeconds: number;
+  /** How often a sweep lists the App's deliveries for redelivery. */
+  deliveriesEverySeconds: number;
+  /** A job in progress this long with no completion is re-read from GitHub, once per interval. */
+  recheckSeconds: number;
+  /** Closed runners stay listed this many days, then are pruned. */
+  historyDays: number;
   adminToken: string;
+  /** Bearer for /metrics; ADMIN_TOKEN when unset. */
+  metricsToken: string;
+  /** The ledger's Durable Object name: one ledger per name. */
+  ledgerName: string;
 }
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
@@ -104,9 +114,19 @@ export function readSettings(env: Source): SettingsResult {
   if (redeliveryLookbackSeconds > 3 * 86_400) {
     errors.push("REAPER_REDELIVERY_LOOKBACK_SECONDS must be at most 259200 (GitHub keeps deliveries for 3 days)");
   }
+  const deliveriesEverySeconds = count("REAPER_DELIVERIES_EVERY_SECONDS", 300, 1);
+  const recheckSeconds = count("REAPER_RECHECK_SECONDS", 3600, 60);
+  const historyDays = count("REAPER_HISTORY_DAYS", 7, 1);
+  const ledgerName = text("LEDGER_NAME", "ledger");
+  if (!/^[a-z0-9][-a-z0-9]{0,62}$/.test(ledgerName)) errors.push("LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes");
   const adminToken = text("ADMIN_TOKEN");
   if (adminToken !== "" && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     errors.push(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+  }
+
+  const metricsToken = text("METRICS_TOKEN", "");
+  if (metricsToken !== "" && metricsToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    errors.push(`METRICS_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   }
 
   if (errors.length > 0) return { ok: false, errors };
@@ -127,7 +147,12 @@ export function readSettings(env: Source): SettingsResult {
       maxDeletionsPerSweep,
       maxGithubCallsPerSweep,
       redeliveryLookbackSeconds,
+      deliveriesEverySeconds,
+      recheckSeconds,
+      historyDays,
       adminToken,
+      metricsToken: metricsToken || adminToken,
+      ledgerName,
     },
   };
 }
