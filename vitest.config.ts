@@ -11,7 +11,8 @@ export default defineConfig({
       {
         // The Worker's own tests run inside workerd and reach the stand-in
         // GitHub and Kubernetes servers (started in Node by globalSetup) over HTTP.
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        // ARC_REAPER_TEST_HOOKS lets each test give its own ledger the settings of its stand-in tenants.
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ARC_REAPER_TEST_HOOKS: "on" } } })],
         resolve: { alias: { undici: undiciShim } },
         test: {
           name: "workers",

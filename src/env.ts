@@ -1,7 +1,7 @@
-import type { FactsKV } from "./store/kv-facts.ts";
+import type { Ledger } from "./ledger/ledger.ts";
 
-/** The Worker's bindings: the facts KV namespace plus the settings as vars and secrets. */
+/** The Worker's bindings: the ledger plus the settings as vars and secrets. */
 export interface WorkerEnv {
-  FACTS: FactsKV;
+  LEDGER: DurableObjectNamespace<Ledger>;
   [setting: string]: unknown;
 }

@@ -3,7 +3,7 @@
 // no script at all, so the page's CSP can forbid scripts outright.
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { SweepSummary } from "../store/sweep-summary.ts";
+import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { RUNNER_STATES, type RunnerRow, type RunnerState } from "./runner-rows.ts";
 
 export const PAGE_CSS = `
@@ -38,7 +38,9 @@ export interface AdminPageProps {
   /** Rows per state before filtering, for the filter links. */
   counts: Record<RunnerState, number>;
   state: RunnerState | undefined;
-  lastSweep: SweepSummary | undefined;
+  /** The cursor of the next page of rows, when there is one. */
+  nextCursor?: string | null;
+  lastSweep: LastSweepFigures | undefined;
   now: number;
   githubWebUrl: string;
   settings: { dryRun: boolean; graceSeconds: number; maxJobSeconds: number; namespaces: string[] };
@@ -100,7 +102,7 @@ function Layout(props: { title: string; children?: unknown }) {
   );
 }
 
-function LastSweep(props: { sweep: SweepSummary | undefined; now: number }) {
+function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) {
   const s = props.sweep;
   if (!s) {
     return <p id="last-sweep">No sweep summary recorded yet. The cron runs a sweep every minute.</p>;
@@ -224,6 +226,13 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
       <h2>Tracked runners</h2>
       <Filter state={p.state} counts={p.counts} />
       <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} />
+      {p.nextCursor ? (
+        <p>
+          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), cursor: p.nextCursor }).toString()}`}>
+            next page
+          </a>
+        </p>
+      ) : null}
     </Layout>
   )}`;
 }

@@ -10,23 +10,26 @@ export interface CallBudget {
   used: number;
   /** The rate limit GitHub reported last, for the metrics. */
   rateLimitRemaining: number | null;
+  rateLimitLimit: number | null;
 }
 
-/** Per isolate: when GitHub said to back off, honoured across sweeps. */
+/** When GitHub said to back off, for one scope (the App, or one installation); kept in the ledger. */
 export interface RateLimitState {
-  blockedUntil: number; // ms since epoch
+  blockedUntil(): number; // ms since epoch
+  block(until: number): void;
 }
 
 export function newCallBudget(limit: number): CallBudget {
-  return { limit, used: 0, rateLimitRemaining: null };
+  return { limit, used: 0, rateLimitRemaining: null, rateLimitLimit: null };
 }
 
 /** A fetch that spends the budget, honours Retry-After / x-ratelimit-reset, and times out. */
 export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutMs: number): typeof fetch {
   return async (input, init) => {
     const now = Date.now();
-    if (rate.blockedUntil > now) {
-      throw new GithubRateLimited(`GitHub asked us to wait until ${new Date(rate.blockedUntil).toISOString()}`);
+    const blockedUntil = rate.blockedUntil();
+    if (blockedUntil > now) {
+      throw new GithubRateLimited(`GitHub asked us to wait until ${new Date(blockedUntil).toISOString()}`);
     }
     if (budget.used >= budget.limit) {
       throw new GithubBudgetExhausted(`the budget of ${budget.limit} GitHub requests for this sweep is spent`);
@@ -35,13 +38,17 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
     const response = await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     const remaining = response.headers.get("x-ratelimit-remaining");
     if (remaining !== null && /^\d+$/.test(remaining)) budget.rateLimitRemaining = Number(remaining);
-    const backOff = backOffUntil(response, now);
-    if (backOff !== null) rate.blockedUntil = backOff;
+    const limit = response.headers.get("x-ratelimit-limit");
+    if (limit !== null && /^\d+$/.test(limit)) budget.rateLimitLimit = Number(limit);
+    const backOff = await backOffUntil(response, now);
+    if (backOff !== null) rate.block(backOff);
     return response;
   };
 }
 
-function backOffUntil(response: Response, now: number): number | null {
+const SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
+
+async function backOffUntil(response: Response, now: number): Promise<number | null> {
   if (response.status !== 429 && response.status !== 403) return null;
   const retryAfter = response.headers.get("retry-after");
   if (retryAfter !== null && /^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
@@ -49,6 +56,8 @@ function backOffUntil(response: Response, now: number): number | null {
     const reset = response.headers.get("x-ratelimit-reset");
     if (reset !== null && /^\d+$/.test(reset)) return Number(reset) * 1000;
   }
-  // A 429 without a hint: GitHub's secondary limits ask for at least a minute.
-  return response.status === 429 ? now + 60_000 : null;
+  // A 429, or a 403 that says it is a secondary limit, without a hint: GitHub asks for at least a minute.
+  if (response.status === 429) return now + 60_000;
+  const body = await response.clone().text().catch(() => "");
+  return SECONDARY_LIMIT.test(body) ? now + 60_000 : null;
 }

@@ -11,21 +11,33 @@ const TOKEN_PERMISSIONS = { actions: "read" } as const;
 const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-/** Per isolate: installation tokens and repository installations survive across sweeps. */
-export interface GithubCache {
-  tokens: Map<number, { token: string; expiresAt: number }>;
-  installations: Map<string, number>;
-  rate: RateLimitState;
-  /** Deliveries up to this time (ms) were listed by an earlier sweep of this isolate. */
-  deliveriesListedUntil: number;
+/** What must outlive an isolate: installations of repositories and back-offs per scope. The ledger keeps it. */
+export interface GithubMemory {
+  installation(repo: string): number | undefined;
+  rememberInstallation(repo: string, id: number): void;
+  /** "app" for App (JWT) requests, the installation id for the rest. */
+  rate(scope: string): RateLimitState;
 }
 
-export const newGithubCache = (): GithubCache => ({
-  tokens: new Map(),
-  installations: new Map(),
-  rate: { blockedUntil: 0 },
-  deliveriesListedUntil: 0,
-});
+/** Installation tokens are only a cache of the isolate; the memory is the ledger's. */
+export interface GithubCache {
+  tokens: Map<number, { token: string; expiresAt: number }>;
+  memory: GithubMemory;
+}
+
+/** A cache whose memory lives only as long as the object (for tests of the client alone). */
+export function newGithubCache(): GithubCache {
+  const installations = new Map<string, number>();
+  const blocked = new Map<string, number>();
+  return {
+    tokens: new Map(),
+    memory: {
+      installation: (repo) => installations.get(repo),
+      rememberInstallation: (repo, id) => void installations.set(repo, id),
+      rate: (scope) => ({ blockedUntil: () => blocked.get(scope) ?? 0, block: (until) => void blocked.set(scope, until) }),
+    },
+  };
+}
 
 export interface GithubJob {
   id: number;
@@ -76,8 +88,10 @@ export class GithubError extends Error {
 export type Github = ReturnType<typeof createGithub>;
 
 export function createGithub(opts: GithubOptions) {
-  const fetch = budgetedFetch(opts.budget, opts.cache.rate, opts.timeoutMs ?? REQUEST_TIMEOUT_MS);
-  const Client = Octokit.defaults({ baseUrl: opts.apiUrl, request: { fetch } });
+  const timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const clientFor = (scope: string) =>
+    Octokit.defaults({ baseUrl: opts.apiUrl, request: { fetch: budgetedFetch(opts.budget, opts.cache.memory.rate(scope), timeoutMs) } });
+  const Client = clientFor("app");
   const app = new App({ appId: opts.appId, privateKey: toPkcs8(opts.privateKey), Octokit: Client, log: quietLog });
 
   async function installationToken(installationId: number): Promise<string> {
@@ -94,7 +108,7 @@ export function createGithub(opts: GithubOptions) {
   }
 
   async function asInstallation(installationId: number): Promise<Octokit> {
-    return new Client({ auth: await installationToken(installationId) });
+    return new (clientFor(String(installationId)))({ auth: await installationToken(installationId) });
   }
 
   const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
@@ -102,14 +116,14 @@ export function createGithub(opts: GithubOptions) {
   return {
     cache: opts.cache,
 
-    /** The installation that covers a repository (App JWT), cached per isolate. */
+    /** The installation that covers a repository (App JWT), remembered in the ledger. */
     async installationFor(repo: string): Promise<number> {
-      const cached = opts.cache.installations.get(repo);
+      const cached = opts.cache.memory.installation(repo);
       if (cached !== undefined) return cached;
       const { data } = await call(`looking up the installation for ${repo}`, () =>
         app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
       );
-      opts.cache.installations.set(repo, data.id);
+      opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
     },
 
@@ -149,11 +163,16 @@ export function createGithub(opts: GithubOptions) {
       }
     },
 
-    /** The App's webhook deliveries since `since`, newest first, paging with the cursor. */
-    async deliveriesSince(since: number): Promise<HookDelivery[]> {
+    /**
+     * The App's webhook deliveries since `since`, newest first, paging with the cursor
+     * (from `cursor` when resuming). Stops before a page when `stop()` says so:
+     * then `complete` is false and `cursor` says where to go on.
+     */
+    async deliveriesSince(since: number, opts: { cursor?: string; stop?: () => boolean } = {}): Promise<{ deliveries: HookDelivery[]; complete: boolean; cursor?: string }> {
       const deliveries: HookDelivery[] = [];
-      let cursor: string | undefined;
-      for (;;) {
+      let cursor = opts.cursor;
+      for (let first = true; ; first = false) {
+        if (!first && opts.stop?.()) return { deliveries, complete: false, cursor };
         const response = await call("listing webhook deliveries", () =>
           app.octokit.request("GET /app/hook/deliveries", {
             per_page: 100,
@@ -169,7 +188,7 @@ export function createGithub(opts: GithubOptions) {
           else deliveries.push(d);
         }
         cursor = nextCursor(response.headers.link);
-        if (older || !cursor || page.length === 0) return deliveries;
+        if (older || !cursor || page.length === 0) return { deliveries, complete: true };
       }
     },
 

@@ -3,9 +3,10 @@
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { adminPageHtml, errorPageHtml, githubWebUrl, loginPageHtml, PAGE_CSS } from "../admin/page.tsx";
-import { runnerRows, RUNNER_STATES, stateFilter, type RunnerState } from "../admin/runner-rows.ts";
 import type { Settings } from "../config/settings.ts";
-import { listRecords, type FactsKV } from "../store/kv-facts.ts";
+import type { AppEnv } from "./app-env.ts";
+import { ledgerFor } from "../ledger/ledger-for.ts";
+import { runnerQuery } from "./admin-runners-route.ts";
 import { constantTimeEqual } from "./constant-time.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
 
@@ -34,28 +35,28 @@ async function pageHeaders(): Promise<Record<string, string>> {
   };
 }
 
-export async function adminPage(c: Context, settings: Settings, kv: FactsKV): Promise<Response> {
+export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const headers = await pageHeaders();
   const auth = await isAdmin(c, settings.adminToken);
   if (!auth) return c.html(loginPageHtml({}), 401, headers);
 
-  const filter = stateFilter(c.req.query("state"));
-  if (filter.error) return c.html(errorPageHtml(filter.error), 400, headers);
+  const { query, error } = runnerQuery(c);
+  if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
-  const { facts, lastSweep } = await listRecords(kv);
-  const all = runnerRows(facts, now, settings);
-  const counts = Object.fromEntries(RUNNER_STATES.map((s) => [s, all.filter((r) => r.state === s).length])) as Record<RunnerState, number>;
-  const page = adminPageHtml({
-    rows: all.filter((r) => !filter.state || r.state === filter.state),
-    counts,
-    state: filter.state,
-    lastSweep,
+  const ledger = ledgerFor(c.env, settings.ledgerName);
+  const [page, snapshot] = await Promise.all([ledger.runners(query), ledger.snapshot()]);
+  const html = adminPageHtml({
+    rows: page.runners,
+    nextCursor: page.nextCursor,
+    counts: snapshot.runners,
+    state: query.state,
+    lastSweep: snapshot.lastSweep ?? undefined,
     now,
     githubWebUrl: githubWebUrl(settings.githubApiUrl),
     settings,
     auth,
   });
-  return c.html(page, 200, headers);
+  return c.html(html, 200, headers);
 }
 
 export async function adminLogin(c: Context, settings: Settings): Promise<Response> {

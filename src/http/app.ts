@@ -2,29 +2,46 @@ import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { settingsFor } from "../config/settings-for.ts";
 import type { Settings } from "../config/settings.ts";
-import type { WorkerEnv } from "../env.ts";
+import type { AppEnv } from "./app-env.ts";
 import { adminLogin, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
-import { listRunners } from "./admin-route.ts";
+import { listRunners, runnerStory } from "./admin-runners-route.ts";
+import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 
-type AppEnv = { Bindings: WorkerEnv; Variables: { settings: Settings } };
 
 const MAX_WEBHOOK_BYTES = 1024 * 1024; // GitHub caps payloads at 25 MB; ours are a few KB
 
 // Every route but /healthz needs valid settings; answer 503 naming what is wrong.
 async function requireSettings(c: Context<AppEnv>, next: Next): Promise<Response | void> {
   const result = settingsFor(c.env);
-  if (!result.ok) return c.json({ error: "arc-reaper is misconfigured", settings: result.errors }, 503);
+  if (!result.ok) {
+    if (c.req.path === "/webhook") countEarlyAnswer(c, "misconfigured");
+    return c.json({ error: "arc-reaper is misconfigured", settings: result.errors }, 503);
+  }
   c.set("settings", result.settings);
   await next();
+}
+
+/** Answers given before the settings are known to be good are counted too, without holding the answer back. */
+function countEarlyAnswer(c: Context<AppEnv>, outcome: "misconfigured" | "too_large"): void {
+  const event = c.req.header("x-github-event") ?? "";
+  c.executionCtx.waitUntil(ledgerFor(c.env, rawLedgerName(c.env)).count(event, outcome).catch(() => undefined));
 }
 
 async function requireAdmin(c: Context<AppEnv>, next: Next): Promise<Response | void> {
   const token = bearerToken(c.req.header("authorization"));
   if (!token || !constantTimeEqual(token, c.get("settings").adminToken)) {
     return c.json({ error: "a valid ADMIN_TOKEN bearer token is required" }, 401, { "www-authenticate": "Bearer" });
+  }
+  await next();
+}
+
+async function requireMetricsToken(c: Context<AppEnv>, next: Next): Promise<Response | void> {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token || !constantTimeEqual(token, c.get("settings").metricsToken)) {
+    return c.json({ error: "a valid METRICS_TOKEN (or ADMIN_TOKEN when METRICS_TOKEN is unset) bearer token is required" }, 401, { "www-authenticate": "Bearer" });
   }
   await next();
 }
@@ -39,16 +56,20 @@ export function createApp(): Hono<AppEnv> {
     "/webhook",
     bodyLimit({
       maxSize: MAX_WEBHOOK_BYTES,
-      onError: (c) => c.json({ error: `body is over the ${MAX_WEBHOOK_BYTES}-byte limit` }, 413),
+      onError: (c) => {
+        countEarlyAnswer(c as Context<AppEnv>, "too_large");
+        return c.json({ error: `body is over the ${MAX_WEBHOOK_BYTES}-byte limit` }, 413);
+      },
     }),
     requireSettings,
-    (c) => receiveWebhook(c, c.get("settings"), c.env.FACTS),
+    (c) => receiveWebhook(c, c.get("settings")),
   );
-  app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings"), c.env.FACTS));
-  app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings"), c.env.FACTS));
+  app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings")));
+  app.get("/admin/runners/:name", requireSettings, requireAdmin, (c) => runnerStory(c, c.get("settings")));
+  app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings")));
   app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
   app.post("/admin/logout", (c) => adminLogout(c));
-  app.get("/metrics", requireSettings, requireAdmin, (c) => serveMetrics(c, c.get("settings"), c.env.FACTS));
+  app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;
 }

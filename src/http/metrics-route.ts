@@ -1,21 +1,13 @@
 import type { Context } from "hono";
 import type { Settings } from "../config/settings.ts";
+import type { AppEnv } from "./app-env.ts";
+import { ledgerFor } from "../ledger/ledger-for.ts";
 import { arcReaperFamilies } from "../metrics/arc-reaper-metrics.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderFamilies } from "../metrics/prometheus.ts";
-import { webhookDeliveryCounts } from "../metrics/webhook-deliveries.ts";
-import { listRecords, type FactsKV } from "../store/kv-facts.ts";
 
-/** GET /metrics: Prometheus text format from one KV list pass and this isolate's counters. */
-export async function serveMetrics(c: Context, settings: Settings, kv: FactsKV): Promise<Response> {
-  const { facts, lastSweep } = await listRecords(kv);
-  const body = renderFamilies(
-    arcReaperFamilies({
-      facts,
-      lastSweep,
-      deliveries: webhookDeliveryCounts(),
-      now: Date.now(),
-      policy: settings,
-    }),
-  );
+/** GET /metrics: Prometheus text format from the ledger's counters and open rows, never its history. */
+export async function serveMetrics(c: Context<AppEnv>, settings: Settings): Promise<Response> {
+  const snapshot = await ledgerFor(c.env, settings.ledgerName).snapshot();
+  const body = renderFamilies(arcReaperFamilies({ snapshot, agentConnected: null }));
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });
 }

@@ -2,11 +2,10 @@ import { Webhooks } from "@octokit/webhooks";
 import type { Context } from "hono";
 import { factsFromWebhook } from "../github/facts-from-webhook.ts";
 import { logLine } from "../log.ts";
-import { countWebhookDelivery } from "../metrics/webhook-deliveries.ts";
 import type { Settings } from "../config/settings.ts";
-import { writeFact } from "../store/kv-facts.ts";
-import { factTtlSeconds } from "../store/fact-ttl.ts";
-import type { FactsKV } from "../store/kv-facts.ts";
+import type { AppEnv } from "./app-env.ts";
+import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
+import { ledgerFor } from "../ledger/ledger-for.ts";
 
 // One verifier per settings (per isolate), not one per delivery on the hot path.
 const verifiers = new WeakMap<Settings, Webhooks>();
@@ -17,17 +16,20 @@ function verifierFor(settings: Settings): Webhooks {
 }
 
 /**
- * POST /webhook: verify, parse, record facts. Nothing is recorded unless the
- * signature is valid and the payload has every field the facts need.
+ * POST /webhook: verify and parse here, record the facts in the ledger, then
+ * answer. Nothing is recorded unless the signature is valid and the payload has
+ * every field the facts need; every answer is counted in the ledger.
  */
-export async function receiveWebhook(c: Context, settings: Settings, kv: FactsKV): Promise<Response> {
+export async function receiveWebhook(c: Context<AppEnv>, settings: Settings): Promise<Response> {
+  const ledger = ledgerFor(c.env, settings.ledgerName);
   const event = c.req.header("x-github-event") ?? "";
   const delivery = c.req.header("x-github-delivery") ?? "";
   const signature = c.req.header("x-hub-signature-256");
   const body = await c.req.text();
-  const answer = (status: 200 | 202 | 400 | 401, outcome: string, detail: string): Response => {
+  const answer = (status: 200 | 202 | 400 | 401, outcome: DeliveryOutcome, detail: string): Response => {
     logLine({ msg: "webhook", event, delivery, status, outcome, detail });
-    countWebhookDelivery(event, outcome);
+    // Counted without holding the answer back; a recorded delivery was counted with its facts.
+    if (outcome !== "recorded") c.executionCtx.waitUntil(ledger.count(event, outcome).catch(() => undefined));
     return c.json(status < 300 ? { outcome, detail } : { error: detail }, status);
   };
 
@@ -47,7 +49,6 @@ export async function receiveWebhook(c: Context, settings: Settings, kv: FactsKV
   if (outcome.kind === "invalid") return answer(400, "invalid", outcome.error);
   if (outcome.kind === "ignored") return answer(200, "ignored", outcome.why);
 
-  const ttl = factTtlSeconds(settings);
-  await Promise.all(outcome.facts.map((fact) => writeFact(kv, fact, ttl)));
+  await ledger.receive({ event, outcome: "recorded", facts: outcome.facts });
   return answer(202, "recorded", outcome.summary);
 }

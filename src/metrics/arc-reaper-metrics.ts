@@ -1,89 +1,62 @@
-// The arc-reaper metric families, from one KV list pass (the facts and the last
-// sweep's summary) and this isolate's webhook counters. Pure: no I/O, no clock.
-import { RUNNER_STATES, runnerRows, type RunnerState } from "../admin/runner-rows.ts";
-import type { Policy } from "../reaper/judge.ts";
-import type { Fact } from "../store/facts.ts";
-import type { SweepSummary } from "../store/sweep-summary.ts";
-import type { Family } from "./prometheus.ts";
+// The arc-reaper metric families, from one ledger snapshot: counts of open
+// runners, the closed runners' gauges, the counters, the last sweep. Pure.
+import type { LedgerSnapshot } from "../ledger/queries.ts";
+import { RUNNER_STATES } from "../ledger/runner-record.ts";
+import type { MetricName } from "./metric-names.ts";
+import type { Family, Sample } from "./prometheus.ts";
 
 export const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
-export const ERROR_KINDS = ["cluster", "github", "redelivery"] as const;
+export const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
 
 export interface MetricsInput {
-  facts: readonly Fact[];
-  lastSweep: SweepSummary | undefined;
-  deliveries: readonly { event: string; outcome: string; count: number }[];
-  now: number;
-  policy: Policy & { dryRun: boolean };
+  snapshot: LedgerSnapshot;
+  /** In agent mode, whether an agent is connected; null in direct mode (the family is then absent). */
+  agentConnected: boolean | null;
 }
 
-export function arcReaperFamilies(input: MetricsInput): Family[] {
-  const byState = new Map<RunnerState, number>(RUNNER_STATES.map((s) => [s, 0]));
-  for (const { state } of runnerRows(input.facts, input.now, input.policy)) {
-    byState.set(state, (byState.get(state) ?? 0) + 1);
-  }
+type NamedFamily = Family & { name: MetricName };
 
-  const byCause = new Map<string, number>(DELETE_CAUSES.map((c) => [c, 0]));
-  for (const fact of input.facts) {
-    if (fact.type !== "runner-closed" || fact.outcome !== "reaped") continue;
-    const cause = fact.cause ?? "unknown";
-    byCause.set(cause, (byCause.get(cause) ?? 0) + 1);
-  }
-
-  const sweep = input.lastSweep;
-  const errors = new Map<string, number>(ERROR_KINDS.map((k) => [k, 0]));
-  for (const [kind, n] of Object.entries(sweep?.errors ?? {})) errors.set(kind, n);
-  const fromSweep = (value: number | null | undefined) => (sweep && value !== null && value !== undefined ? [{ value }] : []);
-
-  return [
+export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): NamedFamily[] {
+  // A counter's samples, with the known label values at 0 until they first count.
+  const counter = (name: string, label?: string, zeroFor: readonly string[] = []): Sample[] => {
+    const byKey = new Map<string, Sample>();
+    for (const value of zeroFor) byKey.set(JSON.stringify({ [label!]: value }), { labels: { [label!]: value }, value: 0 });
+    for (const c of snapshot.counters) {
+      if (c.name === name) byKey.set(JSON.stringify(c.labels), { labels: Object.keys(c.labels).length > 0 ? c.labels : undefined, value: c.value });
+    }
+    if (!label && byKey.size === 0) byKey.set("{}", { value: 0 });
+    return [...byKey.values()];
+  };
+  const sweep = snapshot.lastSweep;
+  const fromSweep = (value: number | null | undefined): Sample[] => (sweep && value !== null && value !== undefined ? [{ value }] : []);
+  const families: NamedFamily[] = [
     {
       name: "arc_reaper_runners",
-      help: "Tracked runners by state (running, finished, reaped, gone), from the facts in KV.",
+      help: "Runners in the ledger by state: running and finished are open; reaped and gone are the history of REAPER_HISTORY_DAYS.",
       type: "gauge",
-      samples: [...byState].map(([state, value]) => ({ labels: { state }, value })),
+      samples: RUNNER_STATES.map((state) => ({ labels: { state }, value: snapshot.runners[state] })),
     },
-    {
-      // Not monotonic: closed facts expire from KV (REAPER_MAX_JOB_SECONDS + 2 days), so this is a gauge.
-      name: "arc_reaper_deletions_total",
-      help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them; counts only what KV still holds (closed facts expire after REAPER_MAX_JOB_SECONDS + 2 days).",
-      type: "gauge",
-      samples: [...byCause].map(([cause, value]) => ({ labels: { cause }, value })),
-    },
+    { name: "arc_reaper_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them.", type: "counter", samples: counter("arc_reaper_deletions_total", "cause", DELETE_CAUSES) },
+    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_SWEEP was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
+    { name: "arc_reaper_errors_total", help: "Runners kept because something could not be read or done, by kind (cluster, github, redelivery, agent).", type: "counter", samples: counter("arc_reaper_errors_total", "kind", ERROR_KINDS) },
+    { name: "arc_reaper_sweeps_total", help: "Sweeps run (the cron, once a minute).", type: "counter", samples: counter("arc_reaper_sweeps_total") },
+    { name: "arc_reaper_alarms_total", help: "Ledger alarms run (at the earliest due time).", type: "counter", samples: counter("arc_reaper_alarms_total") },
+    { name: "arc_reaper_webhook_deliveries_total", help: "Webhook deliveries by event and outcome (recorded, ignored, invalid, rejected, too_large, misconfigured), counted in the ledger.", type: "counter", samples: counter("arc_reaper_webhook_deliveries_total", "outcome") },
+    { name: "arc_reaper_last_sweep_timestamp_seconds", help: "When the last sweep ran, in seconds since the epoch.", type: "gauge", samples: fromSweep(sweep ? Date.parse(sweep.at) / 1000 : undefined) },
+    { name: "arc_reaper_last_sweep_duration_seconds", help: "Wall time of the last sweep, in seconds.", type: "gauge", samples: fromSweep(sweep ? sweep.durationMs / 1000 : undefined) },
     {
       name: "arc_reaper_last_sweep_errors",
-      help: "Errors in the last recorded sweep, by kind (cluster, github, redelivery).",
+      help: "Errors in the last sweep, by kind (cluster, github, redelivery).",
       type: "gauge",
-      samples: sweep ? [...errors].map(([kind, value]) => ({ labels: { kind }, value })) : [],
+      samples: sweep ? Object.entries(sweep.errors).map(([kind, value]) => ({ labels: { kind }, value })) : [],
     },
-    {
-      name: "arc_reaper_last_sweep_github_requests",
-      help: "GitHub API requests the last recorded sweep made (token mints, look-ups, reads and redeliveries).",
-      type: "gauge",
-      samples: fromSweep(sweep?.githubCalls),
-    },
-    {
-      name: "arc_reaper_github_rate_limit_remaining",
-      help: "GitHub's x-ratelimit-remaining as last seen by a sweep; absent when that sweep made no request.",
-      type: "gauge",
-      samples: fromSweep(sweep?.rateLimitRemaining),
-    },
-    {
-      name: "arc_reaper_last_sweep_timestamp_seconds",
-      help: "When the last recorded sweep ran, in seconds since the epoch. The summary is rewritten at least every 5 minutes, and at once when a sweep deletes or its errors change.",
-      type: "gauge",
-      samples: fromSweep(sweep ? Date.parse(sweep.at) / 1000 : undefined),
-    },
-    {
-      name: "arc_reaper_last_sweep_duration_seconds",
-      help: "Wall time of the last recorded sweep, in seconds.",
-      type: "gauge",
-      samples: fromSweep(sweep ? sweep.durationMs / 1000 : undefined),
-    },
-    {
-      name: "arc_reaper_webhook_deliveries_total",
-      help: "Webhook deliveries by event and outcome (recorded, ignored, invalid, rejected), counted in memory per Workers isolate: each isolate starts from zero, so sum across scrapes with rate() or increase().",
-      type: "counter",
-      samples: input.deliveries.map((d) => ({ labels: { event: d.event, outcome: d.outcome }, value: d.count })),
-    },
+    { name: "arc_reaper_last_sweep_github_requests", help: "GitHub API requests the last sweep made (token mints, look-ups, reads and redeliveries).", type: "gauge", samples: fromSweep(sweep?.githubCalls) },
+    { name: "arc_reaper_github_rate_limit_remaining", help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitRemaining) },
+    { name: "arc_reaper_github_rate_limit_limit", help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitLimit) },
+    { name: "arc_reaper_paused", help: "1 while deletions are paused (POST /admin/pause), else 0.", type: "gauge", samples: [{ value: snapshot.paused ? 1 : 0 }] },
   ];
+  if (agentConnected !== null) {
+    families.push({ name: "arc_reaper_agent_connected", help: "1 while an in-cluster agent is connected (agent mode), else 0.", type: "gauge", samples: [{ value: agentConnected ? 1 : 0 }] });
+  }
+  return families;
 }

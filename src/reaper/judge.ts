@@ -3,19 +3,25 @@
 //
 //  1. facts, runner not in the cluster            -> gone   close the facts
 //  2. cluster could not be read                   -> keep   (error) cannot judge
-//  3. no facts, no status.workflowRunId           -> keep   idle
-//  4. runner has a deletionTimestamp              -> keep   already being deleted
-//  5. status.workflowRunId names another run      -> keep   runner moved on
-//  6. no facts, status.workflowRunId set          -> keep   ask GitHub (reconcile)
-//  7. job or its run (this attempt or a later one) completed
+//  3. facts, the cluster's runner has another uid
+//       than the one the facts' runner had        -> gone   it was replaced; the new object is judged on its own
+//  4. facts, the cluster's runner was created
+//       after the job started (+60 s skew)        -> gone   not that job's runner; the new object is judged on its own
+//  5. no facts, no status.workflowRunId           -> keep   idle
+//  6. runner has a deletionTimestamp              -> keep   already being deleted
+//  7. status.workflowRunId names another run      -> keep   runner moved on
+//  8. no facts, status.workflowRunId set          -> keep   ask GitHub (reconcile)
+//  9. job or its run (this attempt or a later one) completed
 //       < grace ago                               -> wait
 //       >= grace ago                              -> delete "job J in o/r is <c>, completed Ns ago"
 //                                                           "run X in o/r is <c>, completed Ns ago"
-//  8. running, started within the bound           -> keep
-//  9. running past the bound, GitHub not asked    -> keep   ask GitHub
-// 10. running past the bound, GitHub unreadable   -> keep   (error)
-// 11. past the bound, GitHub says still running   -> delete "job J has been in_progress for Ns, over the bound of Bs"
-//     past the bound, GitHub says completed       -> as row 7 with GitHub's completed_at
+// 10. running past the recheck interval, not re-read
+//       within it, within the bound               -> keep   re-read the job from GitHub
+// 11. running, started within the bound           -> keep   (due at the bound or the next recheck)
+// 12. running past the bound, GitHub not asked    -> keep   ask GitHub
+// 13. GitHub unreadable                           -> keep   (error)
+// 14. past the bound, GitHub says still running   -> delete "job J has been in_progress for Ns, over the bound of Bs"
+//     GitHub says completed                       -> as row 9 with GitHub's completed_at
 //
 // Pure: no I/O, no clock, no settings beyond the policy passed in.
 import type { TrackedRunner } from "./tracked-runners.ts";
@@ -43,7 +49,12 @@ export type GithubWord =
 export interface Policy {
   graceSeconds: number;
   maxJobSeconds: number;
+  /** Re-read a running job from GitHub this often; no rechecks when absent. */
+  recheckSeconds?: number;
 }
+
+/** Clock skew allowed between GitHub's times and the API server's creationTimestamp. */
+export const CLOCK_SKEW_MS = 60_000;
 
 export interface JudgeInput {
   tracked?: TrackedRunner;
@@ -62,6 +73,8 @@ export interface Verdict {
   dueAt?: string;
   /** The judge needs GitHub's word on this runner before it can decide. */
   askGithub?: boolean;
+  /** The ask is a periodic re-read of a running job (row 10), not a bound check. */
+  recheck?: boolean;
   /** The verdict is a keep because something could not be read. */
   error?: boolean;
   /** For a delete: which evidence condemned the runner (for metrics). */
@@ -81,6 +94,10 @@ export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Ve
     return { verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };
   }
   const onCluster = cluster.kind === "found" ? cluster.runner : undefined;
+  if (tracked && onCluster) {
+    const replaced = notTheJobsRunner(tracked, onCluster);
+    if (replaced) return { verdict: "gone", reason: replaced };
+  }
   if (!tracked && onCluster?.workflowRunId === undefined) {
     return { verdict: "keep", reason: "idle: no job recorded for this runner" };
   }
@@ -104,7 +121,18 @@ export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Ve
   return judgeByFacts(tracked, github, now, policy);
 }
 
-/** Rows 7 to 11: what the facts (and GitHub, when asked) say about the job itself. */
+/** Rows 3 and 4: the object in the cluster is not the one that took the job, though it has its name. */
+export function notTheJobsRunner(tracked: TrackedRunner, onCluster: ClusterRunner): string | undefined {
+  if (tracked.uid && tracked.uid !== onCluster.uid) {
+    return `runner ${tracked.runner} was replaced: the job's runner had uid ${tracked.uid}, the cluster's has uid ${onCluster.uid}`;
+  }
+  if (tracked.startedAt && onCluster.createdAt && Date.parse(onCluster.createdAt) > Date.parse(tracked.startedAt) + CLOCK_SKEW_MS) {
+    return `runner ${tracked.runner} was created at ${onCluster.createdAt}, after job ${tracked.jobId} started at ${tracked.startedAt}: a new runner of the same name, the job's runner is gone`;
+  }
+  return undefined;
+}
+
+/** Rows 9 to 14: what the facts (and GitHub, when asked) say about the job itself. */
 export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefined, now: number, policy: Policy): Verdict {
   const finished = finishedEvidence(tracked);
   if (finished) return afterCompletion(finished, now, policy);
@@ -116,10 +144,30 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   const runningMs = now - startedMs;
   const boundMs = policy.maxJobSeconds * 1000;
   if (runningMs <= boundMs) {
+    const recheckAt = nextRecheck(tracked, policy);
+    if (recheckAt !== undefined && recheckAt <= now && github === undefined) {
+      return {
+        verdict: "keep",
+        reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s with no completion heard: asking GitHub`,
+        askGithub: true,
+        recheck: true,
+      };
+    }
+    if (recheckAt !== undefined && github?.kind === "error") {
+      return { verdict: "keep", reason: `job ${tracked.jobId} in ${tracked.repo} could not be re-read from GitHub: ${github.why}`, error: true };
+    }
+    if (recheckAt !== undefined && github?.kind === "job" && github.status === "completed" && github.completedAt) {
+      return afterCompletion(
+        { cause: "job-completed", what: `job ${tracked.jobId}`, repo: tracked.repo, conclusion: github.conclusion ?? "completed", at: github.completedAt },
+        now,
+        policy,
+      );
+    }
+    const due = Math.min(startedMs + boundMs, recheckAt !== undefined && recheckAt > now ? recheckAt : Infinity);
     return {
       verdict: "keep",
       reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, within the bound of ${policy.maxJobSeconds}s`,
-      dueAt: iso(startedMs + boundMs),
+      dueAt: iso(due),
     };
   }
   if (!github) {
@@ -152,6 +200,14 @@ export interface Finished {
   repo: string;
   conclusion: string;
   at: string;
+}
+
+/** When a running job is next re-read from GitHub: a recheck interval after its start, then after each read. */
+export function nextRecheck(t: TrackedRunner, policy: Policy): number | undefined {
+  if (!policy.recheckSeconds || !t.startedAt) return undefined;
+  const every = policy.recheckSeconds * 1000;
+  const first = Date.parse(t.startedAt) + every;
+  return t.checkedAt === undefined ? first : Math.max(first, t.checkedAt + every);
 }
 
 // The earliest positive evidence wins: either proves the job is over.

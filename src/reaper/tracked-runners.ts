@@ -13,6 +13,12 @@ export interface TrackedRunner {
   /** The completion of the job's run attempt, or of a later attempt (which implies this one ended). */
   runCompleted?: { at: string; conclusion: string; attempt: number };
   closed?: { outcome: RunnerClosed["outcome"]; at: string; reason: string };
+  /** The uid of the object seen busy on the job's run: only that object may be deleted for this job. */
+  uid?: string;
+  /** Where that object lives. */
+  namespace?: string;
+  /** When GitHub's REST API was last asked about this job (ms). */
+  checkedAt?: number;
 }
 
 const runKey = (repo: string, runId: number): string => `${repo}#${runId}`;

@@ -1,20 +1,21 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import type { WorkerEnv } from "../../src/env.ts";
 import { sessionValue } from "../../src/http/admin-session.ts";
-import type { Fact } from "../../src/store/facts.ts";
-import { writeFact } from "../../src/store/kv-facts.ts";
-import { writeSweepSummary } from "../../src/store/sweep-summary.ts";
-import { ADMIN_TOKEN, call, clearKv, testEnv } from "./support/worker.ts";
-
-beforeEach(clearKv);
+import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
+import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "./support/seed.ts";
+import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
+import { ADMIN_TOKEN, adminRunners, call, deliver, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
-const REPO = "octo-org/example-workflow";
 const COOKIE = "__Host-arc-reaper-admin";
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+// Sweeps run a day ahead of the clock, so that no alarm of the ledger (which
+// fires on the real clock) is due while a test runs; see sweep.test.ts.
+const NOW = Date.now() + 86_400_000;
 
-const get = (path: string, headers: Record<string, string> = {}, env = testEnv()) => call(env, new Request(`${BASE}${path}`, { headers }));
-const login = (token: string, env = testEnv()) =>
+const get = (env: WorkerEnv, path: string, headers: Record<string, string> = {}) => call(env, new Request(`${BASE}${path}`, { headers }));
+const login = (env: WorkerEnv, token: string) =>
   call(
     env,
     new Request(`${BASE}/admin/login`, {
@@ -35,7 +36,13 @@ interface Row {
 
 /** The runner rows of a page, read with workerd's own HTML parser. */
 async function rowsOf(res: Response): Promise<Row[]> {
+  return (await pageOf(res)).rows;
+}
+
+/** The runner rows and the next-page link of a page. */
+async function pageOf(res: Response): Promise<{ rows: Row[]; next?: string }> {
   const rows: Row[] = [];
+  let next: string | undefined;
   let current: Row | undefined;
   let cell: string[] | undefined;
   await new HTMLRewriter()
@@ -56,39 +63,54 @@ async function rowsOf(res: Response): Promise<Row[]> {
     })
     .on("tr[data-runner] a.run", { element: (e) => void (current && (current.runHref = e.getAttribute("href") ?? "")) })
     .on("tr[data-runner] a.job", { element: (e) => void (current && (current.jobHref = e.getAttribute("href") ?? "")) })
+    .on("a#next-page", { element: (e) => void (next = unescapeText(e.getAttribute("href") ?? "")) })
     .transform(res)
     .text();
-  return rows.map((r) => ({ ...r, cells: r.cells.map(unescapeText) }));
+  return { rows: rows.map((r) => ({ ...r, runner: unescapeText(r.runner), cells: r.cells.map(unescapeText) })), next };
 }
 
 const unescapeText = (s: string) =>
   s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
 
-const started = (runner: string, jobId: number, repo = REPO, startedSecondsAgo = 600): Fact => ({
-  type: "job-started", runner, repo, runId: jobId * 10, runAttempt: 1, jobId, startedAt: ago(startedSecondsAgo), source: "test",
-});
+/** Visible text of a page, tags dropped. */
+const textOf = async (res: Response) => unescapeText((await res.text()).replace(/<[^>]+>/g, " "));
 
-async function seed(): Promise<void> {
-  const kv = testEnv().FACTS;
-  const facts: Fact[] = [
-    started("arc-running", 1),
-    started("arc-finished", 2),
-    { type: "job-completed", runner: "arc-finished", repo: REPO, runId: 20, runAttempt: 1, jobId: 2, completedAt: ago(30), conclusion: "cancelled", source: "test" },
-    started("arc-reaped", 3),
-    { type: "runner-closed", runner: "arc-reaped", jobId: 3, outcome: "reaped", at: ago(5), reason: "run 30 in octo-org/example-workflow is cancelled, completed 400s ago", cause: "run-completed" },
-  ];
-  for (const f of facts) await writeFact(kv, f, 600_000);
+/** A job started on `runner` `secondsAgo` ago (real clock), through a signed delivery. */
+async function started(env: WorkerEnv, runner: string, jobId: number, o: { repo?: string; secondsAgo?: number; delivery?: string } = {}): Promise<void> {
+  const payload = workflowJobPayload("in_progress", { runner, jobId, runId: jobId * 10, runAttempt: 1, repo: o.repo ?? REPO, startedAt: ago(o.secondsAgo ?? 600), installationId: INSTALLATION });
+  const res = await deliver(env, "workflow_job", payload, { delivery: o.delivery });
+  expect(res.status).toBe(202);
+}
+
+/**
+ * One runner in each state: reaped and gone by a real sweep against the
+ * stand-ins, then a running and a finished one delivered on the real clock (so
+ * their reasons and due times are the facts' own). Listed newest first:
+ * arc-finished, arc-running, arc-gone, arc-reaped.
+ */
+async function world(): Promise<WorkerEnv> {
+  const s = await stack();
+  await closeBySweep(s, NOW, [
+    { name: "arc-reaped", runId: 30, jobId: 3, by: "run-completed" },
+    { name: "arc-gone", runId: 50, jobId: 5, by: "gone" },
+  ]);
+  await started(s.env, "arc-running", 1);
+  const done = await s.jobCompleted({ runner: "arc-finished", runId: 20, jobId: 2, startedAt: ago(600), completedAt: ago(30), conclusion: "cancelled" });
+  expect(done.status).toBe(202);
+  return s.env;
 }
 
 describe("GET /admin auth", () => {
   it("answers 401 with the login form and no runner data without a token or cookie", async () => {
-    await seed();
-    const res = await get("/admin");
+    const env = testEnv();
+    await started(env, "arc-running", 1);
+    const res = await get(env, "/admin");
     expect(res.status).toBe(401);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const body = await res.text();
     expect(body).toContain('<form class="login" method="post" action="/admin/login">');
     expect(body).not.toContain("arc-running");
+    expect((await get(env, "/admin", bearer)).status).toBe(200); // the runner is there for the admin
   });
 
   it.each([
@@ -99,37 +121,42 @@ describe("GET /admin auth", () => {
   ])("answers 401 with %s", async (_what, headers) => {
     const h: Record<string, string> = { ...headers };
     if (h.cookie?.includes("SESSION")) h.cookie = h.cookie.replace("SESSION", await sessionValue(ADMIN_TOKEN, Date.now()));
-    const res = await get("/admin", h);
+    const res = await get(testEnv(), "/admin", h);
     expect(res.status).toBe(401);
   });
 
   it("refuses an expired session and one made with another ADMIN_TOKEN", async () => {
+    const env = testEnv();
     const expired = await sessionValue(ADMIN_TOKEN, Date.now() - 13 * 3600_000);
-    expect((await get("/admin", { cookie: `${COOKIE}=${expired}` })).status).toBe(401);
+    expect((await get(env, "/admin", { cookie: `${COOKIE}=${expired}` })).status).toBe(401);
     const other = await sessionValue("another-admin-token-0123456789", Date.now());
-    expect((await get("/admin", { cookie: `${COOKIE}=${other}` })).status).toBe(401);
+    expect((await get(env, "/admin", { cookie: `${COOKIE}=${other}` })).status).toBe(401);
     const fresh = await sessionValue(ADMIN_TOKEN, Date.now());
-    expect((await get("/admin", { cookie: `${COOKIE}=${fresh}` })).status).toBe(200);
+    expect((await get(env, "/admin", { cookie: `${COOKIE}=${fresh}` })).status).toBe(200);
   });
 
   it("takes the bearer token and sends a strict CSP", async () => {
-    const res = await get("/admin", bearer);
+    const res = await get(testEnv(), "/admin", bearer);
     expect(res.status).toBe(200);
-    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'; frame-ancestors 'none'/);
+    expect(res.headers.get("content-security-policy")).toMatch(
+      /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+    );
     expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
     expect(await res.text()).not.toContain("Log out"); // nothing to log out of with a bearer header
   });
 
   it("refuses a wrong token at the login form and sets no cookie", async () => {
-    const res = await login("wrong-token-wrong-token");
+    const res = await login(testEnv(), "wrong-token-wrong-token");
     expect(res.status).toBe(401);
     expect(res.headers.get("set-cookie")).toBeNull();
     expect(await res.text()).toContain("That is not the ADMIN_TOKEN.");
   });
 
   it("logs in with the form: an HttpOnly, Secure, SameSite=Strict cookie that is not the token; logout clears it", async () => {
-    await seed();
-    const res = await login(ADMIN_TOKEN);
+    const env = testEnv();
+    await started(env, "arc-running", 1);
+    const res = await login(env, ADMIN_TOKEN);
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/admin");
     const setCookie = res.headers.get("set-cookie") ?? "";
@@ -137,34 +164,35 @@ describe("GET /admin auth", () => {
     expect(setCookie).not.toContain(ADMIN_TOKEN);
     const cookie = setCookie.split(";")[0]!;
 
-    const page = await get("/admin", { cookie });
+    const page = await get(env, "/admin", { cookie });
     expect(page.status).toBe(200);
     const body = await page.text();
     expect(body).toContain("arc-running");
     expect(body).toContain('<form method="post" action="/admin/logout">');
 
-    const out = await call(testEnv(), new Request(`${BASE}/admin/logout`, { method: "POST", headers: { cookie }, redirect: "manual" }));
+    const out = await call(env, new Request(`${BASE}/admin/logout`, { method: "POST", headers: { cookie }, redirect: "manual" }));
     expect(out.status).toBe(303);
     expect(out.headers.get("set-cookie")).toMatch(/^__Host-arc-reaper-admin=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
   });
 
   it("refuses an oversized login form", async () => {
-    const res = await login(`${ADMIN_TOKEN}${"x".repeat(5000)}`);
+    const res = await login(testEnv(), `${ADMIN_TOKEN}${"x".repeat(5000)}`);
     expect(res.status).toBe(413);
     expect(res.headers.get("set-cookie")).toBeNull();
   });
 });
 
 describe("GET /admin content", () => {
-  it("lists every tracked runner with state, repository, links, age, due time and reason", async () => {
-    await seed();
-    const rows = await rowsOf(await get("/admin", bearer));
+  it("lists every runner in the ledger, newest first, with state, repository, links, age, due time and the stored reason", async () => {
+    const env = await world();
+    const rows = await rowsOf(await get(env, "/admin", bearer));
     expect(rows.map((r) => [r.runner, r.state])).toEqual([
       ["arc-finished", "finished"],
-      ["arc-reaped", "reaped"],
       ["arc-running", "running"],
+      ["arc-gone", "gone"],
+      ["arc-reaped", "reaped"],
     ]);
-    const finished = rows[0]!;
+    const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
     // Runner, State, Repository, Run, Job, Age, Due, Reason
@@ -174,66 +202,237 @@ describe("GET /admin content", () => {
       REPO,
       "20",
       "2",
-      expect.stringMatching(/^10m \ds$/),
+      expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
-      expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/example-workflow is cancelled, completed \d+s ago; grace 300s$/),
+      expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
     ]);
-    expect(rows[1]!.cells[7]).toBe("run 30 in octo-org/example-workflow is cancelled, completed 400s ago");
-    expect(rows[2]!.cells[6]).toMatch(/^in 4d 23h$/); // the 5-day bound from a start 10 minutes ago
+    expect(running.cells.slice(5)).toEqual([
+      expect.stringMatching(/^10m \d+s$/),
+      expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
+      expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),
+    ]);
+    // The closed runners' reasons are the sweep's verdicts, as the ledger stored them.
+    expect(reaped.cells[1]).toBe("reaped cancelled");
+    expect(reaped.cells[7]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
+    expect(gone.cells[1]).toBe("gone");
+    expect(gone.cells[7]).toBe("runner arc-gone is no longer in the cluster");
+    // The history is kept REAPER_HISTORY_DAYS (7) from the sweep, a day ahead of the clock.
+    expect(reaped.cells[6]).toMatch(/^in 7d 23h$/);
   });
 
-  it("filters by state, with counts in the filter links", async () => {
-    await seed();
-    const res = await get("/admin?state=reaped", bearer);
+  it("filters by state, with the ledger's counts in the filter links", async () => {
+    const env = await world();
+    const res = await get(env, "/admin?state=reaped", bearer);
     const body = await res.clone().text();
     expect((await rowsOf(res)).map((r) => r.runner)).toEqual(["arc-reaped"]);
     expect(body).toContain('<a href="/admin?state=reaped" aria-current="page">reaped (1)</a>');
-    expect(body).toContain('<a href="/admin">all (3)</a>');
-    expect((await rowsOf(await get("/admin?state=gone", bearer))).map((r) => r.runner)).toEqual([]);
-    expect(await (await get("/admin?state=gone", bearer)).text()).toContain("No runners in this state.");
+    expect(body).toContain('<a href="/admin">all (4)</a>');
+    for (const state of ["running", "finished", "gone"]) expect(body).toContain(`<a href="/admin?state=${state}">${state} (1)</a>`);
+    expect((await rowsOf(await get(env, "/admin?state=gone", bearer))).map((r) => r.runner)).toEqual(["arc-gone"]);
+    expect((await rowsOf(await get(env, "/admin?state=running", bearer))).map((r) => r.runner)).toEqual(["arc-running"]);
+    const empty = testEnv();
+    expect(await (await get(empty, "/admin?state=gone", bearer)).text()).toContain("No runners in this state.");
   });
 
-  it("refuses an unknown state with 400, escaped", async () => {
-    const res = await get(`/admin?state=${encodeURIComponent("<b>stuck</b>")}`, bearer);
+  it("shows what the last real sweep did", async () => {
+    const env = await world();
+    const text = await textOf(await get(env, "/admin", bearer));
+    expect(text).toContain(`(${new Date(NOW).toISOString()})`);
+    expect(text).toContain("runners 2 checked: 1 deleted, 0 kept, 0 waiting, 1 gone");
+    expect(text).toContain("errors cluster 0, github 0, redelivery 0");
+  });
+
+  it("pages with a next-page link that keeps the state filter", async () => {
+    const env = testEnv();
+    for (let i = 1; i <= 3; i++) await started(env, `arc-page-${i}`, i);
+    const first = await pageOf(await get(env, "/admin?limit=2", bearer));
+    expect(first.rows.map((r) => r.runner)).toEqual(["arc-page-3", "arc-page-2"]);
+    expect(first.next).toMatch(/^\/admin\?cursor=\d+$/);
+    const second = await pageOf(await get(env, first.next!, bearer));
+    expect(second.rows.map((r) => r.runner)).toEqual(["arc-page-1"]);
+    expect(second.next).toBeUndefined();
+
+    const byState = await pageOf(await get(env, "/admin?state=running&limit=1", bearer));
+    expect(byState.next).toMatch(/^\/admin\?state=running&cursor=\d+$/);
+    expect((await pageOf(await get(env, "/admin", bearer))).next).toBeUndefined(); // 3 rows fit the default page
+  });
+
+  // src bug (reported, not fixed here): the next-page link keeps ?state= but drops ?repo= (and ?limit=),
+  // so the second page of /admin?repo=X lists every repository's runners. Drop `.fails` once the link keeps them.
+  it.fails("keeps the repository filter in the next-page link", async () => {
+    const env = testEnv();
+    await started(env, "arc-a-1", 1, { repo: "octo-org/a" });
+    await started(env, "arc-b-1", 2, { repo: "octo-org/b" });
+    await started(env, "arc-a-2", 3, { repo: "octo-org/a" });
+    const first = await pageOf(await get(env, "/admin?repo=octo-org/a&limit=1", bearer));
+    expect(first.rows.map((r) => r.runner)).toEqual(["arc-a-2"]);
+    const second = await pageOf(await get(env, first.next!, bearer));
+    expect(second.rows.map((r) => r.runner)).toEqual(["arc-a-1"]);
+  });
+
+  it("refuses an unknown state or a bad cursor with 400, escaped", async () => {
+    const env = testEnv();
+    const res = await get(env, `/admin?state=${encodeURIComponent("<b>stuck</b>")}`, bearer);
     expect(res.status).toBe(400);
     const body = await res.text();
     expect(body).toContain("state must be one of running, finished, reaped, gone, got &quot;&lt;b&gt;stuck&lt;/b&gt;&quot;");
     expect(body).not.toContain("<b>stuck");
+    const cursor = await get(env, `/admin?cursor=${encodeURIComponent("<i>1</i>")}`, bearer);
+    expect(cursor.status).toBe(400);
+    const cursorBody = await cursor.text();
+    expect(cursorBody).toContain("cursor must be the nextCursor of a previous page, got &quot;&lt;i&gt;1&lt;/i&gt;&quot;");
+    expect(cursorBody).not.toContain("<i>1");
   });
 
-  it("escapes a hostile repository name in text and links", async () => {
+  it("escapes a hostile repository and runner name in text, attributes and links", async () => {
+    const env = testEnv();
     const hostile = `<script>alert(1)</script>/x"><img src=x onerror=alert(2)>`;
-    await writeFact(testEnv().FACTS, started("arc-hostile", 9, hostile), 600_000);
-    const res = await get("/admin", bearer);
+    const hostileRunner = `arc"><script>alert(3)</script>`;
+    await recordFacts(env, [
+      jobStartedFact({ runner: "arc-hostile", repo: hostile, runId: 90, jobId: 9, startedAt: ago(600) }),
+      jobStartedFact({ runner: hostileRunner, repo: REPO, runId: 80, jobId: 8, startedAt: ago(600) }),
+    ]);
+    const res = await get(env, "/admin", bearer);
     const body = await res.clone().text();
-    expect(body).not.toContain("<script>alert(1)");
+    expect(body).not.toContain("<script>alert(");
     expect(body).not.toContain("<img src=x");
     expect(body).toContain("&lt;script&gt;alert(1)&lt;/script&gt;/x&quot;&gt;&lt;img src=x onerror=alert(2)&gt;");
-    const [row] = await rowsOf(res);
-    expect(row!.cells[2]).toBe(hostile);
+    const rows = await rowsOf(res);
+    expect(rows.map((r) => r.runner)).toEqual([hostileRunner, "arc-hostile"]);
+    const row = rows[1]!;
+    expect(row.cells[2]).toBe(hostile);
     const path = hostile.split("/").map(encodeURIComponent).join("/");
-    expect(row!.runHref).toBe(`https://github.com/${path}/actions/runs/90`);
-    expect(new URL(row!.runHref!).origin).toBe("https://github.com");
+    expect(row.runHref).toBe(`https://github.com/${path}/actions/runs/90`);
+    expect(new URL(row.runHref!).origin).toBe("https://github.com");
+    expect(rows[0]!.cells[0]).toBe(hostileRunner);
   });
 
   it("shows the last sweep's summary", async () => {
-    expect(await (await get("/admin", bearer)).text()).toContain("No sweep summary recorded yet.");
-    await writeSweepSummary(testEnv().FACTS, {
-      type: "sweep-summary", at: ago(42), durationMs: 87, checked: 4, deleted: 1, kept: 2, waiting: 1, gone: 0,
-      errors: { cluster: 0, github: 2, redelivery: 0 }, githubCalls: 5, rateLimitRemaining: 4990, dryRun: false,
-    });
-    const text = unescapeText((await (await get("/admin", bearer)).text()).replace(/<[^>]+>/g, " "));
+    const env = testEnv();
+    expect(await (await get(env, "/admin", bearer)).text()).toContain("No sweep summary recorded yet.");
+    await writeLastSweep(env, lastSweep({
+      at: ago(42), durationMs: 87, checked: 4, deleted: 1, kept: 2, waiting: 1, gone: 0,
+      errors: { cluster: 0, github: 2, redelivery: 0 }, githubCalls: 5, rateLimitRemaining: 4990, rateLimitLimit: 5000,
+    }));
+    const res = await get(env, "/admin", bearer);
+    const body = await res.clone().text();
+    const text = await textOf(res);
     expect(text).toMatch(/at 4\ds ago \(\d{4}-/);
     expect(text).toContain("took 87 ms");
     expect(text).toContain("runners 4 checked: 1 deleted, 2 kept, 1 waiting, 0 gone");
+    expect(text).not.toContain("(dry run)");
     expect(text).toContain("errors cluster 0, github 2, redelivery 0");
+    expect(body).toMatch(/<dd class="error">\s*cluster 0, github 2, redelivery 0/);
     expect(text).toContain("GitHub requests 5, rate limit left 4990");
   });
 
-  it("links to a GitHub Enterprise Server's web host when GITHUB_API_URL is one", async () => {
-    await writeFact(testEnv().FACTS, started("arc-ghes", 4), 600_000);
-    const env = testEnv({ GITHUB_API_URL: "https://ghes.example.com/api/v3" });
-    const [row] = await rowsOf(await get("/admin", bearer, env));
-    expect(row!.jobHref).toBe(`https://ghes.example.com/${REPO}/actions/runs/40/job/4`);
+  it.each([
+    ["a GitHub Enterprise Server", "https://ghes.example.com/api/v3", "https://ghes.example.com"],
+    ["GHE.com", "https://api.acme.ghe.com", "https://acme.ghe.com"],
+    ["github.com", "https://api.github.com", "https://github.com"],
+  ])("links to %s's web host when GITHUB_API_URL is its API", async (_what, api, web) => {
+    const env = testEnv({ GITHUB_API_URL: api });
+    await started(env, "arc-ghes", 4);
+    const [row] = await rowsOf(await get(env, "/admin", bearer));
+    expect(row!.runHref).toBe(`${web}/${REPO}/actions/runs/40`);
+    expect(row!.jobHref).toBe(`${web}/${REPO}/actions/runs/40/job/4`);
+  });
+});
+
+describe("GET /admin/runners pages and stories", () => {
+  const A = "octo-org/a";
+  const B = "octo-org/b";
+  async function five(): Promise<WorkerEnv> {
+    const env = testEnv();
+    const repos = [A, B, A, B, A];
+    for (const [i, repo] of repos.entries()) await started(env, `arc-p-${i + 1}`, i + 1, { repo });
+    return env;
+  }
+  const names = (page: { runners: Record<string, unknown>[] }) => page.runners.map((r) => r.name);
+
+  it("pages newest first: limit=2 over 5 runners gives 2, 2, 1, each but the last with a nextCursor", async () => {
+    const env = await five();
+    const first = await adminRunners(env, "?limit=2");
+    expect(names(first)).toEqual(["arc-p-5", "arc-p-4"]);
+    expect(first.nextCursor).toMatch(/^\d+$/);
+    const second = await adminRunners(env, `?limit=2&cursor=${first.nextCursor}`);
+    expect(names(second)).toEqual(["arc-p-3", "arc-p-2"]);
+    expect(second.nextCursor).toMatch(/^\d+$/);
+    const third = await adminRunners(env, `?limit=2&cursor=${second.nextCursor}`);
+    expect(names(third)).toEqual(["arc-p-1"]);
+    expect(third.nextCursor).toBeNull();
+    expect(await adminRunners(env)).toMatchObject({ nextCursor: null, runners: { length: 5 } });
+    expect(first.runners[0]).toMatchObject({ name: "arc-p-5", state: "running", repository: A, runId: 50, runAttempt: 1, jobId: 5, completedAt: null, conclusion: null });
+  });
+
+  it("filters by repository, and pages within the filter", async () => {
+    const env = await five();
+    expect(names(await adminRunners(env, `?repo=${A}`))).toEqual(["arc-p-5", "arc-p-3", "arc-p-1"]);
+    expect(names(await adminRunners(env, `?repo=${encodeURIComponent(B)}`))).toEqual(["arc-p-4", "arc-p-2"]);
+    const first = await adminRunners(env, `?repo=${A}&limit=2`);
+    expect(names(first)).toEqual(["arc-p-5", "arc-p-3"]);
+    const second = await adminRunners(env, `?repo=${A}&limit=2&cursor=${first.nextCursor}`);
+    expect(second).toMatchObject({ nextCursor: null });
+    expect(names(second)).toEqual(["arc-p-1"]);
+    expect(await adminRunners(env, "?repo=octo-org/none")).toEqual({ runners: [], nextCursor: null });
+    expect(names(await adminRunners(env, `?repo=${A}&state=finished`))).toEqual([]);
+  });
+
+  it.each([
+    ["limit", "limit=0"],
+    ["limit", "limit=501"],
+    ["limit", "limit=two"],
+    ["limit", "limit=-1"],
+    ["cursor", "cursor=abc"],
+    ["cursor", "cursor=0"],
+    ["cursor", "cursor=-5"],
+    ["repo", "repo=no-slash"],
+    ["repo", "repo=a/b/c"],
+    ["repo", `repo=${encodeURIComponent("octo org/x")}`],
+  ])("answers 400 naming %s for ?%s", async (param, query) => {
+    const res = await get(testEnv(), `/admin/runners?${query}`, bearer);
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: string };
+    expect(error).toMatch(new RegExp(`^${param} must `));
+  });
+
+  it("tells one runner's story: its facts in order with their delivery GUIDs, then the sweep's verdict", async () => {
+    const s = await stack();
+    const name = "arc-story-1";
+    await s.runner({ name, workflowRunId: 710 });
+    const [d1, d2, d3] = ["11111111-aaaa-11e3-81ab-000000000001", "11111111-aaaa-11e3-81ab-000000000002", "11111111-aaaa-11e3-81ab-000000000003"];
+    const startedAt = before(NOW, 1200);
+    const completedAt = before(NOW, 600);
+    const updatedAt = before(NOW, 500);
+    const job = { runner: name, runId: 710, runAttempt: 1, jobId: 71, repo: REPO, installationId: INSTALLATION, startedAt };
+    expect((await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", job), { delivery: d1 })).status).toBe(202);
+    expect((await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }), { delivery: d2 })).status).toBe(202);
+    expect((await deliver(s.env, "workflow_run", workflowRunPayload({ runId: 710, runAttempt: 1, repo: REPO, updatedAt, conclusion: "success", installationId: INSTALLATION }), { delivery: d3 })).status).toBe(202);
+    await s.sweep(NOW);
+
+    const res = await get(s.env, `/admin/runners/${name}`, bearer);
+    expect(res.status).toBe(200);
+    const story = (await res.json()) as { runner: string; jobs: { name: string; state: string; story: { at: string; what: string; source: string }[] }[] };
+    expect(story.runner).toBe(name);
+    expect(story.jobs).toHaveLength(1);
+    expect(story.jobs[0]).toMatchObject({ name, state: "reaped", jobId: 71, reason: "job 71 in octo-org/octo-repo is cancelled, completed 600s ago" });
+    expect(story.jobs[0]!.story.map(({ what, source }) => ({ what, source }))).toEqual([
+      { what: `job 71 of run 710 (attempt 1) in ${REPO} started on ${name} at ${startedAt}`, source: d1 },
+      { what: `job 71 of run 710 (attempt 1) in ${REPO} is cancelled, completed at ${completedAt}`, source: d2 },
+      { what: `run 710 in ${REPO} is success, completed at ${updatedAt}`, source: d3 },
+      { what: "reaped: job 71 in octo-org/octo-repo is cancelled, completed 600s ago", source: "sweep" },
+    ]);
+    expect(story.jobs[0]!.story.at(-1)!.at).toBe(new Date(NOW).toISOString());
+  });
+
+  it("answers 404 for a runner the ledger does not know, 400 for a name no runner can have, and 401 without the token", async () => {
+    const env = testEnv();
+    await started(env, "arc-known", 1);
+    expect((await get(env, "/admin/runners/arc-known", bearer)).status).toBe(200);
+    const unknown = await get(env, "/admin/runners/arc-unknown", bearer);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "no runner named arc-unknown in the ledger" });
+    expect((await get(env, "/admin/runners/Arc_Known", bearer)).status).toBe(400);
+    expect((await get(env, "/admin/runners/arc-known")).status).toBe(401);
   });
 });

@@ -84,7 +84,8 @@ describe("GitHub App client", () => {
     const { tenant, github } = await setup();
     const seeded = await tenant.addDelivery({ guid: "g-1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: new Date(Date.now() - 60_000).toISOString() });
     expect(BigInt(seeded.id) > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
-    const listed = await github.deliveriesSince(Date.now() - 3600_000);
+    const { deliveries: listed, complete } = await github.deliveriesSince(Date.now() - 3600_000);
+    expect(complete).toBe(true);
     expect(listed).toEqual([expect.objectContaining({ id: seeded.id, guid: "g-1", statusCode: 502, event: "workflow_job" })]);
     await github.redeliver(seeded.id);
     expect(await tenant.redeliveries()).toEqual([expect.objectContaining({ deliveryId: seeded.id, guid: "g-1" })]);

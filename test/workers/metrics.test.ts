@@ -1,15 +1,17 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { writeFact } from "../../src/store/kv-facts.ts";
-import { writeSweepSummary, type SweepSummary } from "../../src/store/sweep-summary.ts";
-import type { Fact } from "../../src/store/facts.ts";
-import { ADMIN_TOKEN, call, clearKv, deliver, signedDelivery, testEnv } from "./support/worker.ts";
-
-beforeEach(clearKv);
+import { describe, expect, it } from "vitest";
+import type { WorkerEnv } from "../../src/env.ts";
+import { METRIC_NAMES } from "../../src/metrics/metric-names.ts";
+import { closeBySweep, lastSweep, writeLastSweep } from "./support/seed.ts";
+import { stack } from "./support/stack.ts";
+import { ADMIN_TOKEN, call, deliver, evictLedger, signedDelivery, testEnv } from "./support/worker.ts";
 
 const REPO = "octo-org/example-workflow";
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const get = (path: string, headers: Record<string, string> = auth) =>
-  call(testEnv(), new Request(`https://arc-reaper.test${path}`, { headers }));
+// Sweeps run a day ahead of the clock, so that no alarm of the ledger (which
+// fires on the real clock) is due while a test runs; see sweep.test.ts.
+const NOW = Date.now() + 86_400_000;
+const get = (env: WorkerEnv, path: string, headers: Record<string, string> = auth) =>
+  call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
 
 /** Parses the text format strictly enough to catch a malformed line. */
 function parse(text: string): { samples: Map<string, number>; types: Map<string, string>; helps: Map<string, string> } {
@@ -29,26 +31,19 @@ function parse(text: string): { samples: Map<string, number>; types: Map<string,
   return { samples, types, helps };
 }
 
-async function scrape() {
-  const res = await get("/metrics");
+async function scrape(env: WorkerEnv, headers: Record<string, string> = auth) {
+  const res = await get(env, "/metrics", headers);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
   return parse(await res.text());
 }
 
+const deliveries = (s: Map<string, number>, event: string, outcome: string) =>
+  s.get(`arc_reaper_webhook_deliveries_total{event="${event}",outcome="${outcome}"}`) ?? 0;
+
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
-const ttl = 600_000;
 
-function closed(runner: string, jobId: number, outcome: "reaped" | "gone", cause?: "job-completed" | "run-completed" | "over-bound"): Fact {
-  return { type: "runner-closed", runner, jobId, outcome, at: minutesAgo(1), reason: "test", ...(cause ? { cause } : {}) };
-}
-function started(runner: string, jobId: number): Fact {
-  return { type: "job-started", runner, repo: REPO, runId: jobId * 10, runAttempt: 1, jobId, startedAt: minutesAgo(30), source: "test" };
-}
-
-// The fields of a real workflow_job.in_progress payload that arc-reaper reads. Not
-// from @octokit/webhooks-examples on purpose: that 4 MB module overflows the
-// vitest pool's 1 MiB WebSocket messages when several test files import it at once.
+// The fields of a real workflow_job.in_progress payload that arc-reaper reads.
 function jobStartedPayload() {
   return {
     action: "in_progress",
@@ -64,30 +59,60 @@ describe("GET /metrics", () => {
     ["a wrong token", { authorization: "Bearer wrong-token-wrong-token" }],
     ["the token as a cookie-less Basic header", { authorization: `Basic ${ADMIN_TOKEN}` }],
   ])("answers 401 with %s", async (_what, headers) => {
-    const res = await get("/metrics", headers);
+    const res = await get(testEnv(), "/metrics", headers);
     expect(res.status).toBe(401);
     expect(await res.text()).not.toContain("arc_reaper_");
   });
 
-  it("counts runners by state and deletions by cause from the facts", async () => {
-    const kv = testEnv().FACTS;
-    const facts: Fact[] = [
-      started("arc-running-1", 1),
-      started("arc-running-2", 2),
-      started("arc-finished", 3),
-      { type: "job-completed", runner: "arc-finished", repo: REPO, runId: 30, runAttempt: 1, jobId: 3, completedAt: minutesAgo(1), conclusion: "cancelled", source: "test" },
-      started("arc-reaped-job", 4),
-      closed("arc-reaped-job", 4, "reaped", "job-completed"),
-      started("arc-reaped-run-1", 5),
-      closed("arc-reaped-run-1", 5, "reaped", "run-completed"),
-      started("arc-reaped-run-2", 6),
-      closed("arc-reaped-run-2", 6, "reaped", "run-completed"),
-      started("arc-gone", 7),
-      closed("arc-gone", 7, "gone"),
-    ];
-    for (const fact of facts) await writeFact(kv, fact, ttl);
+  it("takes METRICS_TOKEN when it is set, and then not ADMIN_TOKEN (which still opens the admin views)", async () => {
+    const METRICS_TOKEN = "test-metrics-token-0123456789abcdef";
+    const env = testEnv({ METRICS_TOKEN });
+    await scrape(env, { authorization: `Bearer ${METRICS_TOKEN}` });
+    const admin = await get(env, "/metrics", auth);
+    expect(admin.status).toBe(401);
+    expect(await admin.json()).toEqual({ error: "a valid METRICS_TOKEN (or ADMIN_TOKEN when METRICS_TOKEN is unset) bearer token is required" });
+    expect((await get(env, "/admin/runners", { authorization: `Bearer ${METRICS_TOKEN}` })).status).toBe(401);
+    expect((await get(env, "/admin/runners", auth)).status).toBe(200);
+  });
 
-    const { samples, types, helps } = await scrape();
+  it("exposes exactly the families of METRIC_NAMES (all but arc_reaper_agent_connected in direct mode), each with HELP and TYPE", async () => {
+    const { samples, types, helps } = await scrape(testEnv());
+    const expected = METRIC_NAMES.filter((n) => n !== "arc_reaper_agent_connected").sort();
+    expect([...types.keys()].sort()).toEqual(expected);
+    expect([...helps.keys()].sort()).toEqual(expected);
+    for (const key of samples.keys()) expect(expected).toContain(key.replace(/\{.*$/, ""));
+  });
+
+  it("a fresh ledger: counters at zero, runner gauges at zero, no sweep figures", async () => {
+    const { samples, types, helps } = await scrape(testEnv());
+    for (const state of ["running", "finished", "reaped", "gone"]) expect(samples.get(`arc_reaper_runners{state="${state}"}`)).toBe(0);
+    for (const cause of ["job-completed", "run-completed", "over-bound"]) expect(samples.get(`arc_reaper_deletions_total{cause="${cause}"}`)).toBe(0);
+    for (const kind of ["cluster", "github", "redelivery", "agent"]) expect(samples.get(`arc_reaper_errors_total{kind="${kind}"}`)).toBe(0);
+    for (const name of ["arc_reaper_sweeps_total", "arc_reaper_alarms_total", "arc_reaper_deletions_held_back_total", "arc_reaper_paused"]) expect(samples.get(name)).toBe(0);
+    // No sweep has been recorded: its families are declared but have no samples.
+    expect([...samples.keys()].filter((k) => k.startsWith("arc_reaper_last_sweep") || k.startsWith("arc_reaper_github"))).toEqual([]);
+    expect(types.get("arc_reaper_last_sweep_timestamp_seconds")).toBe("gauge");
+    expect(types.get("arc_reaper_runners")).toBe("gauge");
+    expect(types.get("arc_reaper_deletions_total")).toBe("counter");
+    expect(helps.get("arc_reaper_webhook_deliveries_total")).toContain("counted in the ledger");
+    expect(helps.get("arc_reaper_runners")).toContain("REAPER_HISTORY_DAYS");
+  });
+
+  it("counts runners by state and deletions by cause from what a real sweep did", async () => {
+    const s = await stack();
+    await closeBySweep(s, NOW, [
+      { name: "arc-reaped-job", runId: 40, jobId: 4, by: "job-completed" },
+      { name: "arc-reaped-run-1", runId: 50, jobId: 5, by: "run-completed" },
+      { name: "arc-reaped-run-2", runId: 60, jobId: 6, by: "run-completed" },
+      { name: "arc-gone", runId: 70, jobId: 7, by: "gone" },
+    ]);
+    // Open runners after the sweep, on the real clock: nothing of theirs is due during the test.
+    for (const [runner, id] of [["arc-running-1", 1], ["arc-running-2", 2]] as const) {
+      expect((await s.jobStarted({ runner, runId: id * 10, jobId: id, startedAt: minutesAgo(30) })).status).toBe(202);
+    }
+    expect((await s.jobCompleted({ runner: "arc-finished", runId: 30, jobId: 3, startedAt: minutesAgo(30), completedAt: minutesAgo(1), conclusion: "cancelled" })).status).toBe(202);
+
+    const { samples } = await scrape(s.env);
     expect(samples.get('arc_reaper_runners{state="running"}')).toBe(2);
     expect(samples.get('arc_reaper_runners{state="finished"}')).toBe(1);
     expect(samples.get('arc_reaper_runners{state="reaped"}')).toBe(3);
@@ -95,17 +120,19 @@ describe("GET /metrics", () => {
     expect(samples.get('arc_reaper_deletions_total{cause="job-completed"}')).toBe(1);
     expect(samples.get('arc_reaper_deletions_total{cause="run-completed"}')).toBe(2);
     expect(samples.get('arc_reaper_deletions_total{cause="over-bound"}')).toBe(0);
-    expect(types.get("arc_reaper_runners")).toBe("gauge");
-    expect(helps.get("arc_reaper_deletions_total")).toContain("only what KV still holds");
-    expect(helps.get("arc_reaper_webhook_deliveries_total")).toContain("per Workers isolate");
-    // No sweep has been recorded: its families are declared but have no samples.
-    expect([...samples.keys()].filter((k) => k.startsWith("arc_reaper_last_sweep") || k.startsWith("arc_reaper_github"))).toEqual([]);
-    expect(types.get("arc_reaper_last_sweep_timestamp_seconds")).toBe("gauge");
+    expect(samples.get("arc_reaper_sweeps_total")).toBe(1);
+    expect(samples.get("arc_reaper_deletions_held_back_total")).toBe(0);
+    expect(samples.get('arc_reaper_errors_total{kind="cluster"}')).toBe(0);
+    expect(samples.get("arc_reaper_last_sweep_timestamp_seconds")).toBe(NOW / 1000);
+    expect(samples.get('arc_reaper_last_sweep_errors{kind="cluster"}')).toBe(0);
+    // Every delivery of the seeding, counted in the ledger: 4 job facts before the sweep, 3 after; 2 run completions.
+    expect(deliveries(samples, "workflow_job", "recorded")).toBe(7);
+    expect(deliveries(samples, "workflow_run", "recorded")).toBe(2);
   });
 
   it("reports the last sweep's summary", async () => {
-    const summary: SweepSummary = {
-      type: "sweep-summary",
+    const env = testEnv();
+    await writeLastSweep(env, lastSweep({
       at: "2026-11-20T10:00:00.000Z",
       durationMs: 1234,
       checked: 9,
@@ -116,46 +143,77 @@ describe("GET /metrics", () => {
       errors: { cluster: 1, github: 0, redelivery: 3 },
       githubCalls: 7,
       rateLimitRemaining: 4993,
-      dryRun: false,
-    };
-    await writeSweepSummary(testEnv().FACTS, summary);
-    const { samples } = await scrape();
+      rateLimitLimit: 5000,
+    }));
+    const { samples } = await scrape(env);
     expect(samples.get('arc_reaper_last_sweep_errors{kind="cluster"}')).toBe(1);
     expect(samples.get('arc_reaper_last_sweep_errors{kind="github"}')).toBe(0);
     expect(samples.get('arc_reaper_last_sweep_errors{kind="redelivery"}')).toBe(3);
     expect(samples.get("arc_reaper_last_sweep_github_requests")).toBe(7);
     expect(samples.get("arc_reaper_github_rate_limit_remaining")).toBe(4993);
+    expect(samples.get("arc_reaper_github_rate_limit_limit")).toBe(5000);
     expect(samples.get("arc_reaper_last_sweep_timestamp_seconds")).toBe(Date.parse("2026-11-20T10:00:00Z") / 1000);
     expect(samples.get("arc_reaper_last_sweep_duration_seconds")).toBe(1.234);
   });
 
   it("leaves the rate limit out when the last sweep never asked GitHub", async () => {
-    await writeSweepSummary(testEnv().FACTS, {
-      type: "sweep-summary", at: new Date().toISOString(), durationMs: 5, checked: 0, deleted: 0, kept: 0, waiting: 0, gone: 0,
-      errors: { cluster: 0, github: 0, redelivery: 0 }, githubCalls: 0, rateLimitRemaining: null, dryRun: true,
-    });
-    const { samples } = await scrape();
+    const env = testEnv();
+    await writeLastSweep(env, lastSweep({ githubCalls: 0, rateLimitRemaining: null, rateLimitLimit: null, dryRun: true }));
+    const { samples } = await scrape(env);
     expect(samples.get("arc_reaper_last_sweep_github_requests")).toBe(0);
     expect(samples.has("arc_reaper_github_rate_limit_remaining")).toBe(false);
+    expect(samples.has("arc_reaper_github_rate_limit_limit")).toBe(false);
   });
+});
 
-  it("counts webhook deliveries by event and outcome, bucketing unknown events", async () => {
+describe("GET /metrics: webhook deliveries", () => {
+  it("counts deliveries by event and outcome in the ledger, bucketing unknown events, and keeps them when the ledger is evicted", async () => {
     const env = testEnv();
-    const before = (await scrape()).samples;
-    const count = (s: Map<string, number>, event: string, outcome: string) =>
-      s.get(`arc_reaper_webhook_deliveries_total{event="${event}",outcome="${outcome}"}`) ?? 0;
+    const before = (await scrape(env)).samples;
+    expect(deliveries(before, "workflow_job", "recorded")).toBe(0);
 
     const payload = jobStartedPayload();
     expect((await deliver(env, "workflow_job", payload)).status).toBe(202);
     expect((await deliver(env, "workflow_job", payload)).status).toBe(202);
+    expect((await deliver(env, "workflow_job", { action: "queued" })).status).toBe(200);
+    expect((await deliver(env, "workflow_job", { action: "in_progress" })).status).toBe(400);
     expect((await call(env, await signedDelivery("workflow_job", payload, { secret: "not-the-secret" }))).status).toBe(401);
     const hostile = await signedDelivery("x\"} evil 1", payload, { secret: "not-the-secret" });
     expect((await call(env, hostile)).status).toBe(401);
 
-    const after = await scrape(); // parse() throws on any line the hostile header could have broken
-    expect(count(after.samples, "workflow_job", "recorded") - count(before, "workflow_job", "recorded")).toBe(2);
-    expect(count(after.samples, "workflow_job", "rejected") - count(before, "workflow_job", "rejected")).toBe(1);
-    expect(count(after.samples, "other", "rejected") - count(before, "other", "rejected")).toBe(1);
+    // Another isolate: a fresh env object (so fresh settings) and a fresh ledger instance over the same storage.
+    await evictLedger(env);
+    const other = testEnv({ LEDGER_NAME: String(env.LEDGER_NAME) });
+    const after = await scrape(other); // parse() throws on any line the hostile header could have broken
+    expect(deliveries(after.samples, "workflow_job", "recorded")).toBe(2);
+    expect(deliveries(after.samples, "workflow_job", "ignored")).toBe(1);
+    expect(deliveries(after.samples, "workflow_job", "invalid")).toBe(1);
+    expect(deliveries(after.samples, "workflow_job", "rejected")).toBe(1);
+    expect(deliveries(after.samples, "other", "rejected")).toBe(1);
+    expect([...after.samples.keys()].filter((k) => k.includes("evil"))).toEqual([]);
     expect(after.types.get("arc_reaper_webhook_deliveries_total")).toBe("counter");
+  });
+
+  it("counts a delivery answered 413 as too_large", async () => {
+    const env = testEnv();
+    const big = await signedDelivery("workflow_run", null, { body: JSON.stringify({ padding: "x".repeat(1024 * 1024) }) });
+    const res = await call(env, big);
+    expect(res.status).toBe(413);
+    const hostile = await signedDelivery("x\"} evil 1", null, { body: "y".repeat(1024 * 1024 + 1) });
+    expect((await call(env, hostile)).status).toBe(413);
+    const { samples } = await scrape(env);
+    expect(deliveries(samples, "workflow_run", "too_large")).toBe(1);
+    expect(deliveries(samples, "other", "too_large")).toBe(1);
+  });
+
+  it("counts a delivery answered 503 as misconfigured, in the ledger LEDGER_NAME names", async () => {
+    const broken = testEnv({ KUBE_TOKEN: undefined });
+    const res = await deliver(broken, "workflow_job", jobStartedPayload());
+    expect(res.status).toBe(503);
+    // /metrics itself needs valid settings: read the same ledger through a well-configured env.
+    expect((await get(broken, "/metrics")).status).toBe(503);
+    const { samples } = await scrape(testEnv({ LEDGER_NAME: String(broken.LEDGER_NAME) }));
+    expect(deliveries(samples, "workflow_job", "misconfigured")).toBe(1);
+    expect(deliveries(samples, "workflow_job", "recorded")).toBe(0);
   });
 });

@@ -2,9 +2,9 @@
 // and shuffled across sweeps end with exactly the finished runners deleted, once.
 import { beforeEach, expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
-import { clearKv, report } from "./support/worker.ts";
+import { report } from "./support/worker.ts";
 
-beforeEach(clearKv);
+
 
 it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly the finished runners deleted, each once", async (seed) => {
   const figures = await runFleet({

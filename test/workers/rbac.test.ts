@@ -3,10 +3,9 @@
 // nothing beyond it: no pods, no secrets, no patch, no other namespace.
 import { beforeEach, expect, inject, it } from "vitest";
 import { before, NS, stack } from "./support/stack.ts";
-import { adminRunners, clearKv, runScheduled, testEnv } from "./support/worker.ts";
-import type { WorkerEnv } from "../../src/env.ts";
+import { adminRunners, runScheduled, settleAlarms } from "./support/worker.ts";
 
-beforeEach(clearKv);
+
 
 const NOW = Date.now();
 const TOKEN = "reaper-sa-token-from-the-secret";
@@ -15,8 +14,8 @@ async function reaperUnderRole() {
   const s = await stack();
   const rbac = inject("reaperRbac");
   const { user } = await s.kube.addServiceAccount({ ...rbac.serviceAccount, token: TOKEN, bindings: rbac.bindings });
-  const env: WorkerEnv = { ...s.env, KUBE_TOKEN: TOKEN };
-  return { ...s, env, user, sweep: (now: number, e: WorkerEnv = env) => runScheduled(e, now) };
+  s.env.KUBE_TOKEN = TOKEN; // before the first call: the ledger takes the env's settings then
+  return { ...s, user, sweep: (now: number) => runScheduled(s.env, now) };
 }
 
 it("the manifests bind exactly get, list and delete on ephemeralrunners", () => {
@@ -26,15 +25,17 @@ it("the manifests bind exactly get, list and delete on ephemeralrunners", () => 
   });
 });
 
-it("reaps under the Role", async () => {
+it("reaps under the Role: the alarm reads the runner and deletes it, the sweep lists", async () => {
   const s = await reaperUnderRole();
   const er = await s.runner({ name: "arc-runners-abcde-runner-rbac", workflowRunId: 321 });
+  // Completed 600 s ago: due at once, so the alarm reaps it with one read and one delete.
   await s.jobCompleted({ runner: er.metadata.name, runId: 321, jobId: 3210, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
-  await s.sweep(NOW);
+  await settleAlarms(s.env);
   expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+  await s.sweep(Date.now());
   const calls = await s.kube.calls();
   expect(calls.every((c) => c.user === "system:serviceaccount:arc-reaper:arc-reaper")).toBe(true);
-  expect(calls.map((c) => `${c.method} ${c.status}`)).toEqual(["GET 200", "DELETE 200"]);
+  expect(calls.map((c) => `${c.method} ${c.status}`)).toEqual(["GET 200", "DELETE 200", "GET 200"]);
   expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });
 });
 
@@ -58,10 +59,11 @@ it.each([
 
 it("a namespace outside the Role: the sweep reads 403, deletes nothing there, and keeps with the reason", async () => {
   const s = await reaperUnderRole();
-  const env = testEnv({ ...(s.env as Record<string, string>), REAPER_NAMESPACES: `${NS},other-runners` });
+  s.env.REAPER_NAMESPACES = `${NS},other-runners`;
   const er = await s.runner({ name: "arc-runners-abcde-runner-oth", workflowRunId: 322, namespace: "other-runners" });
   await s.jobCompleted({ runner: er.metadata.name, runId: 322, jobId: 3220, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
-  await s.sweep(NOW, { ...env, FACTS: s.env.FACTS });
+  await settleAlarms(s.env); // the alarm reads 403 in other-runners and keeps it
+  await s.sweep(NOW);
   expect((await s.kube.get("other-runners", er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
   expect((await s.kube.calls()).filter((c) => c.method === "DELETE")).toEqual([]);
   expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "finished" });

@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
-import { ADMIN_TOKEN, call, clearKv, deliver, kvKeys, testEnv } from "./support/worker.ts";
+import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";
 
-beforeEach(clearKv);
+
 
 const get = (env: ReturnType<typeof testEnv>, path: string, headers: Record<string, string> = {}) =>
   call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
@@ -71,7 +71,7 @@ describe("settings", () => {
     const res = await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-1" }));
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: "arc-reaper is misconfigured", settings: ["KUBE_TOKEN is missing"] });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 });
 

@@ -3,9 +3,9 @@
 // through intake and many sweeps. It prints its figures.
 import { beforeEach, expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
-import { clearKv, report } from "./support/worker.ts";
+import { report } from "./support/worker.ts";
 
-beforeEach(clearKv);
+
 
 const SEED = Number(process.env.SOAK_SEED ?? 20261130);
 

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { pingPayload, workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
-import { adminRunners, call, clearKv, deliver, kvKeys, signedDelivery, testEnv } from "./support/worker.ts";
+import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
+import { adminRunners, call, configureLedger, deliver, ledgerOf, ledgerRows, signedDelivery, testEnv } from "./support/worker.ts";
 
 const REPO = "octo-org/example-workflow";
 const started = (o: { runner?: string; jobId?: number; runId?: number; runAttempt?: number } = {}) =>
@@ -28,14 +29,14 @@ const completed = (o: { runner?: string; jobId?: number; conclusion?: string } =
 const runCompleted = () =>
   workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: "2021-06-15T19:31:00Z", conclusion: "cancelled" });
 
-beforeEach(clearKv);
+
 
 describe("POST /webhook signature", () => {
   it("accepts a real workflow_job.in_progress payload signed with the secret and records it", async () => {
     const env = testEnv();
     const res = await deliver(env, "workflow_job", started());
     expect(res.status).toBe(202);
-    expect(await kvKeys()).toEqual(["job/arc-runners-abcde-runner-x1/2832853555/started"]);
+    expect(await ledgerRows(env)).toBe(1); // one runner row
     const { runners } = await adminRunners(env);
     expect(runners).toEqual([
       expect.objectContaining({ name: "arc-runners-abcde-runner-x1", state: "running", repository: REPO, runId: 940463255, runAttempt: 1, jobId: 2832853555, startedAt: "2021-06-15T19:22:27Z" }),
@@ -47,7 +48,7 @@ describe("POST /webhook signature", () => {
     const res = await call(env, await signedDelivery("workflow_job", started(), { secret: "not-the-secret" }));
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: expect.stringContaining("X-Hub-Signature-256 does not match") });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 
   it("rejects a missing signature: 401, nothing recorded", async () => {
@@ -58,7 +59,7 @@ describe("POST /webhook signature", () => {
     const res = await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }));
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: "X-Hub-Signature-256 header is missing" });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 
   it("rejects a body changed after signing: 401, nothing recorded", async () => {
@@ -67,7 +68,7 @@ describe("POST /webhook signature", () => {
     const tampered = (await req.text()).replace("arc-runners-abcde-runner-x1", "arc-runners-abcde-runner-x2");
     const res = await call(env, new Request(req.url, { method: "POST", headers: req.headers, body: tampered }));
     expect(res.status).toBe(401);
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 });
 
@@ -77,7 +78,7 @@ describe("POST /webhook bad input", () => {
     const body = JSON.stringify({ ...started(), padding: "x".repeat(1024 * 1024) });
     const res = await call(env, await signedDelivery("workflow_job", null, { body }));
     expect(res.status).toBe(413);
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 
   it("answers 400 for malformed JSON with a valid signature, nothing recorded", async () => {
@@ -85,7 +86,7 @@ describe("POST /webhook bad input", () => {
     const res = await call(env, await signedDelivery("workflow_job", null, { body: '{"action": "in_progress",' }));
     expect(res.status).toBe(400);
     expect((await res.json()) as { error: string }).toEqual({ error: expect.stringMatching(/^body is not valid JSON/) });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 
   it.each([
@@ -101,7 +102,7 @@ describe("POST /webhook bad input", () => {
     const res = await deliver(env, event, make());
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: message });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 
   it("answers 400 for a JSON array body", async () => {
@@ -129,24 +130,27 @@ describe("POST /webhook ignores what it does not act on", () => {
     ["workflow_job", workflowJobPayload("in_progress", { runner: "my runner" }), /cannot be an ARC EphemeralRunner name/],
     ["issues", { action: "opened" }, /^issues.opened is not something/],
   ])("%s: 200, nothing recorded", async (event, payload, why) => {
-    const res = await deliver(testEnv(), event, payload);
+    const env = testEnv();
+    const res = await deliver(env, event, payload);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { outcome: string; detail: string })).toEqual({ outcome: "ignored", detail: expect.stringMatching(why) });
-    expect(await kvKeys()).toEqual([]);
+    expect(await ledgerRows(env)).toBe(0);
   });
 });
 
 describe("facts", () => {
-  it("writes at most 2 KV keys per job, plus one per run attempt", async () => {
+  it("writes one runner row per job and one run row per run attempt; a duplicate writes no fact row", async () => {
     const env = testEnv();
-    for (const [event, payload] of [["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()]] as const) {
-      expect((await deliver(env, event, payload)).status).toBe(202);
+    await configureLedger(env);
+    const rows: number[] = [];
+    for (const [event, payload] of [["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()], ["workflow_job", completed()]] as const) {
+      const outcome = factsFromWebhook(event, "guid-1", payload);
+      if (outcome.kind !== "facts") throw new Error(`expected facts, got ${outcome.kind}`);
+      const receipt = await ledgerOf(env).receive({ event, outcome: "recorded", facts: outcome.facts });
+      rows.push(receipt.changed);
     }
-    expect((await kvKeys()).sort()).toEqual([
-      "job/arc-runners-abcde-runner-x1/2832853555/completed",
-      "job/arc-runners-abcde-runner-x1/2832853555/started",
-      "run/octo-org/example-workflow/940463255/1",
-    ]);
+    expect(rows).toEqual([1, 1, 1, 0]); // the job's row changed by each fact once; the duplicate changed nothing
+    expect(await ledgerRows(env)).toBe(2); // the runner's row and the run's row
   });
 
   it("every order of in_progress, job completed and run completed, with duplicates, gives one identical listing", async () => {
@@ -158,7 +162,6 @@ describe("facts", () => {
     const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [2, 2, 1, 0, 1, 0]];
     const listings: unknown[] = [];
     for (const order of orders) {
-      await clearKv();
       const env = testEnv();
       for (const i of order) {
         const [event, payload] = deliveries[i]!;
@@ -181,6 +184,9 @@ describe("facts", () => {
         completedAt: "2021-06-15T19:30:00Z",
         conclusion: "cancelled",
         dueAt: "2021-06-15T19:35:00.000Z",
+        namespace: null,
+        uid: null,
+        decidedAt: null,
       },
     ]);
   });

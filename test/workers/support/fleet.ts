@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { INSTALLATION, NS, REPO, stack, type Stack } from "./stack.ts";
-import { signedDelivery, call } from "./worker.ts";
+import { signedDelivery, call, evictLedger, ledgerOf } from "./worker.ts";
 
 export interface FleetOptions {
   seed: number;
@@ -35,6 +35,7 @@ export interface FleetFigures {
   redelivered: number;
   faultsInjected: number;
   sweeps: number;
+  alarms: number;
   deletions: number;
   wrongfulDeletions: number;
   deletedTwice: number;
@@ -76,7 +77,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const random = prng(o.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const S = Date.now(); // simulated time of the first sweep
+  // Simulated time of the first sweep: a day ahead of the clock, so that the runtime
+  // never fires the ledger's alarm on its own; the fleet runs it at simulated times.
+  const S = Date.now() + 86_400_000;
   const s: Stack = await stack({
     REAPER_GRACE_SECONDS: String(o.graceSeconds),
     REAPER_MAX_JOB_SECONDS: String(o.boundSeconds),
@@ -214,6 +217,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   let mostGithubCalls = 0;
   let redelivered = 0;
   let sweeps = 0;
+  let alarms = 0;
   let convergedAt = -1;
   const mustDelete = runners.filter((r) => r.deletableFrom !== undefined);
   const byName = new Map(runners.map((r) => [r.name, r]));
@@ -245,19 +249,32 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await s.github.clearFaults();
     }
 
+    // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
+    const audit = async (at: number, what: string) => {
+      mostGithubCalls = Math.max(mostGithubCalls, (await s.github.calls()).length);
+      for (const c of await s.kube.calls()) {
+        if (c.method !== "DELETE" || c.status !== 200) continue;
+        const name = c.path.split("/").pop()!;
+        const r = byName.get(name);
+        if (deletedAt.has(name)) deletedTwice++;
+        deletedAt.set(name, at);
+        if (!r || r.deletableFrom === undefined || at < r.deletableFrom) wrongful.push(`${name} (${r?.kind ?? "unknown"}) at ${what} ${k}`);
+      }
+      await s.github.clearCalls();
+      await s.kube.clearCalls();
+    };
     await s.github.clearCalls();
     await s.kube.clearCalls();
+    for (const at of [now - 40_000, now - 20_000]) {
+      await evictLedger(s.env);
+      await ledgerOf(s.env).alarmAt(at);
+      alarms++;
+      await audit(at, "alarm");
+    }
+    await evictLedger(s.env);
     await s.sweep(now);
     sweeps++;
-    mostGithubCalls = Math.max(mostGithubCalls, (await s.github.calls()).length);
-    for (const c of await s.kube.calls()) {
-      if (c.method !== "DELETE" || c.status !== 200) continue;
-      const name = c.path.split("/").pop()!;
-      const r = byName.get(name);
-      if (deletedAt.has(name)) deletedTwice++;
-      deletedAt.set(name, now);
-      if (!r || r.deletableFrom === undefined || now < r.deletableFrom) wrongful.push(`${name} (${r?.kind ?? "unknown"}) at sweep ${k}`);
-    }
+    await audit(now, "sweep");
     await s.kube.finalize(); // ARC: deregister, then the object goes
     // GitHub redelivers what the sweep asked for (replayed here, with the same GUID).
     const asked = await s.github.redeliveries();
@@ -288,6 +305,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     redelivered,
     faultsInjected,
     sweeps,
+    alarms,
     deletions: deletedAt.size,
     wrongfulDeletions: wrongful.length,
     deletedTwice,

@@ -19,7 +19,8 @@ export interface Stack {
   /** One scheduled sweep at `now` (ms). */
   sweep(now?: number): Promise<void>;
   /** An EphemeralRunner as ARC creates it; with a run id it is busy. */
-  runner(o: { name: string; workflowRunId?: number; namespace?: string; deletionTimestamp?: string }): Promise<EphemeralRunner>;
+  /** Created 10 days ago unless `createdAt` says otherwise: before any job a test starts on it. */
+  runner(o: { name: string; workflowRunId?: number; namespace?: string; deletionTimestamp?: string; createdAt?: string }): Promise<EphemeralRunner>;
   jobStarted(o: JobFacts): Promise<Response>;
   jobCompleted(o: JobFacts & { completedAt: string; conclusion: string }): Promise<Response>;
   runCompleted(o: { runId: number; runAttempt?: number; updatedAt: string; conclusion: string }): Promise<Response>;
@@ -60,6 +61,7 @@ export async function stack(settings: Record<string, string | undefined> = {}, o
           workflowRunId: o.workflowRunId,
           jobRepositoryName: o.workflowRunId === undefined ? undefined : REPO,
           deletionTimestamp: o.deletionTimestamp,
+          creationTimestamp: o.createdAt ?? new Date(Date.now() - 10 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
         }),
       ),
     jobStarted: (o) =>

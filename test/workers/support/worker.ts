@@ -1,7 +1,15 @@
 // Drives the real Worker entry (fetch and scheduled) inside workerd with a
-// settings env of the test's choosing and the test project's KV binding.
+// settings env of the test's choosing. Every env gets a ledger of its own (a
+// Durable Object by a fresh LEDGER_NAME) that is given the same settings.
 import { env as bindings } from "cloudflare:workers";
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { Webhooks } from "@octokit/webhooks";
 import worker from "../../../src/index.ts";
 import type { WorkerEnv } from "../../../src/env.ts";
@@ -9,7 +17,9 @@ import type { WorkerEnv } from "../../../src/env.ts";
 export const WEBHOOK_SECRET = "test-webhook-secret-0123456789";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
-const kv = (bindings as unknown as { FACTS: KVNamespace }).FACTS;
+const LEDGER = (bindings as unknown as { LEDGER: WorkerEnv["LEDGER"] }).LEDGER;
+let ledgerCounter = 0;
+const configured = new WeakSet<WorkerEnv>();
 
 /** A complete, valid settings env; cluster and GitHub URLs point nowhere unless a test sets them. */
 export function testEnv(overrides: Record<string, string | undefined> = {}): WorkerEnv {
@@ -27,7 +37,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Wor
     REAPER_MAX_DELETIONS_PER_SWEEP: "50",
     ADMIN_TOKEN,
   };
-  const merged: Record<string, unknown> = { ...base, FACTS: kv };
+  const merged: Record<string, unknown> = { ...base, LEDGER_NAME: `test-${Date.now().toString(36)}-${++ledgerCounter}`, LEDGER };
   for (const [k, v] of Object.entries(overrides)) {
     if (v === undefined) delete merged[k];
     else merged[k] = v;
@@ -35,7 +45,58 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Wor
   return merged as WorkerEnv;
 }
 
+/** The ledger of this env. */
+export function ledgerOf(env: WorkerEnv) {
+  return LEDGER.get(LEDGER.idFromName(String(env.LEDGER_NAME ?? "ledger")));
+}
+
+/** Gives the env's ledger the env's settings once, as a deployed ledger reads them from its own env. */
+export async function configureLedger(env: WorkerEnv): Promise<void> {
+  if (configured.has(env)) return;
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+  await ledgerOf(env).useTestSettings(vars);
+  configured.add(env);
+}
+
+/** Runs the ledger's alarm now, if one is set; answers whether it ran. */
+export async function runAlarm(env: WorkerEnv): Promise<boolean> {
+  await configureLedger(env);
+  return runDurableObjectAlarm(ledgerOf(env));
+}
+
+/** Runs every alarm that is due now (the runtime may fire one on its own meanwhile) and waits until none is running. */
+export async function settleAlarms(env: WorkerEnv, timeoutMs = 10_000): Promise<void> {
+  await configureLedger(env);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await ledgerOf(env).idle();
+    const at = await alarmAt(env);
+    if (at === null || at > Date.now() + 50 || Date.now() > deadline) return;
+    await runDurableObjectAlarm(ledgerOf(env));
+  }
+}
+
+/** When the ledger's alarm is set for (ms), or null. */
+export async function alarmAt(env: WorkerEnv): Promise<number | null> {
+  return runInDurableObject(ledgerOf(env), (_instance, state) => state.storage.getAlarm());
+}
+
+/** Tears down the ledger's instance, as when the next call lands in a fresh isolate; storage stays. */
+export async function evictLedger(env: WorkerEnv): Promise<void> {
+  await evictDurableObject(ledgerOf(env)).catch(() => undefined); // not running: nothing to evict
+}
+
+/** Rows in the ledger's tables of facts (runners and runs): zero means nothing was recorded. */
+export async function ledgerRows(env: WorkerEnv): Promise<number> {
+  return runInDurableObject(ledgerOf(env), (_instance, state) => {
+    const runners = state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runners").one().n;
+    const runs = state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runs").one().n;
+    return runners + runs;
+  });
+}
+
 export async function call(env: WorkerEnv, request: Request): Promise<Response> {
+  await configureLedger(env);
   const ctx = createExecutionContext();
   const response = await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, env, ctx);
   await waitOnExecutionContext(ctx);
@@ -71,7 +132,7 @@ export async function deliver(env: WorkerEnv, event: string, payload: unknown, o
   return call(env, await signedDelivery(event, payload, opts));
 }
 
-export async function adminRunners(env: WorkerEnv, query = ""): Promise<{ runners: Record<string, unknown>[] }> {
+export async function adminRunners(env: WorkerEnv, query = ""): Promise<{ runners: Record<string, unknown>[]; nextCursor: string | null }> {
   const response = await call(
     env,
     new Request(`https://arc-reaper.test/admin/runners${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
@@ -80,22 +141,8 @@ export async function adminRunners(env: WorkerEnv, query = ""): Promise<{ runner
   return response.json();
 }
 
-export async function kvKeys(): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page: KVNamespaceListResult<unknown, string> = await kv.list(cursor ? { cursor } : {});
-    keys.push(...page.keys.map((k) => k.name));
-    cursor = page.list_complete ? undefined : page.cursor;
-  } while (cursor);
-  return keys;
-}
-
-export async function clearKv(): Promise<void> {
-  for (const key of await kvKeys()) await kv.delete(key);
-}
-
 export async function runScheduled(env: WorkerEnv, scheduledTime = Date.now()): Promise<void> {
+  await configureLedger(env);
   const ctx = createExecutionContext();
   const handler = (worker as ExportedHandler<WorkerEnv>).scheduled;
   if (!handler) throw new Error("the Worker has no scheduled handler");

@@ -1,0 +1,211 @@
+// The ledger: one SQLite-backed Durable Object, the only place arc-reaper's
+// state lives. Webhooks record facts here (RPC), the alarm fires at the
+// earliest due time, the cron's sweep runs here, and the admin views and
+// /metrics read from here. Instance fields are only caches: any call may meet
+// a fresh instance.
+import { DurableObject } from "cloudflare:workers";
+import { createCluster, type Cluster } from "../cluster/ephemeral-runners.ts";
+import { readSettings, type Settings } from "../config/settings.ts";
+import type { WorkerEnv } from "../env.ts";
+import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
+import { createGithub, type Github } from "../github/github-client.ts";
+import { logLine } from "../log.ts";
+import { runAlarm } from "../reaper/alarm.ts";
+import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
+import type { Fact } from "../store/facts.ts";
+import { CountersTable } from "./counters-table.ts";
+import { MemoryTable } from "./memory-table.ts";
+import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { LedgerState } from "./ledger-state.ts";
+import { ledgerQueries, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
+import { migrate } from "./schema.ts";
+import { Sql, type SqlCost } from "./sql.ts";
+import { tokenCacheFor } from "./token-cache.ts";
+
+/** Tests and the local demo may give one ledger its own settings; production never does. */
+const TEST_HOOKS = "ARC_REAPER_TEST_HOOKS";
+const PRUNE_EVERY_MS = 3_600_000;
+
+export interface Receipt {
+  /** Rows this delivery wrote (facts and the delivery counter). */
+  rowsWritten: number;
+  changed: number;
+}
+
+export class Ledger extends DurableObject<WorkerEnv> {
+  private readonly sql: Sql;
+  /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
+  private acting: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+    super(ctx, env);
+    this.sql = new Sql(ctx.storage.sql);
+    void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
+  }
+
+  /** A webhook's facts, recorded idempotently, and the delivery counted. */
+  async receive(delivery: { event: string; outcome: DeliveryOutcome; facts: Fact[] }): Promise<Receipt> {
+    const before = this.cost();
+    const state = this.state(this.settings());
+    const changed = state.record(delivery.facts, Date.now());
+    countDelivery(state.counters, delivery.event, delivery.outcome);
+    if (changed.length > 0) await this.rearm(state);
+    return { rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
+  }
+
+  /** A delivery answered without recording anything (rejected, invalid, ignored, too large, misconfigured). */
+  async count(event: string, outcome: DeliveryOutcome): Promise<void> {
+    countDelivery(new CountersTable(this.sql), event, outcome);
+  }
+
+  /** One sweep at the cron's scheduled time. */
+  async sweep(now: number): Promise<SweepReport & { cost: SqlCost; clusterCalls: number; durationMs: number }> {
+    return this.exclusive(() => this.sweepNow(now));
+  }
+
+  /** Fires at the earliest due time; delivered at least once, so it is safe to run twice. */
+  override async alarm(): Promise<void> {
+    await this.exclusive(() => this.alarmNow());
+  }
+
+  /** Runs the alarm's work as if it fired at `now` (tests drive simulated time); refused unless ARC_REAPER_TEST_HOOKS=on. */
+  async alarmAt(now: number): Promise<void> {
+    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: alarmAt is refused unless ${TEST_HOOKS}=on`);
+    await this.exclusive(() => this.alarmNow(now));
+  }
+
+  /** Resolves once no sweep or alarm is running (tests and the local demo wait on it). */
+  async idle(): Promise<void> {
+    await this.exclusive(async () => undefined);
+  }
+
+  private exclusive<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.acting.then(run, run);
+    this.acting = next.catch(() => undefined);
+    return next;
+  }
+
+  private async sweepNow(now: number): Promise<SweepReport & { cost: SqlCost; clusterCalls: number; durationMs: number }> {
+    const started = Date.now();
+    const before = this.cost();
+    const settings = this.settings();
+    const state = this.state(settings);
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state);
+    const report = await sweep({ ledger: state, cluster, github, budget, settings, now, log: logLine });
+    const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
+    if (now - pruneMark >= PRUNE_EVERY_MS) {
+      state.prune(now);
+      state.memory.set("pruned-at", now);
+    }
+    state.counters.add("arc_reaper_sweeps_total");
+    const durationMs = Date.now() - started;
+    state.memory.set("last-sweep", {
+      at: new Date(now).toISOString(),
+      durationMs,
+      checked: report.checked,
+      deleted: report.deleted,
+      kept: report.kept,
+      waiting: report.waiting,
+      gone: report.gone,
+      heldBack: report.heldBack,
+      errors: report.errorsByKind,
+      githubCalls: budget.used,
+      rateLimitRemaining: budget.rateLimitRemaining,
+      rateLimitLimit: budget.rateLimitLimit,
+      dryRun: settings.dryRun,
+      paused: report.paused,
+    });
+    await this.rearm(state);
+    const cost = this.costSince(before);
+    logLine({ msg: "sweep", ...report, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs });
+    return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
+  }
+
+  private async alarmNow(now = Date.now()): Promise<void> {
+    const result = this.settingsResult();
+    if (!result.ok) {
+      logLine({ msg: "alarm skipped: arc-reaper is misconfigured", errors: result.errors });
+      return;
+    }
+    const settings = result.settings;
+    const state = this.state(settings);
+    const before = this.cost();
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state);
+    const report = await runAlarm({ ledger: state, cluster, github, budget, settings, now });
+    state.counters.add("arc_reaper_alarms_total");
+    await this.rearm(state);
+    const cost = this.costSince(before);
+    if (report.judged > 0) logLine({ msg: "alarm", ...report, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
+  }
+
+  async runners(query: RunnerQuery): Promise<RunnerPage> {
+    return ledgerQueries(this.sql).page(query);
+  }
+
+  async story(name: string): Promise<ReturnType<ReturnType<typeof ledgerQueries>["story"]>> {
+    return ledgerQueries(this.sql).story(name);
+  }
+
+  async snapshot(): Promise<LedgerSnapshot> {
+    return ledgerQueries(this.sql).snapshot(this.ctx.storage);
+  }
+
+  /** Sets the settings of this ledger instance for tests; refused unless ARC_REAPER_TEST_HOOKS=on. */
+  async useTestSettings(vars: Record<string, string>): Promise<void> {
+    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: test settings are refused unless ${TEST_HOOKS}=on`);
+    new MemoryTable(this.sql).set("test-settings", vars);
+  }
+
+  /** Ensures the alarm is at the earliest due time (now when already due). */
+  private async rearm(state: LedgerState): Promise<void> {
+    const next = state.nextDue();
+    const current = await this.ctx.storage.getAlarm();
+    if (next === null) {
+      if (current !== null) await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    if (current !== next) await this.ctx.storage.setAlarm(next);
+  }
+
+  private settingsResult() {
+    const overrides = this.env[TEST_HOOKS] === "on" ? this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = 'test-settings'") : undefined;
+    return readSettings({ ...this.env, ...(overrides ? (JSON.parse(overrides.value) as Record<string, string>) : {}) });
+  }
+
+  private settings(): Settings {
+    const result = this.settingsResult();
+    if (!result.ok) throw new Error(`arc-reaper is misconfigured: ${result.errors.join("; ")}`);
+    return result.settings;
+  }
+
+  private state(settings: Settings): LedgerState {
+    return new LedgerState(this.sql, { policy: policyOf(settings), historyDays: settings.historyDays, maxDeletionsPerMinute: settings.maxDeletionsPerSweep, log: logLine });
+  }
+
+  private edges(settings: Settings, state: LedgerState): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+    let calls = 0;
+    const budget = newCallBudget(settings.maxGithubCallsPerSweep);
+    const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => calls++ });
+    let github: Github | Error;
+    try {
+      github = createGithub({
+        apiUrl: settings.githubApiUrl,
+        appId: settings.appId,
+        privateKey: settings.privateKey,
+        budget,
+        cache: { tokens: tokenCacheFor(settings), memory: state.memory.github() },
+      });
+    } catch (e) {
+      github = e instanceof Error ? e : new Error(String(e));
+    }
+    return { cluster, github, budget, clusterCalls: () => calls };
+  }
+
+  private cost(): SqlCost {
+    return { ...this.sql.cost };
+  }
+
+  private costSince(before: SqlCost): SqlCost {
+    return { rowsRead: this.sql.cost.rowsRead - before.rowsRead, rowsWritten: this.sql.cost.rowsWritten - before.rowsWritten };
+  }
+}

@@ -1,0 +1,36 @@
+// Small named values that must outlive an isolate: the deliveries mark,
+// back-offs per GitHub scope, installations of repositories, the pause switch.
+import type { GithubMemory } from "../github/github-client.ts";
+import type { Sql } from "./sql.ts";
+
+export class MemoryTable {
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  get<T>(key: string): T | undefined {
+    const row = this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = ?", key);
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  set(key: string, value: unknown): void {
+    this.sql.run("INSERT INTO memory (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
+  }
+
+  delete(key: string): void {
+    this.sql.run("DELETE FROM memory WHERE key = ?", key);
+  }
+
+  /** GitHub's installations and back-offs, read and written through this table (a write only on change). */
+  github(): GithubMemory {
+    return {
+      installation: (repo) => this.get<number>(`installation/${repo}`),
+      rememberInstallation: (repo, id) => this.set(`installation/${repo}`, id),
+      rate: (scope) => ({
+        blockedUntil: () => this.get<number>(`backoff/${scope}`) ?? 0,
+        block: (until) => this.set(`backoff/${scope}`, until),
+      }),
+    };
+  }
+}

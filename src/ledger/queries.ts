@@ -1,0 +1,133 @@
+// What the admin views and /metrics read: a page of runners (filtered and paged
+// in the store), one runner's story, and a snapshot of counts and counters that
+// reads the open rows' index and the counters, never the closed history.
+import type { CounterSample } from "./counters-table.ts";
+import { CountersTable } from "./counters-table.ts";
+import { MemoryTable } from "./memory-table.ts";
+import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import { RunnersTable } from "./runners-table.ts";
+import type { Sql } from "./sql.ts";
+
+export const MAX_PAGE = 500;
+
+export interface RunnerQuery {
+  state?: RunnerState;
+  repo?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** One runner as the admin listing shows it. */
+export interface RunnerRow {
+  name: string;
+  state: RunnerState;
+  repository: string;
+  runId: number;
+  runAttempt: number;
+  jobId: number;
+  namespace: string | null;
+  uid: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  conclusion: string | null;
+  /** Open: when it is next judged by the alarm. Closed: when it leaves the history. */
+  dueAt: string | null;
+  decidedAt: string | null;
+  reason: string;
+}
+
+export interface RunnerPage {
+  runners: RunnerRow[];
+  /** Pass as ?cursor= for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
+export interface LastSweep {
+  at: string;
+  durationMs: number;
+  checked: number;
+  deleted: number;
+  kept: number;
+  waiting: number;
+  gone: number;
+  heldBack: number;
+  errors: Record<string, number>;
+  githubCalls: number;
+  rateLimitRemaining: number | null;
+  rateLimitLimit: number | null;
+  dryRun: boolean;
+  paused: boolean;
+}
+
+export interface LedgerSnapshot {
+  runners: Record<RunnerState, number>;
+  counters: CounterSample[];
+  lastSweep: LastSweep | null;
+  paused: { since: string; by: string } | null;
+  alarmAt: string | null;
+}
+
+const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export function toRunnerRow(r: RunnerRecord): RunnerRow {
+  const completions = [r.jobCompleted, r.runCompleted].filter((c): c is NonNullable<typeof c> => c !== undefined).sort((a, b) => a.at.localeCompare(b.at));
+  return {
+    name: r.runner,
+    state: r.state,
+    repository: r.repo,
+    runId: r.runId,
+    runAttempt: r.runAttempt,
+    jobId: r.jobId,
+    namespace: r.namespace ?? null,
+    uid: r.uid ?? null,
+    startedAt: r.startedAt ?? null,
+    completedAt: completions[0]?.at ?? null,
+    conclusion: completions[0]?.conclusion ?? null,
+    dueAt: iso(r.dueAt),
+    decidedAt: iso(r.decidedAt),
+    reason: r.reason || "recorded; not judged yet",
+  };
+}
+
+export function ledgerQueries(sql: Sql) {
+  const runners = new RunnersTable(sql);
+  return {
+    page(q: RunnerQuery): RunnerPage {
+      const limit = Math.min(Math.max(1, q.limit ?? 100), MAX_PAGE);
+      const before = q.cursor === undefined ? undefined : Number(q.cursor);
+      const rows = runners.page({ state: q.state, repo: q.repo, before, limit: limit + 1 });
+      const more = rows.length > limit;
+      const shown = rows.slice(0, limit);
+      return { runners: shown.map(toRunnerRow), nextCursor: more ? String(shown[shown.length - 1]!.id) : null };
+    },
+
+    story(name: string): { runner: string; jobs: (RunnerRow & { story: StoryEntry[] })[] } {
+      return { runner: name, jobs: runners.byName(name).map((r) => ({ ...toRunnerRow(r), story: r.story })) };
+    },
+
+    async snapshot(storage: DurableObjectStorage): Promise<LedgerSnapshot> {
+      const counters = new CountersTable(sql).all();
+      const memory = new MemoryTable(sql);
+      const counts = Object.fromEntries(RUNNER_STATES.map((s) => [s, 0])) as Record<RunnerState, number>;
+      for (const state of ["running", "finished"] as const) {
+        counts[state] = Number(sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM runners WHERE state = ?", state)?.n ?? 0);
+      }
+      for (const c of counters) if (c.name === "arc_reaper_closed_runners" && (c.labels.state === "reaped" || c.labels.state === "gone")) counts[c.labels.state] = c.value;
+      const alarm = await storage.getAlarm();
+      return {
+        runners: counts,
+        counters: counters.filter((c) => c.name !== "arc_reaper_closed_runners"),
+        lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
+        paused: memory.get<{ since: string; by: string }>("paused") ?? null,
+        alarmAt: iso(alarm),
+      };
+    },
+  };
+}
+
+/** A cursor must be what a page handed out: a positive whole number. */
+export function parseCursor(cursor: string | undefined): { cursor?: string; error?: string } {
+  if (cursor === undefined) return {};
+  if (/^[1-9]\d{0,15}$/.test(cursor)) return { cursor };
+  return { error: `cursor must be the nextCursor of a previous page, got ${JSON.stringify(cursor)}` };
+}

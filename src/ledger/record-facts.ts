@@ -1,0 +1,74 @@
+// Recording what GitHub said, idempotently: a job fact touches its own row, a
+// run completion adds one run row and touches the open rows of its jobs. A fact
+// already known writes nothing, so duplicates and any order give one state.
+import type { Policy } from "../reaper/judge.ts";
+import type { Fact, RunCompleted } from "../store/facts.ts";
+import { dueFromFacts } from "./due-at.ts";
+import { judgeByFacts } from "../reaper/judge.ts";
+import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
+import type { RunnerRecord } from "./runner-record.ts";
+import type { RunnersTable } from "./runners-table.ts";
+import type { Sql, SqlRow } from "./sql.ts";
+
+interface RunRow extends SqlRow {
+  repo: string;
+  run_id: number;
+  run_attempt: number;
+  updated_at: string;
+  conclusion: string;
+  source: string;
+}
+
+export interface Recorded {
+  /** Rows whose facts changed (new, or a completion learned). */
+  changed: RunnerRecord[];
+}
+
+export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fact[], now: number, policy: Policy): Recorded {
+  const changed: RunnerRecord[] = [];
+  const nowIso = new Date(now).toISOString();
+  const save = (before: RunnerRecord | undefined, after: RunnerRecord) => {
+    if (after === before) return;
+    // Until the alarm or a sweep judges it with the cluster's view, the facts' own words stand as its reason.
+    const record = { ...after, dueAt: dueFromFacts(after, policy), reason: after.verdictKey ? after.reason : factsReason(after, now, policy) };
+    runners.put(record);
+    changed.push(record);
+  };
+  for (const fact of facts) {
+    if (fact.type === "job-started" || fact.type === "job-completed") {
+      const existing = runners.get(fact.runner, fact.jobId);
+      save(existing, mergeJobFact(existing, fact, coveringRun(sql, fact.repo, fact.runId, fact.runAttempt), nowIso));
+    } else if (fact.type === "run-completed") {
+      const inserted = sql.run(
+        "INSERT INTO runs (repo, run_id, run_attempt, updated_at, conclusion, source) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        fact.repo, fact.runId, fact.runAttempt, fact.updatedAt, fact.conclusion, fact.source,
+      );
+      if (inserted === 0) continue; // known already: its jobs were covered when it first came
+      for (const record of runners.openOfRun(fact.repo, fact.runId)) save(record, mergeRunCompletion(record, fact, nowIso));
+    }
+  }
+  return { changed };
+}
+
+/** The lowest completed attempt at or after the job's own (attempt 0 means unknown: no run covers it). */
+function coveringRun(sql: Sql, repo: string, runId: number, attempt: number): RunCompleted | undefined {
+  if (attempt < 1) return undefined;
+  const row = sql.first<RunRow>(
+    "SELECT * FROM runs WHERE repo = ? AND run_id = ? AND run_attempt >= ? ORDER BY run_attempt, updated_at LIMIT 1",
+    repo, runId, attempt,
+  );
+  if (!row) return undefined;
+  return { type: "run-completed", repo: row.repo, runId: row.run_id, runAttempt: row.run_attempt, updatedAt: row.updated_at, conclusion: row.conclusion, source: row.source };
+}
+
+/** Runs completed long ago cover nothing new: pruned with the history. */
+export function pruneRuns(sql: Sql, olderThanIso: string): number {
+  return sql.run("DELETE FROM runs WHERE updated_at < ?", olderThanIso);
+}
+
+function factsReason(record: RunnerRecord, now: number, policy: Policy): string {
+  const verdict = judgeByFacts(record, undefined, now, policy);
+  if (verdict.verdict === "wait") return `waiting for the grace: ${verdict.reason}`;
+  if (verdict.verdict === "delete") return `due now: ${verdict.reason}`;
+  return verdict.reason;
+}

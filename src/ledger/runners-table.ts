@@ -1,0 +1,160 @@
+// The runners table: reads and writes of RunnerRecords. Open rows are read by
+// state and due time (an index); closed rows only by the admin listing and the
+// pruning, so a sweep's cost follows the live runners, never the history.
+import type { DeleteCause, VerdictKind } from "../reaper/judge.ts";
+import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import type { Sql, SqlRow } from "./sql.ts";
+
+interface Row extends SqlRow {
+  id: number;
+  runner: string;
+  job_id: number;
+  repo: string;
+  run_id: number;
+  run_attempt: number;
+  installation_id: number | null;
+  started_at: string | null;
+  job_completed_at: string | null;
+  job_conclusion: string | null;
+  run_completed_at: string | null;
+  run_conclusion: string | null;
+  run_completed_attempt: number | null;
+  uid: string | null;
+  namespace: string | null;
+  checked_at: number | null;
+  state: string;
+  verdict: string | null;
+  reason: string;
+  verdict_key: string | null;
+  cause: string | null;
+  decided_at: number | null;
+  due_at: number | null;
+  story: string;
+}
+
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+export function toRecord(row: Row): RunnerRecord {
+  const state = row.state as RunnerState;
+  const record: RunnerRecord = {
+    id: row.id,
+    runner: row.runner,
+    repo: row.repo,
+    runId: row.run_id,
+    runAttempt: row.run_attempt,
+    jobId: row.job_id,
+    startedAt: opt(row.started_at),
+    installationId: opt(row.installation_id),
+    uid: opt(row.uid),
+    namespace: opt(row.namespace),
+    checkedAt: opt(row.checked_at),
+    state,
+    verdict: opt(row.verdict) as VerdictKind | undefined,
+    reason: row.reason,
+    verdictKey: opt(row.verdict_key),
+    cause: opt(row.cause) as DeleteCause | undefined,
+    decidedAt: opt(row.decided_at),
+    dueAt: row.due_at,
+    story: JSON.parse(row.story) as StoryEntry[],
+  };
+  if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
+  if (row.run_completed_at !== null) {
+    record.runCompleted = { at: row.run_completed_at, conclusion: row.run_conclusion ?? "completed", attempt: row.run_completed_attempt ?? row.run_attempt };
+  }
+  if (state === "reaped" || state === "gone") record.closed = { outcome: state, at: new Date(row.decided_at ?? 0).toISOString(), reason: row.reason };
+  return record;
+}
+
+const COLUMNS = [
+  "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
+  "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
+  "verdict_key", "cause", "decided_at", "due_at", "story",
+] as const;
+
+function values(r: RunnerRecord): (string | number | null)[] {
+  return [
+    r.runner, r.jobId, r.repo, r.runId, r.runAttempt, r.installationId ?? null, r.startedAt ?? null, r.jobCompleted?.at ?? null,
+    r.jobCompleted?.conclusion ?? null, r.runCompleted?.at ?? null, r.runCompleted?.conclusion ?? null, r.runCompleted?.attempt ?? null,
+    r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
+    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story),
+  ];
+}
+
+const OPEN = `state IN ('${OPEN_STATES.join("','")}')`;
+
+export class RunnersTable {
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  get(runner: string, jobId: number): RunnerRecord | undefined {
+    const row = this.sql.first<Row>("SELECT * FROM runners WHERE runner = ? AND job_id = ?", runner, jobId);
+    return row && toRecord(row);
+  }
+
+  /** Inserts or replaces the row of (runner, job): one row written. */
+  put(record: RunnerRecord): void {
+    const placeholders = COLUMNS.map(() => "?").join(", ");
+    const updates = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => `${c} = excluded.${c}`).join(", ");
+    this.sql.run(
+      `INSERT INTO runners (${COLUMNS.join(", ")}) VALUES (${placeholders}) ON CONFLICT (runner, job_id) DO UPDATE SET ${updates}`,
+      ...values(record),
+    );
+  }
+
+  /** Every open runner (running or finished). */
+  open(): RunnerRecord[] {
+    return this.sql.all<Row>(`SELECT * FROM runners WHERE ${OPEN}`).map(toRecord);
+  }
+
+  /** Open runners due at or before `now`, earliest first. */
+  due(now: number, limit: number): RunnerRecord[] {
+    return this.sql
+      .all<Row>(`SELECT * FROM runners WHERE ${OPEN} AND due_at <= ? ORDER BY due_at LIMIT ?`, now, limit)
+      .map(toRecord);
+  }
+
+  /** Open runners of one run, for a run completion. */
+  openOfRun(repo: string, runId: number): RunnerRecord[] {
+    return this.sql.all<Row>(`SELECT * FROM runners WHERE repo = ? AND run_id = ? AND ${OPEN}`, repo, runId).map(toRecord);
+  }
+
+  /** The earliest due time of any open runner. */
+  nextDue(): number | null {
+    // One indexed MIN per open state: two index seeks, however large the table.
+    const dues = (["running", "finished"] as const)
+      .map((state) => this.sql.first<{ due: number | null }>("SELECT MIN(due_at) AS due FROM runners WHERE state = ? AND due_at IS NOT NULL", state)?.due ?? null)
+      .filter((d): d is number => d !== null);
+    return dues.length > 0 ? Math.min(...dues) : null;
+  }
+
+  /** Closed rows whose history time ran out are deleted. */
+  prune(now: number): number {
+    return this.sql.run(`DELETE FROM runners WHERE state IN ('reaped', 'gone') AND due_at <= ?`, now);
+  }
+
+  countsByState(): Record<RunnerState, number> {
+    const counts: Record<RunnerState, number> = { running: 0, finished: 0, reaped: 0, gone: 0 };
+    for (const row of this.sql.all<{ state: string; n: number }>("SELECT state, COUNT(*) AS n FROM runners GROUP BY state")) {
+      counts[row.state as RunnerState] = row.n;
+    }
+    return counts;
+  }
+
+  /** A page of rows, newest first, filtered by state and repository in the store. */
+  page(q: { state?: RunnerState; repo?: string; before?: number; limit: number }): RunnerRecord[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (q.state) (where.push("state = ?"), args.push(q.state));
+    if (q.repo) (where.push("repo = ?"), args.push(q.repo));
+    if (q.before !== undefined) (where.push("id < ?"), args.push(q.before));
+    const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+    return this.sql.all<Row>(`SELECT * FROM runners ${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit).map(toRecord);
+  }
+
+  /** Every row of one runner name, newest first: its story across jobs. */
+  byName(runner: string): RunnerRecord[] {
+    return this.sql.all<Row>("SELECT * FROM runners WHERE runner = ? ORDER BY id DESC", runner).map(toRecord);
+  }
+}
