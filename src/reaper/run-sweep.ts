@@ -1,6 +1,6 @@
 // Wires one sweep to the real edges: Workers KV, the cluster through
 // client-node, GitHub through @octokit/app. Per-isolate caches are passed in.
-import { createCluster } from "../cluster/ephemeral-runners.ts";
+import { clusterFor } from "../cluster/cluster-for.ts";
 import type { Settings } from "../config/settings.ts";
 import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type GithubCache } from "../github/github-client.ts";
@@ -20,7 +20,7 @@ export interface IsolateState {
 export async function runSweep(kv: FactsKV, settings: Settings, state: IsolateState, now = Date.now()): Promise<SweepReport & SweepCounters> {
   const counters: SweepCounters = { clusterCalls: 0 };
   const budget = newCallBudget(settings.maxGithubCallsPerSweep);
-  const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => counters.clusterCalls++ });
+  const cluster = clusterFor(settings.cluster, { onRequest: () => counters.clusterCalls++ });
   const github = () =>
     createGithub({ apiUrl: settings.githubApiUrl, appId: settings.appId, privateKey: settings.privateKey, budget, cache: state.github });
   const report = await sweep({ kv, cluster, github, budget, settings, memory: state.sweep, now, log: logLine, clusterCalls: () => counters.clusterCalls });

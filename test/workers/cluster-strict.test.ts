@@ -5,6 +5,7 @@
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
 import { describe, expect, inject, it } from "vitest";
+import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";
 import { accessFaults, ACCESS_TEAM_ORIGIN, PAGE_SECRET, type AccessAnswer } from "../standins/kube/access-faults-client.ts";
 import { createKubeTenant, makeEphemeralRunner, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
@@ -222,5 +223,17 @@ describe("the shape of each answer is checked", () => {
     const w = await world();
     await w.kube.addFault({ match: { method: "DELETE" }, rawBody: JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: w.runner.metadata.name } }), times: 1 });
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "deleted" });
+  });
+});
+
+describe("clusterFor: the cluster by CLUSTER_MODE", () => {
+  it("direct talks to KUBE_API_URL; agent (not built yet) keeps everything with an error that says so", async () => {
+    const w = await world();
+    const direct = clusterFor({ mode: "direct", apiUrl: w.kube.baseUrl, token: w.kube.adminToken });
+    expect((await direct.listRunners(NS)).map((r) => r.uid)).toEqual([w.runner.metadata.uid]);
+    const agent = clusterFor({ mode: "agent", agentToken: "agent-token-0123456789abcdef-0123456789" });
+    expect((await thrown(agent.listRunners(NS))).message).toBe("CLUSTER_MODE=agent: no agent is connected");
+    await thrown(agent.readRunner(NS, w.runner.metadata.name));
+    expect(await agent.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "failed", status: null, why: "CLUSTER_MODE=agent: no agent is connected" });
   });
 });
