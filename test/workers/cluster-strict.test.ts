@@ -4,11 +4,15 @@
 // delete that is not the object or a success Status, a 404 that is not a
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
-import { describe, expect, inject, it } from "vitest";
+import { beforeEach, describe, expect, inject, it } from "vitest";
 import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";
 import { accessFaults, ACCESS_TEAM_ORIGIN, PAGE_SECRET, type AccessAnswer } from "../standins/kube/access-faults-client.ts";
 import { createKubeTenant, makeEphemeralRunner, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
+import { before, stack } from "./support/stack.ts";
+import { adminRunners, clearKv } from "./support/worker.ts";
+
+beforeEach(clearKv);
 
 const NS = "arc-runners";
 const ACCESS = { clientId: "access-client-id.access", clientSecret: "access-client-secret-0123456789abcdef" };
@@ -235,5 +239,31 @@ describe("clusterFor: the cluster by CLUSTER_MODE", () => {
     expect((await thrown(agent.listRunners(NS))).message).toBe("CLUSTER_MODE=agent: no agent is connected");
     await thrown(agent.readRunner(NS, w.runner.metadata.name));
     expect(await agent.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "failed", status: null, why: "CLUSTER_MODE=agent: no agent is connected" });
+  });
+});
+
+describe("a sweep through Access-style answers keeps every runner", () => {
+  const NOW = Date.now();
+
+  // access-login-local: a client that followed the redirect would get the login page (200 HTML) from the sink.
+  it.each(["access-login-local", "html-200", "empty-object-200"] as const)("a list answered with %s closes nothing as gone", async (answer) => {
+    const s = await stack();
+    const er = await s.runner({ name: `arc-runners-abcde-runner-${answer}`, workflowRunId: 800 });
+    await s.jobStarted({ runner: er.metadata.name, runId: 800, jobId: 8000, startedAt: before(NOW, 60) });
+    await accessFaults(s.kube).add({ answer, match: { verb: "list" } });
+    await s.sweep(NOW);
+    expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "running" })]);
+  });
+
+  it.each(["html-200", "empty-object-200", "html-404"] as const)("a delete answered with %s is neither reaped nor gone; the next sweep reaps", async (answer) => {
+    const s = await stack();
+    const er = await s.runner({ name: `arc-runners-abcde-runner-${answer}`, workflowRunId: 801 });
+    await s.jobCompleted({ runner: er.metadata.name, runId: 801, jobId: 8010, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+    await accessFaults(s.kube).add({ answer, match: { verb: "delete" }, times: 1 });
+    await s.sweep(NOW);
+    expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "finished" })]);
+    await s.sweep(NOW + 60_000);
+    expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "reaped" })]);
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
   });
 });
