@@ -5,8 +5,11 @@
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
 import { beforeEach, describe, expect, inject, it } from "vitest";
+import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";
+import { fetchHttpLibrary } from "../../src/cluster/fetch-http-library.ts";
+import { checkHttpAnswer, UnacceptableAnswer } from "../../src/cluster/http-answer.ts";
 import { accessFaults, ACCESS_TEAM_ORIGIN, PAGE_SECRET, type AccessAnswer } from "../standins/kube/access-faults-client.ts";
 import { createKubeTenant, makeEphemeralRunner, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
 import { before, stack } from "./support/stack.ts";
@@ -265,5 +268,47 @@ describe("a sweep through Access-style answers keeps every runner", () => {
     await s.sweep(NOW + 60_000);
     expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "reaped" })]);
     expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+  });
+});
+
+describe("the HTTP edge on its own", () => {
+  const answer = (status: number, headers: Record<string, string>, body = "{}") => checkHttpAnswer(status, new Headers(headers), body, "https://kube.example.com/apis/x");
+  const why = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      expect(e).toBeInstanceOf(UnacceptableAnswer);
+      return (e as Error).message;
+    }
+    throw new Error("expected an UnacceptableAnswer");
+  };
+
+  it("names an Access login by host (any case) or by a relative /cdn-cgi/access/ path, and shows only the origin", () => {
+    expect(why(() => answer(302, { location: "https://TEAM.CloudflareAccess.com/cdn-cgi/access/login/kube?kid=abc&meta=tok" }))).toBe(
+      `HTTP 302: a redirect to a Cloudflare Access login at https://team.cloudflareaccess.com: ${ACCESS_HINT}`,
+    );
+    expect(why(() => answer(307, { location: "/cdn-cgi/access/login/kube.example.com?redirect_url=%2F" }))).toBe(
+      `HTTP 307: a redirect to a Cloudflare Access login at https://kube.example.com: ${ACCESS_HINT}`,
+    );
+    expect(why(() => answer(301, { location: "https://evil.example.net/cloudflareaccess.com?token=x" }))).toBe("HTTP 301: a redirect to https://evil.example.net (redirects are never followed)");
+    expect(why(() => answer(302, {}))).toBe("HTTP 302: a redirect with no Location (redirects are never followed)");
+  });
+
+  it("accepts JSON media types only, and a body that parses", () => {
+    expect(answer(200, { "content-type": "application/json; charset=utf-8" }, '{"kind":"X"}')).toEqual({ kind: "X" });
+    expect(answer(200, { "content-type": "application/merge-patch+json" })).toEqual({});
+    expect(why(() => answer(200, {}))).toBe("HTTP 200 with no content-type, not JSON");
+    expect(why(() => answer(503, { "content-type": "text/plain" }, "upstream connect error"))).toBe('HTTP 503 with content-type "text/plain", not JSON');
+    expect(why(() => answer(200, { "content-type": "application/json" }, ""))).toBe("HTTP 200: the body is not valid JSON");
+  });
+
+  it("refuses to send anything to another origin than the API server's", async () => {
+    let sent = 0;
+    const library = fetchHttpLibrary({ origin: "https://kube.example.com", timeoutMs: 1000, onRequest: () => sent++ });
+    const request = new RequestContext("http://127.0.0.1:9/apis/actions.github.com/v1alpha1", HttpMethod.GET);
+    const error = await library.send(request).toPromise().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnacceptableAnswer);
+    expect((error as Error).message).toBe("refusing to send a request to http://127.0.0.1:9, not the API server's origin");
+    expect(sent).toBe(0);
   });
 });
