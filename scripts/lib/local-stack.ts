@@ -20,7 +20,7 @@ import { startGithubStandin, type GithubStandin } from "../../test/standins/gith
 import { createGithubTenant, type GithubTenant } from "../../test/standins/github/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../test/standins/kube/server.ts";
 import { createKubeTenant, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
-import type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/sweep.ts";
+import type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/log-lines.ts";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
@@ -40,7 +40,7 @@ export interface LocalStackOptions {
 }
 
 /** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/sweep.ts). */
-export type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/sweep.ts";
+export type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/log-lines.ts";
 
 export interface LocalStack {
   /** The Worker, e.g. http://127.0.0.1:41234. */

@@ -1,14 +1,32 @@
 // Reads and validates every setting at once, so /healthz can name all problems
-// together and nothing runs on a half-valid configuration.
+// together and nothing runs on a half-valid configuration. A message names the
+// setting and what is wrong, never its value (URLs excepted, without any
+// credentials or query in them).
+
+/** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
+export type ClusterSettings =
+  | {
+      mode: "direct";
+      /** KUBE_API_URL: https (http only to a loopback host), no trailing slash. */
+      apiUrl: string;
+      /** KUBE_TOKEN, sent as bearer. */
+      token: string;
+      /** Optional Cloudflare Access service token in front of the API server. */
+      access?: { clientId: string; clientSecret: string };
+    }
+  | {
+      mode: "agent";
+      /** AGENT_TOKEN: the bearer the agent presents on GET /agent. */
+      agentToken: string;
+    };
+
 export interface Settings {
   webhookSecret: string;
   appId: string;
   privateKey: string; // PEM, newlines restored; PKCS#1 or PKCS#8
   githubApiUrl: string;
-  kubeApiUrl: string;
-  kubeToken: string;
-  /** Optional Cloudflare Access service token in front of the API server. */
-  kubeAccess?: { clientId: string; clientSecret: string };
+  /** CLUSTER_MODE and what it needs. */
+  cluster: ClusterSettings;
   namespaces: string[];
   graceSeconds: number;
   maxJobSeconds: number;
@@ -35,6 +53,14 @@ type Source = Readonly<Record<string, unknown>>;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
+const MIN_AGENT_TOKEN_LENGTH = 32;
+/** The hosts http:// may go to: a token sent in clear never leaves the machine. */
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** A URL as an error message may show it: scheme, host and path, never user info, query or fragment. */
+function shownUrl(u: URL): string {
+  return JSON.stringify(`${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`);
+}
 
 export function readSettings(env: Source): SettingsResult {
   const errors: string[] = [];
@@ -54,28 +80,59 @@ export function readSettings(env: Source): SettingsResult {
   const count = (name: string, fallback: number, min = 0): number => {
     const raw = text(name, String(fallback));
     if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-      errors.push(`${name} must be a whole number >= ${min}, got ${JSON.stringify(raw)}`);
+      errors.push(`${name} must be a whole number >= ${min}`);
       return fallback;
     }
     return Number(raw);
   };
+  // https only; http:// to a loopback host (the stand-ins, a local tunnel) and nowhere else.
   const url = (name: string, fallback?: string): string => {
     const raw = text(name, fallback);
     if (raw === "") return "";
+    let parsed: URL;
     try {
-      const parsed = new URL(raw);
-      if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new Error("scheme");
-      return raw.replace(/\/+$/, "");
+      parsed = new URL(raw);
     } catch {
-      errors.push(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+      errors.push(`${name} must be an https URL`);
       return "";
     }
+    if (parsed.protocol === "http:" && !LOOPBACK_HOSTS.has(parsed.hostname)) {
+      errors.push(`${name} must be an https URL (http only to 127.0.0.1, localhost or [::1]), got ${shownUrl(parsed)}`);
+      return "";
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+      errors.push(`${name} must be an https URL, got ${shownUrl(parsed)}`);
+      return "";
+    }
+    return raw.replace(/\/+$/, "");
   };
+
+  // CLUSTER_MODE=direct needs KUBE_API_URL and KUBE_TOKEN (and optionally the Access
+  // pair); agent needs AGENT_TOKEN. The other mode's settings are not read.
+  function clusterSettings(): ClusterSettings {
+    const mode = text("CLUSTER_MODE", "direct").toLowerCase();
+    if (mode === "agent") {
+      const agentToken = text("AGENT_TOKEN");
+      if (agentToken !== "" && agentToken.length < MIN_AGENT_TOKEN_LENGTH) {
+        errors.push(`AGENT_TOKEN must be at least ${MIN_AGENT_TOKEN_LENGTH} characters`);
+      }
+      return { mode: "agent", agentToken };
+    }
+    if (mode !== "direct") errors.push("CLUSTER_MODE must be direct or agent");
+    const apiUrl = url("KUBE_API_URL");
+    const token = text("KUBE_TOKEN");
+    const clientId = text("KUBE_ACCESS_CLIENT_ID", "");
+    const clientSecret = text("KUBE_ACCESS_CLIENT_SECRET", "");
+    if ((clientId === "") !== (clientSecret === "")) {
+      errors.push("KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together");
+    }
+    return { mode: "direct", apiUrl, token, ...(clientId ? { access: { clientId, clientSecret } } : {}) };
+  }
 
   const webhookSecret = text("GITHUB_WEBHOOK_SECRET");
   const appId = text("GITHUB_APP_ID");
   if (appId !== "" && !/^[1-9]\d*$/.test(appId)) {
-    errors.push(`GITHUB_APP_ID must be the App's numeric id, got ${JSON.stringify(appId)}`);
+    errors.push("GITHUB_APP_ID must be the App's numeric id");
   }
   const privateKey = text("GITHUB_APP_PRIVATE_KEY").replace(/\\n/g, "\n");
   if (
@@ -86,26 +143,20 @@ export function readSettings(env: Source): SettingsResult {
     errors.push("GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)");
   }
   const githubApiUrl = url("GITHUB_API_URL", "https://api.github.com");
-  const kubeApiUrl = url("KUBE_API_URL");
-  const kubeToken = text("KUBE_TOKEN");
-  const accessId = text("KUBE_ACCESS_CLIENT_ID", "");
-  const accessSecret = text("KUBE_ACCESS_CLIENT_SECRET", "");
-  if ((accessId === "") !== (accessSecret === "")) {
-    errors.push("KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together");
-  }
+  const cluster = clusterSettings();
   const namespaces = text("REAPER_NAMESPACES")
     .split(",")
     .map((n) => n.trim())
     .filter((n) => n !== "");
   if (env.REAPER_NAMESPACES && namespaces.length === 0) errors.push("REAPER_NAMESPACES names no namespace");
-  for (const ns of namespaces) {
-    if (!DNS_LABEL.test(ns)) errors.push(`REAPER_NAMESPACES: ${JSON.stringify(ns)} is not a valid namespace name`);
-  }
+  namespaces.forEach((ns, i) => {
+    if (!DNS_LABEL.test(ns)) errors.push(`REAPER_NAMESPACES: entry ${i + 1} is not a valid namespace name (lowercase letters, digits and dashes, at most 63)`);
+  });
   const graceSeconds = count("REAPER_GRACE_SECONDS", 300);
   const maxJobSeconds = count("REAPER_MAX_JOB_SECONDS", 432_000, 1);
   const dryRunText = text("REAPER_DRY_RUN", "false").toLowerCase();
   if (!["true", "false", "1", "0"].includes(dryRunText)) {
-    errors.push(`REAPER_DRY_RUN must be true or false, got ${JSON.stringify(dryRunText)}`);
+    errors.push("REAPER_DRY_RUN must be true or false");
   }
   const dryRun = dryRunText === "true" || dryRunText === "1";
   const maxDeletionsPerSweep = count("REAPER_MAX_DELETIONS_PER_SWEEP", 50);
@@ -137,9 +188,7 @@ export function readSettings(env: Source): SettingsResult {
       appId,
       privateKey,
       githubApiUrl,
-      kubeApiUrl,
-      kubeToken,
-      ...(accessId ? { kubeAccess: { clientId: accessId, clientSecret: accessSecret } } : {}),
+      cluster,
       namespaces,
       graceSeconds,
       maxJobSeconds,

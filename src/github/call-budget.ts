@@ -1,3 +1,5 @@
+import { fetchWithTimeout } from "../net/fetch-with-timeout.ts";
+
 // Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_SWEEP:
 // token mints, installation look-ups, the deliveries listing and REST reads
 // alike. The budget is checked before a request is sent, never after.
@@ -35,7 +37,8 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
       throw new GithubBudgetExhausted(`the budget of ${budget.limit} GitHub requests for this sweep is spent`);
     }
     budget.used++;
-    const response = await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    // The whole answer is read inside the deadline, then handed on as a fresh Response.
+    const response = await fetchWithTimeout(input, init ?? {}, timeoutMs, async (r) => new Response(NULL_BODY.has(r.status) ? null : await r.arrayBuffer(), r));
     const remaining = response.headers.get("x-ratelimit-remaining");
     if (remaining !== null && /^\d+$/.test(remaining)) budget.rateLimitRemaining = Number(remaining);
     const limit = response.headers.get("x-ratelimit-limit");
@@ -46,6 +49,7 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
   };
 }
 
+const NULL_BODY = new Set([101, 204, 205, 304]);
 const SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 
 async function backOffUntil(response: Response, now: number): Promise<number | null> {

@@ -1,7 +1,8 @@
 // The ledger's tables behind the LedgerPort the reaper uses: recording facts,
 // keeping verdicts and due times, closing runners, the unseen runners, the
 // deletion window, the deliveries mark and the pause switch.
-import type { Case, ErrorKind } from "../reaper/judge-and-act.ts";
+import type { Case } from "../reaper/judge-and-act.ts";
+import type { DecisionLine } from "../reaper/log-lines.ts";
 import { notTheJobsRunner, type ClusterRunner, type Policy } from "../reaper/judge.ts";
 import type { Applied, Caller, LedgerPort } from "../reaper/ledger-port.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
@@ -24,7 +25,7 @@ export interface LedgerOptions {
   policy: Policy;
   historyDays: number;
   maxDeletionsPerMinute: number;
-  log: (fields: Record<string, unknown>) => void;
+  log: (line: DecisionLine) => void;
 }
 
 export class LedgerState implements LedgerPort {
@@ -196,9 +197,9 @@ function sameFacts(a: RunnerRecord, b: RunnerRecord): boolean {
   return JSON.stringify([a.startedAt, a.jobCompleted, a.runCompleted]) === JSON.stringify([b.startedAt, b.jobCompleted, b.runCompleted]);
 }
 
-function decisionLine(c: Case, by: Caller): Record<string, unknown> {
+function decisionLine(c: Case, by: Caller): DecisionLine {
   const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
-  const line: Record<string, unknown> = {
+  const line: DecisionLine = {
     msg: "decision",
     by,
     runner: c.name,
@@ -209,6 +210,6 @@ function decisionLine(c: Case, by: Caller): Record<string, unknown> {
     verdict: c.reaped ? "deleted" : c.verdict.verdict,
     reason: c.verdict.reason,
   };
-  if (c.verdict.error) line.error = c.errorKind satisfies ErrorKind | undefined;
+  if (c.verdict.error) line.error = c.errorKind ?? "github";
   return line;
 }

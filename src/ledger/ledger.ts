@@ -4,13 +4,15 @@
 // /metrics read from here. Instance fields are only caches: any call may meet
 // a fresh instance.
 import { DurableObject } from "cloudflare:workers";
-import { createCluster, type Cluster } from "../cluster/ephemeral-runners.ts";
+import { clusterFor } from "../cluster/cluster-for.ts";
+import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import { readSettings, type Settings } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import { logLine } from "../log.ts";
 import { runAlarm } from "../reaper/alarm.ts";
+import type { SweepLine } from "../reaper/log-lines.ts";
 import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../store/facts.ts";
 import { CountersTable } from "./counters-table.ts";
@@ -117,7 +119,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     });
     await this.rearm(state);
     const cost = this.costSince(before);
-    logLine({ msg: "sweep", ...report, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs });
+    logLine({ msg: "sweep", ...report, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs } satisfies SweepLine);
     return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
   }
 
@@ -185,7 +187,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private edges(settings: Settings, state: LedgerState): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(settings.maxGithubCallsPerSweep);
-    const cluster = createCluster({ apiUrl: settings.kubeApiUrl, token: settings.kubeToken, access: settings.kubeAccess, onRequest: () => calls++ });
+    const cluster = clusterFor(settings.cluster, { onRequest: () => calls++ });
     let github: Github | Error;
     try {
       github = createGithub({

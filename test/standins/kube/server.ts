@@ -4,6 +4,7 @@
 // its own tenant (POST /__tenants) and talks to it under /t/{id}.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { startAccessFaults, type AccessFaults } from "./access-faults.ts";
 import { isPlainObject } from "./crd-schema.ts";
 import { checkBinding, denied, isAllowed, requestInfo, type RequestInfo } from "./rbac.ts";
 import {
@@ -280,7 +281,7 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
   throw pathNotFound();
 }
 
-async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams, delays: Delays): Promise<void> {
+async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams, delays: Delays, access: AccessFaults): Promise<void> {
   const started = Date.now();
   const method = (req.method ?? "GET").toUpperCase();
   const { text, tooLarge: over } = await readBody(req);
@@ -310,6 +311,10 @@ async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerRespon
     call.durationMs = Date.now() - started;
     tenant.record(call);
   };
+
+  // Access-style answers (access-faults.ts) come first: Access sits in front of the API server.
+  const accessCode = access.answer(tenant.id, { verb: info.verb, namespace: info.namespace, name: info.name, path }, req, res);
+  if (accessCode !== undefined) return finish(accessCode);
 
   const fault = tenant.takeFault(method, path);
   if (fault) {
@@ -542,6 +547,7 @@ export async function startKubeStandin(opts: { port?: number } = {}): Promise<Ku
   const tenants = new Map<string, Tenant>();
   const sockets = new Set<Socket>();
   const delays = new Delays();
+  const access = await startAccessFaults();
   let url = "";
 
   const createTenant = (body: unknown): KubeTenantInfo => {
@@ -582,11 +588,12 @@ export async function startKubeStandin(opts: { port?: number } = {}): Promise<Ku
       const { text, tooLarge: over } = await readBody(req);
       if (over) throw tooLarge(MAX_BODY_BYTES);
       if (authenticate(tenant, req.headers.authorization).kind !== "admin") throw unauthorized();
-      const answer = serveControl(tenant, tenants, method, rest.slice("/__control/".length), text);
+      const controlPath = rest.slice("/__control/".length);
+      const answer = access.control(tenant.id, method, controlPath, text) ?? serveControl(tenant, tenants, method, controlPath, text);
       send(res, answer.code, answer.body, answer.headers);
       return;
     }
-    await handleApi(tenant, req, res, rest, u.searchParams, delays);
+    await handleApi(tenant, req, res, rest, u.searchParams, delays, access);
   };
 
   const server = createServer((req, res) => {
@@ -616,7 +623,7 @@ export async function startKubeStandin(opts: { port?: number } = {}): Promise<Ku
       // Delayed answers and keep-alive connections must not hold close() up.
       delays.cancelAll();
       for (const s of sockets) s.destroy();
-      await closed;
+      await Promise.all([closed, access.close()]);
     },
   };
 }

@@ -1,0 +1,23 @@
+// The shapes of the JSON lines the reaper logs, for operators' queries and the
+// local stack that reads them.
+import type { VerdictKind } from "./judge.ts";
+import type { ErrorKind } from "./judge-and-act.ts";
+import type { Caller } from "./ledger-port.ts";
+import type { SweepReport } from "./sweep.ts";
+
+/** One line when a runner's verdict or reason changes, and for every delete and every error. */
+export interface DecisionLine {
+  msg: "decision";
+  by: Caller;
+  runner: string;
+  namespace: string | null;
+  repository: string | null;
+  run: number | null;
+  job: number | null;
+  verdict: VerdictKind | "deleted";
+  reason: string;
+  error?: ErrorKind;
+}
+
+/** One line per sweep: what it found and did, and what it cost. */
+export type SweepLine = { msg: "sweep" } & SweepReport & { clusterCalls: number; rowsRead: number; rowsWritten: number; durationMs: number };
