@@ -40,6 +40,9 @@ export interface AdminPageProps {
   state: RunnerState | undefined;
   /** The cursor of the next page of rows, when there is one. */
   nextCursor?: string | null;
+  /** The listing's other filters, kept by the next-page link. */
+  repo?: string;
+  limit?: number;
   lastSweep: LastSweepFigures | undefined;
   now: number;
   githubWebUrl: string;
@@ -228,7 +231,7 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
       <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} />
       {p.nextCursor ? (
         <p>
-          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), cursor: p.nextCursor }).toString()}`}>
+          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
             next page
           </a>
         </p>

@@ -48,6 +48,8 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   const html = adminPageHtml({
     rows: page.runners,
     nextCursor: page.nextCursor,
+    repo: query.repo,
+    limit: query.limit,
     counts: snapshot.runners,
     state: query.state,
     lastSweep: snapshot.lastSweep ?? undefined,

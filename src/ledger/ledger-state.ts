@@ -73,7 +73,10 @@ export class LedgerState implements LedgerPort {
     if (!job || (job.type !== "job-started" && job.type !== "job-completed")) return undefined;
     const existing = this.runners.get(job.runner, job.jobId);
     // A name that came back: the closed row of the earlier object is history of another runner.
-    if (existing && existing.closed && runner && existing.uid !== runner.uid) this.sql.run("DELETE FROM runners WHERE id = ?", existing.id ?? -1);
+    if (existing?.closed && runner && existing.uid !== runner.uid) {
+      this.sql.run("DELETE FROM runners WHERE id = ?", existing.id ?? -1);
+      this.counters.add("arc_reaper_closed_runners", { state: existing.closed.outcome }, -1);
+    }
     this.record(facts, now);
     return this.runners.get(job.runner, job.jobId);
   }
@@ -165,12 +168,12 @@ export class LedgerState implements LedgerPort {
     return this.memory.get<{ since: string }>("paused") !== undefined;
   }
 
-  deliveriesMark(): DeliveriesMark & { lastListingAt?: number } {
-    return this.memory.get<DeliveriesMark & { lastListingAt?: number }>("deliveries-mark") ?? { listedUntil: 0 };
+  deliveriesMark(): DeliveriesMark {
+    return this.memory.get<DeliveriesMark>("deliveries-mark") ?? { listedUntil: 0 };
   }
 
-  setDeliveriesMark(mark: DeliveriesMark & { lastListingAt?: number }): void {
-    this.memory.set("deliveries-mark", mark);
+  setDeliveriesMark(mark: DeliveriesMark): void {
+    if (JSON.stringify(mark) !== JSON.stringify(this.deliveriesMark())) this.memory.set("deliveries-mark", mark);
   }
 
   /** The earliest time anything is due: the alarm's time. */

@@ -127,9 +127,15 @@ function ageKey(c: Case): string {
 async function reap(cases: Case[], deps: ActDeps): Promise<number> {
   let deleted = 0;
   let left = deps.deletionsLeft;
+  // Two open jobs can name one object (a job learned from GitHub, then its webhook): one delete serves both.
+  const deletedUids = new Set<string>();
   for (const c of cases) {
     if (c.verdict.verdict !== "delete" || c.cluster.kind !== "found") continue; // the judge never condemns what it cannot see
     const runner = c.cluster.runner;
+    if (deletedUids.has(runner.uid)) {
+      c.reaped = true;
+      continue;
+    }
     if (deps.dryRun) {
       c.verdict = { verdict: "keep", reason: `dry run: would delete: ${c.verdict.reason}` };
       continue;
@@ -148,6 +154,7 @@ async function reap(cases: Case[], deps: ActDeps): Promise<number> {
     if (outcome.kind === "deleted") {
       deleted++;
       c.reaped = true;
+      deletedUids.add(runner.uid);
     } else if (outcome.kind === "gone") {
       c.verdict = { verdict: "gone", reason: `runner ${c.name} was already gone from ${runner.namespace} (404)` };
     } else {

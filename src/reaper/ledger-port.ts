@@ -28,7 +28,7 @@ export interface LedgerPort {
   deletionsLeft(now: number): number;
   spendDeletions(now: number, n: number): void;
   paused(): boolean;
-  deliveriesMark(): DeliveriesMark & { lastListingAt?: number };
-  setDeliveriesMark(mark: DeliveriesMark & { lastListingAt?: number }): void;
+  deliveriesMark(): DeliveriesMark;
+  setDeliveriesMark(mark: DeliveriesMark): void;
   redeliveries: RedeliveryStore;
 }

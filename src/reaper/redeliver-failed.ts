@@ -19,6 +19,8 @@ const succeeded = (d: HookDelivery): boolean => d.statusCode >= 200 && d.statusC
 export interface DeliveriesMark {
   /** Deliveries up to this time (ms) were listed. */
   listedUntil: number;
+  /** When the last listing started (ms). */
+  lastListingAt?: number;
   /** A listing that ran out of budget: where to go on. */
   resume?: { cursor: string; startedAt: number; since: number };
 }
@@ -36,20 +38,58 @@ export interface RedeliveryStore {
   pending(since: number): RedeliveryRow[];
 }
 
-export async function redeliverFailed(opts: {
+export interface RedeliveryOptions {
   github: Github;
   store: RedeliveryStore;
   mark: DeliveriesMark;
   now: number;
   lookbackSeconds: number;
+  everySeconds: number;
   /** True once the share of the budget that redelivery may use is spent. */
   maxCallsUsed: () => boolean;
-}): Promise<{ report: RedeliveryReport; mark: DeliveriesMark }> {
+}
+
+/**
+ * Every sweep: asks left over by an earlier listing (cut short by the budget).
+ * Every `everySeconds` (or while a cut listing resumes): a listing, then asks.
+ */
+export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report: RedeliveryReport; mark: DeliveriesMark }> {
   const report: RedeliveryReport = { listed: 0, asked: [], failed: [] };
   const lookbackStart = opts.now - opts.lookbackSeconds * 1000;
-  const resume = opts.mark.resume;
+  // Asked in this sweep: its new attempt cannot show up in a listing made seconds later.
+  const askedNow = new Set<string>();
+  const ask = async (row: RedeliveryRow): Promise<boolean> => {
+    if (opts.maxCallsUsed()) return false;
+    askedNow.add(row.guid);
+    const next: RedeliveryRow = { ...row, attempts: row.attempts + 1, askFailed: false };
+    try {
+      await opts.github.redeliver(row.deliveryId);
+      report.asked.push(row.guid);
+    } catch (e) {
+      next.askFailed = true;
+      report.failed.push(`${row.guid}: ${(e as Error).message}`);
+    }
+    opts.store.put(next);
+    return true;
+  };
+
+  // Left over from an earlier listing: never asked yet, so no listing has asked them twice.
+  for (const row of opts.store.pending(lookbackStart)) {
+    if (row.attempts === 0 && !(await ask(row))) break;
+  }
+  const { mark } = opts;
+  if (!mark.resume && mark.lastListingAt !== undefined && opts.now - mark.lastListingAt < opts.everySeconds * 1000) {
+    report.skipped = `listed ${Math.round((opts.now - mark.lastListingAt) / 1000)}s ago, every ${opts.everySeconds}s`;
+    return { report, mark };
+  }
+  if (opts.maxCallsUsed()) {
+    report.skipped = "the budget's share for redelivery is spent";
+    return { report, mark };
+  }
+
+  const resume = mark.resume;
   const listing = resume?.startedAt ?? opts.now;
-  const since = resume?.since ?? Math.max(lookbackStart, opts.mark.listedUntil - OVERLAP_MS);
+  const since = resume?.since ?? Math.max(lookbackStart, mark.listedUntil - OVERLAP_MS);
   const page = await opts.github.deliveriesSince(since, { cursor: resume?.cursor, stop: opts.maxCallsUsed });
   report.listed = page.deliveries.length;
 
@@ -57,7 +97,7 @@ export async function redeliverFailed(opts: {
   for (const d of page.deliveries) {
     if (EVENTS.has(d.event)) byGuid.set(d.guid, [...(byGuid.get(d.guid) ?? []), d]);
   }
-  const candidates = new Map<string, { event: string; firstFailedAt: number; deliveryId: string }>();
+  const candidates: RedeliveryRow[] = [];
   for (const [guid, attempts] of byGuid) {
     const known = opts.store.get(guid);
     if (attempts.some(succeeded)) {
@@ -66,37 +106,24 @@ export async function redeliverFailed(opts: {
     }
     const latest = attempts.sort((a, b) => b.deliveredAt.localeCompare(a.deliveredAt))[0]!;
     const oldest = Math.min(...attempts.map((a) => Date.parse(a.deliveredAt)));
-    candidates.set(guid, { event: latest.event, firstFailedAt: Math.min(oldest, known?.firstFailedAt ?? oldest), deliveryId: latest.id });
+    candidates.push({
+      guid, event: latest.event, deliveryId: latest.id, askFailed: known?.askFailed ?? false, attempts: known?.attempts ?? 0,
+      lastListing: known?.lastListing ?? 0, firstFailedAt: Math.min(oldest, known?.firstFailedAt ?? oldest), succeeded: false,
+    });
   }
-  // Earlier asks that GitHub refused: no new attempt will show up in a listing, so ask again.
-  for (const row of opts.store.pending(lookbackStart)) {
-    if (row.askFailed && !candidates.has(row.guid)) candidates.set(row.guid, { event: row.event, firstFailedAt: row.firstFailedAt, deliveryId: row.deliveryId });
+  // Asks GitHub refused at an earlier listing: no new attempt shows up in a listing, so ask again at this one.
+  const seen = new Set(candidates.map((c) => c.guid));
+  for (const row of opts.store.pending(lookbackStart)) if (row.askFailed && row.attempts > 0 && !seen.has(row.guid)) candidates.push(row);
+
+  for (const c of candidates) {
+    if (askedNow.has(c.guid) || c.lastListing === listing || c.attempts >= MAX_REDELIVERY_ATTEMPTS || c.firstFailedAt < lookbackStart) continue;
+    const row = { ...c, lastListing: listing };
+    // Out of budget: kept as a pending ask for the next sweeps, without listing again.
+    if (!(await ask(row))) opts.store.put({ ...row, attempts: 0, askFailed: true });
   }
 
-  let handledAll = page.complete;
-  for (const [guid, c] of candidates) {
-    const known = opts.store.get(guid);
-    if (known?.succeeded || (known && known.lastListing === listing)) continue;
-    if (known && known.attempts >= MAX_REDELIVERY_ATTEMPTS) continue;
-    if (c.firstFailedAt < lookbackStart) continue;
-    if (opts.maxCallsUsed()) {
-      handledAll = false;
-      break;
-    }
-    const row: RedeliveryRow = {
-      guid, event: c.event, deliveryId: c.deliveryId, askFailed: false, attempts: (known?.attempts ?? 0) + 1,
-      lastListing: listing, firstFailedAt: c.firstFailedAt, succeeded: false,
-    };
-    try {
-      await opts.github.redeliver(c.deliveryId);
-      report.asked.push(guid);
-    } catch (e) {
-      row.askFailed = true;
-      report.failed.push(`${guid}: ${(e as Error).message}`);
-    }
-    opts.store.put(row);
-  }
-
-  if (!page.complete && page.cursor) return { report, mark: { listedUntil: opts.mark.listedUntil, resume: { cursor: page.cursor, startedAt: listing, since } } };
-  return { report, mark: handledAll ? { listedUntil: listing } : { listedUntil: opts.mark.listedUntil } };
+  const next: DeliveriesMark = !page.complete && page.cursor
+    ? { listedUntil: mark.listedUntil, lastListingAt: listing, resume: { cursor: page.cursor, startedAt: listing, since } }
+    : { listedUntil: listing, lastListingAt: listing };
+  return { report, mark: next };
 }

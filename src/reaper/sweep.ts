@@ -157,23 +157,19 @@ export function unseenCase(runner: ClusterRunner, known: UnseenRunner | undefine
 
 async function redeliverIfDue(deps: SweepDeps): Promise<RedeliveryReport | { error: string }> {
   const { ledger, settings, now, github, budget } = deps;
-  const mark = ledger.deliveriesMark();
-  const every = settings.deliveriesEverySeconds * 1000;
-  if (!mark.resume && mark.lastListingAt !== undefined && now - mark.lastListingAt < every) {
-    return { listed: 0, asked: [], failed: [], skipped: `listed ${Math.round((now - mark.lastListingAt) / 1000)}s ago, every ${settings.deliveriesEverySeconds}s` };
-  }
   if (github instanceof Error) return { error: github.message };
   try {
     const result = await redeliverFailed({
       github,
       store: ledger.redeliveries,
-      mark,
+      mark: ledger.deliveriesMark(),
       now,
       lookbackSeconds: settings.redeliveryLookbackSeconds,
+      everySeconds: settings.deliveriesEverySeconds,
       // Never more than half the budget: runner checks need the rest.
       maxCallsUsed: () => budget.used >= Math.floor(budget.limit / 2),
     });
-    ledger.setDeliveriesMark({ ...result.mark, lastListingAt: now });
+    ledger.setDeliveriesMark(result.mark);
     return result.report;
   } catch (e) {
     return { error: (e as Error).message };

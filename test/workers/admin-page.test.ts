@@ -242,24 +242,23 @@ describe("GET /admin content", () => {
     expect(text).toContain("errors cluster 0, github 0, redelivery 0");
   });
 
-  it("pages with a next-page link that keeps the state filter", async () => {
+  it("pages with a next-page link that keeps the state filter and the page size", async () => {
     const env = testEnv();
     for (let i = 1; i <= 3; i++) await started(env, `arc-page-${i}`, i);
     const first = await pageOf(await get(env, "/admin?limit=2", bearer));
     expect(first.rows.map((r) => r.runner)).toEqual(["arc-page-3", "arc-page-2"]);
-    expect(first.next).toMatch(/^\/admin\?cursor=\d+$/);
+    expect(first.next).toMatch(/^\/admin\?limit=2&cursor=\d+$/);
     const second = await pageOf(await get(env, first.next!, bearer));
     expect(second.rows.map((r) => r.runner)).toEqual(["arc-page-1"]);
     expect(second.next).toBeUndefined();
 
     const byState = await pageOf(await get(env, "/admin?state=running&limit=1", bearer));
-    expect(byState.next).toMatch(/^\/admin\?state=running&cursor=\d+$/);
+    expect(byState.next).toMatch(/^\/admin\?state=running&limit=1&cursor=\d+$/);
     expect((await pageOf(await get(env, "/admin", bearer))).next).toBeUndefined(); // 3 rows fit the default page
   });
 
-  // src bug (reported, not fixed here): the next-page link keeps ?state= but drops ?repo= (and ?limit=),
-  // so the second page of /admin?repo=X lists every repository's runners. Drop `.fails` once the link keeps them.
-  it.fails("keeps the repository filter in the next-page link", async () => {
+  // The next-page link keeps ?repo= and ?limit= too: page 2 of /admin?repo=X lists only X's runners.
+  it("keeps the repository filter in the next-page link", async () => {
     const env = testEnv();
     await started(env, "arc-a-1", 1, { repo: "octo-org/a" });
     await started(env, "arc-b-1", 2, { repo: "octo-org/b" });

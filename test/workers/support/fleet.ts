@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { INSTALLATION, NS, REPO, stack, type Stack } from "./stack.ts";
-import { signedDelivery, call, evictLedger, ledgerOf } from "./worker.ts";
+import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
 
 export interface FleetOptions {
   seed: number;
@@ -123,7 +123,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const jobId = 5_000_000 + i * 10;
     const name = `arc-runners-soak-runner-${i}`;
     const startedAt = S - Math.floor(random() * 3600_000);
-    const busy = (n: string, attempt = 1) => makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: n, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(startedAt - 5000), jobDisplayName: `attempt ${attempt}` });
+    // ARC creates a runner a little before it takes its job.
+    const busy = (n: string, attempt = 1, createdAt = startedAt - 5000) =>
+      makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: n, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(createdAt), jobDisplayName: `attempt ${attempt}` });
     switch (kind) {
       case "done": {
         const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
@@ -144,7 +146,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       }
       case "hung": {
         const hungSince = S - bound - Math.floor(random() * 3600_000) - 60_000;
-        cluster.push(busy(name));
+        cluster.push(busy(name, 1, hungSince - 5000));
         runners.push({ name, kind, deletableFrom: hungSince + bound });
         events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt: hungSince }));
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(hungSince) });
@@ -280,7 +282,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const asked = await s.github.redeliveries();
     for (const r of asked.slice(redelivered)) {
       const e = byGuid.get(r.guid);
-      if (e) await deliver(e);
+      if (!e) continue;
+      await deliver(e);
+      // GitHub lists the new attempt as it delivered it: at this (simulated) time, answered 202.
+      await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: 202, deliveredAt: iso(now), redelivery: true });
     }
     redelivered = asked.length;
     // Converged: faults over, every delivery made, every dropped one redelivered, every finished runner deleted.
@@ -290,6 +295,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
   }
   const finalNow = S + (sweeps - 1) * 60_000;
+  const asks = new Map<string, number>();
+  for (const r of await s.github.redeliveries()) asks.set(r.guid, (asks.get(r.guid) ?? 0) + 1);
+  const askedTwice = [...asks].filter(([, n]) => n > 1).map(([guid]) => guid);
+  if (askedTwice.length > 0) await report(`redelivery asked more than once for: ${askedTwice.slice(0, 5).join(", ")}`);
   const leftBehind = mustDelete.filter((r) => !deletedAt.has(r.name) && r.deletableFrom! <= finalNow - 60_000);
   if (wrongful.length > 0) console.error("wrongful deletions:", wrongful.slice(0, 10));
   if (leftBehind.length > 0) console.error("left behind:", leftBehind.slice(0, 10).map((r) => `${r.name} (${r.kind}) due ${iso(r.deletableFrom!)}`));
