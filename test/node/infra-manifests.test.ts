@@ -284,7 +284,7 @@ describe("infra/github-app/manifest.json", () => {
   it("is private, with an active webhook at the placeholder URL", () => {
     expect(manifest["public"]).toBe(false);
     expect(manifest["hook_attributes"]).toEqual({
-      url: "https://arc-reaper.example.workers.dev/webhook",
+      url: "https://arc-reaper.example.invalid/webhook",
       active: true,
     });
     // No user authorization: the App acts only as itself.
