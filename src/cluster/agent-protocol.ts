@@ -17,8 +17,15 @@ export interface AgentRunner {
 export type AgentMessage =
   /** First message after every connect. */
   | { type: "hello"; version: string; namespaces: string[]; dryRun: boolean }
-  /** The whole view of the agent's namespaces: after every connect and after every fresh list (410). */
-  | { type: "snapshot"; runners: AgentRunner[] }
+  /**
+   * The whole view of the agent's namespaces: after every connect and after every
+   * fresh list (410). A Worker receives WebSocket messages of at most 1 MiB, so a
+   * large view comes in parts: `id` names one snapshot, `part` counts 1..`parts`,
+   * and the parts of one snapshot arrive back to back, with no other message
+   * between them. The view is complete (anything absent from it is gone) only when
+   * part `parts` of that id has arrived.
+   */
+  | { type: "snapshot"; id: string; part: number; parts: number; runners: AgentRunner[] }
   /** A watch event: the runner was added or changed. */
   | { type: "upsert"; runner: AgentRunner }
   /** A watch event: the runner left the cluster. */
@@ -28,11 +35,14 @@ export type AgentMessage =
 
 /**
  * deleted: the API server accepted the DELETE (uid precondition).
- * gone: 404, nothing to delete.
- * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace, dry run).
+ * gone: nothing with that uid to delete: 404, or 409 because the name now has another uid
+ *   (the API server's uid precondition), or the agent's synced view has no object of that name.
+ * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
+ *   view not synced yet, dry run: why is then exactly "dry run").
  * failed: the API server answered an error (the Status message is in why).
  */
-export type OrderOutcome = "deleted" | "gone" | "refused" | "failed";
+export const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
+export type OrderOutcome = (typeof OUTCOMES)[number];
 
 /** Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid. */
 export interface DeleteOrder {
