@@ -94,6 +94,7 @@ export class LedgerConnection {
       });
       this.socket = socket;
       let openedAt = 0;
+      let refused = false;
       let awaitingPong = false;
       let pinger: ReturnType<typeof setInterval> | undefined;
       const onAbort = (): void => socket.close(1001, "agent stopping");
@@ -103,6 +104,7 @@ export class LedgerConnection {
         const status = res.statusCode ?? 0;
         const hint = status === 401 ? "the ledger refused AGENT_TOKEN (401): check it matches the Worker's AGENT_TOKEN" : "the ledger did not accept the WebSocket";
         this.log("error", hint, { status, url: this.url });
+        refused = true;
         res.resume();
         socket.terminate();
       });
@@ -131,8 +133,8 @@ export class LedgerConnection {
         this.handlers.message(Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString("utf8"));
       });
       socket.on("error", (e) => {
-        // An unexpected-response already said why; other errors (refused, reset, TLS) are said here.
-        if (!/Unexpected server response/.test(e.message)) this.log("warn", "ledger connection error", { error: errorText(e) });
+        // After a refused handshake the reason is already logged; other errors (refused, reset, TLS) are said here.
+        if (!refused) this.log("warn", "ledger connection error", { error: errorText(e) });
       });
       socket.on("close", (code, reason) => {
         clearInterval(pinger);
