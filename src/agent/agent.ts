@@ -8,7 +8,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { AgentMessage, AgentRunner } from "../cluster/agent-protocol.ts";
 import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
 import { OrderDesk } from "./apply-orders.ts";
-import { kubeRunners, type KubeRunners } from "./kube-runners.ts";
+import { kubeRunners } from "./kube-runners.ts";
 import { DEFAULT_TIMINGS, LedgerConnection, type ConnectionTimings } from "./ledger-connection.ts";
 import { errorText, type Log } from "./log.ts";
 import { RunnerView, snapshotMessages } from "./runner-view.ts";
@@ -22,8 +22,6 @@ export interface AgentOptions {
   timings?: Partial<ConnectionTimings>;
   /** Back-off of list and watch retries against the API server. */
   kubeBackoff?: { baseMs: number; capMs: number };
-  /** For tests: stand in for the Kubernetes calls. */
-  kube?: KubeRunners;
 }
 
 export interface RunningAgent {
@@ -39,7 +37,7 @@ export const AGENT_VERSION: string = (() => {
 export function startAgent(opts: AgentOptions): RunningAgent {
   const { settings, log } = opts;
   const view = new RunnerView(settings.namespaces);
-  const kube = opts.kube ?? kubeRunners(opts.kubeConfig, log);
+  const kube = kubeRunners(opts.kubeConfig, log);
   const desk = new OrderDesk({ view, kube, dryRun: settings.dryRun, log });
   const timings: ConnectionTimings = { ...DEFAULT_TIMINGS, ...opts.timings };
   // Whether the current connection has had its snapshot: upserts and removes follow it, never precede it.

@@ -19,12 +19,14 @@ export interface LedgerConnection {
 
 export class LedgerStandin {
   token: string;
+  /** Answer the agent's pings (a dead peer does not). */
+  answerPings = true;
   readonly connections: LedgerConnection[] = [];
   /** Upgrade attempts refused with 401, with when they came. */
   readonly refused: number[] = [];
   url = "";
   private readonly server: Server;
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss = new WebSocketServer({ noServer: true, autoPong: false });
   private readonly sockets = new Set<Socket>();
 
   constructor(token: string) {
@@ -58,6 +60,9 @@ export class LedgerStandin {
           } catch (e) {
             conn.invalid.push(`${e instanceof Error ? e.message : String(e)}: ${text.slice(0, 200)}`);
           }
+        });
+        ws.on("ping", (data) => {
+          if (this.answerPings) ws.pong(data);
         });
         ws.on("close", () => {
           conn.closed = true;

@@ -41,7 +41,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function rig(opts: { dryRun?: boolean; ledgerToken?: string; before?: (t: KubeTenant) => Promise<void> } = {}): Promise<Rig> {
+async function rig(opts: { dryRun?: boolean; ledgerToken?: string; pingEveryMs?: number; before?: (t: KubeTenant) => Promise<void> } = {}): Promise<Rig> {
   const tenant = await createKubeTenant(standin.url, { namespaces: [NS, NS2, "default"] });
   const rbac = loadAgentRbac(NS, NS2);
   await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
@@ -69,7 +69,7 @@ async function rig(opts: { dryRun?: boolean; ledgerToken?: string; before?: (t: 
     settings: settings.settings,
     kubeConfig: kc,
     log,
-    timings: { backoff: { baseMs: 100, capMs: 800 }, pingEveryMs: 5000, handshakeTimeoutMs: 2000, stableAfterMs: 500 },
+    timings: { backoff: { baseMs: 100, capMs: 800 }, pingEveryMs: opts.pingEveryMs ?? 5000, handshakeTimeoutMs: 2000, stableAfterMs: 500 },
     kubeBackoff: { baseMs: 50, capMs: 400 },
   });
   cleanups.push(async () => {
@@ -364,6 +364,17 @@ describe("agent: resuming, relisting, reconnecting", () => {
     expect(snapshot(second)?.find((x) => x.name === "while-away")?.uid).toBe(changed.metadata.uid);
     expect(first.closed).toBe(true);
     expect(r.logText()).toMatch(/disconnected from the ledger/);
+  });
+
+  it("drops a connection whose ledger stops answering pings, and dials again", async () => {
+    const r = await rig({ pingEveryMs: 150 });
+    const first = await connected(r);
+    r.ledger.answerPings = false;
+    await waitFor("the silent connection to be dropped", () => (first.closed ? true : undefined), 3000);
+    r.ledger.answerPings = true;
+    const second = await connected(r, 2);
+    expect(second.messages[0]).toMatchObject({ type: "hello" });
+    expect(r.logText()).toMatch(/did not answer a ping/);
   });
 
   it("logs a 401 from the ledger, backs off, and connects once the token matches; the token is never logged", async () => {
