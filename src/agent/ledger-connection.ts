@@ -3,6 +3,7 @@
 // back-off; pings to notice a dead peer. Nothing dials in.
 import WebSocket from "ws";
 import type { AgentMessage } from "../cluster/agent-protocol.ts";
+import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText, type Log } from "./log.ts";
 
@@ -30,10 +31,8 @@ export interface ConnectionHandlers {
   closed(): void;
 }
 
-export class LedgerConnection {
+export class LedgerConnection extends BackgroundLoop {
   private socket: WebSocket | undefined;
-  private readonly stopper = new AbortController();
-  private running: Promise<void> | undefined;
   private readonly url: string;
   private readonly token: string;
   private readonly log: Log;
@@ -42,6 +41,7 @@ export class LedgerConnection {
   private readonly backoff: Backoff;
 
   constructor(opts: { url: string; token: string; log: Log; timings: ConnectionTimings; handlers: ConnectionHandlers }) {
+    super();
     this.url = opts.url;
     this.token = opts.token;
     this.log = opts.log;
@@ -62,17 +62,7 @@ export class LedgerConnection {
     return true;
   }
 
-  start(): void {
-    this.running ??= this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.stopper.abort();
-    await this.running;
-  }
-
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
+  protected async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const openedFor = await this.connectOnce(signal);
       if (signal.aborted) return;

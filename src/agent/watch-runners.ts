@@ -5,6 +5,7 @@
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 import type { AgentRunner } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
+import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
 import { GROUP, ListExpiredError, PLURAL, VERSION, type KubeRunners } from "./kube-runners.ts";
 import { errorText, type Log } from "./log.ts";
@@ -32,10 +33,8 @@ function statusCodeOf(e: unknown): number | undefined {
   return isFields(e) && typeof e["statusCode"] === "number" ? e["statusCode"] : undefined;
 }
 
-export class NamespaceWatch {
-  private readonly stopper = new AbortController();
+export class NamespaceWatch extends BackgroundLoop {
   private rv: string | undefined;
-  private running: Promise<void> | undefined;
   private readonly namespace: string;
   private readonly kc: KubeConfig;
   private readonly kube: KubeRunners;
@@ -44,6 +43,7 @@ export class NamespaceWatch {
   private readonly backoff: Backoff;
 
   constructor(opts: { namespace: string; kc: KubeConfig; kube: KubeRunners; events: RunnerEvents; log: Log; backoff: BackoffPolicy }) {
+    super();
     this.namespace = opts.namespace;
     this.kc = opts.kc;
     this.kube = opts.kube;
@@ -52,17 +52,7 @@ export class NamespaceWatch {
     this.backoff = new Backoff(opts.backoff);
   }
 
-  start(): void {
-    this.running ??= this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.stopper.abort();
-    await this.running;
-  }
-
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
+  protected async loop(signal: AbortSignal): Promise<void> {
     let listedOnce = false;
     while (!signal.aborted) {
       if (this.rv === undefined) {
