@@ -5,9 +5,10 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { AgentMessage, AgentRunner } from "../cluster/agent-protocol.ts";
+import type { AgentMessage, AgentRunner, DeleteOrder } from "../cluster/agent-protocol.ts";
 import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
 import { OrderDesk } from "./apply-orders.ts";
+import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.ts";
 import { kubeRunners } from "./kube-runners.ts";
 import { DEFAULT_TIMINGS, LedgerConnection, type ConnectionTimings } from "./ledger-connection.ts";
 import { errorText, type Log } from "./log.ts";
@@ -21,7 +22,7 @@ export interface AgentOptions {
   log: Log;
   timings?: Partial<ConnectionTimings>;
   /** Back-off of list and watch retries against the API server. */
-  kubeBackoff?: { baseMs: number; capMs: number };
+  kubeBackoff?: BackoffPolicy;
 }
 
 export interface RunningAgent {
@@ -68,7 +69,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         sendSnapshot();
       },
       message(text) {
-        let order;
+        let order: DeleteOrder;
         try {
           order = parseLedgerMessage(text);
         } catch (e) {
@@ -105,7 +106,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   };
   const watches = settings.namespaces.map(
     (namespace) =>
-      new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? { baseMs: 1000, capMs: 30_000 } }),
+      new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
   );
 
   log("info", "agent starting", { version: AGENT_VERSION, url: settings.agentUrl, namespaces: [...settings.namespaces], dryRun: settings.dryRun });

@@ -4,7 +4,7 @@
 import WebSocket from "ws";
 import type { AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
-import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
+import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText, type Log } from "./log.ts";
 
 export interface ConnectionTimings {
@@ -17,7 +17,7 @@ export interface ConnectionTimings {
 }
 
 export const DEFAULT_TIMINGS: ConnectionTimings = {
-  backoff: { baseMs: 1000, capMs: 30_000 },
+  backoff: DEFAULT_BACKOFF,
   pingEveryMs: 30_000,
   handshakeTimeoutMs: 10_000,
   stableAfterMs: 10_000,
