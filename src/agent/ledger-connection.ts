@@ -2,7 +2,7 @@
 // `Authorization: Bearer AGENT_TOKEN`). Reconnects with capped, jittered
 // back-off; pings to notice a dead peer. Nothing dials in.
 import WebSocket from "ws";
-import type { AgentMessage } from "../cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, type AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText, type Log } from "./log.ts";
@@ -64,17 +64,21 @@ export class LedgerConnection extends BackgroundLoop {
 
   protected async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const openedFor = await this.connectOnce(signal);
+      const { openFor, code } = await this.connectOnce(signal);
       if (signal.aborted) return;
-      if (openedFor >= this.timings.stableAfterMs) this.backoff.reset();
-      const wait = this.backoff.next();
+      if (openFor >= this.timings.stableAfterMs) this.backoff.reset();
+      let wait = this.backoff.next();
+      if (code === CLOSE_REPLACED) {
+        wait = this.timings.backoff.capMs;
+        this.log("warn", "another agent replaced this one at the ledger: is more than one running?", { retryInMs: wait });
+      }
       this.log("info", "reconnecting to the ledger", { retryInMs: wait });
       await sleep(wait, signal);
     }
   }
 
-  /** One connection, from dial to close; resolves with how long it stayed open (0 if it never opened). */
-  private connectOnce(signal: AbortSignal): Promise<number> {
+  /** One connection, from dial to close; resolves with how long it stayed open (0 if it never opened) and the close code. */
+  private connectOnce(signal: AbortSignal): Promise<{ openFor: number; code: number }> {
     return new Promise((resolve) => {
       const socket = new WebSocket(this.url, {
         headers: { Authorization: `Bearer ${this.token}` },
@@ -135,7 +139,7 @@ export class LedgerConnection extends BackgroundLoop {
           this.log("info", "disconnected from the ledger", { code, reason: reason.toString("utf8").slice(0, 200), openMs: openFor });
           this.handlers.closed();
         }
-        resolve(openFor);
+        resolve({ openFor, code });
       });
     });
   }

@@ -56,3 +56,10 @@ export interface DeleteOrder {
 }
 
 export type LedgerMessage = DeleteOrder;
+
+/**
+ * The close code the ledger uses when a second agent connects and replaces this
+ * one. The replaced agent waits its longest back-off before dialing again, so
+ * two agents by mistake alternate slowly instead of fighting.
+ */
+export const CLOSE_REPLACED = 4001;

@@ -3,7 +3,7 @@
 // reading every message with the ledger's strict parser). Everything on 127.0.0.1.
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, beforeAll, afterAll, describe, expect, it, type TestContext } from "vitest";
-import type { AgentMessage, AgentRunner } from "../../src/cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, type AgentMessage, type AgentRunner } from "../../src/cluster/agent-protocol.ts";
 import { AGENT_VERSION, startAgent, type RunningAgent } from "../../src/agent/agent.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
@@ -364,6 +364,18 @@ describe("agent: resuming, relisting, reconnecting", () => {
     expect(snapshot(second)?.find((x) => x.name === "while-away")?.uid).toBe(changed.metadata.uid);
     expect(first.closed).toBe(true);
     expect(r.logText()).toMatch(/disconnected from the ledger/);
+  });
+
+  it("after the ledger closes it as replaced (4001), waits its longest back-off before dialing again", async () => {
+    const r = await rig();
+    const first = await connected(r);
+    const closedAt = Date.now();
+    first.socket.close(CLOSE_REPLACED, "replaced by another agent");
+    const second = await connected(r, 2);
+    const dialedAfter = (second.times[0] ?? 0) - closedAt;
+    // The cap in this rig is 800 ms; an ordinary drop redials after 50..100 ms.
+    expect(dialedAfter).toBeGreaterThanOrEqual(780);
+    expect(r.logText()).toMatch(/another agent replaced this one/);
   });
 
   it("drops a connection whose ledger stops answering pings, and dials again", async () => {
