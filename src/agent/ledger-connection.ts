@@ -91,7 +91,11 @@ export class LedgerConnection extends BackgroundLoop {
       let refused = false;
       let awaitingPong = false;
       let pinger: ReturnType<typeof setInterval> | undefined;
-      const onAbort = (): void => socket.close(1001, "agent stopping");
+      // Stopping: a clean close, cut short if the ledger does not answer it.
+      const onAbort = (): void => {
+        socket.close(1001, "agent stopping");
+        setTimeout(() => socket.terminate(), 2000).unref();
+      };
       signal.addEventListener("abort", onAbort);
 
       socket.on("unexpected-response", (_req, res) => {
@@ -128,7 +132,7 @@ export class LedgerConnection extends BackgroundLoop {
       });
       socket.on("error", (e) => {
         // After a refused handshake the reason is already logged; other errors (refused, reset, TLS) are said here.
-        if (!refused) this.log("warn", "ledger connection error", { error: errorText(e) });
+        if (!refused && !signal.aborted) this.log("warn", "ledger connection error", { error: errorText(e) });
       });
       socket.on("close", (code, reason) => {
         clearInterval(pinger);

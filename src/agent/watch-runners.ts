@@ -73,12 +73,15 @@ export class NamespaceWatch extends BackgroundLoop {
       const started = Date.now();
       const end = await this.watchOnce(this.rv, signal);
       if (signal.aborted) return;
+      const lasted = Date.now() - started >= SHORT_WATCH_MS;
       if (end.kind === "expired") {
         this.log("info", "watch expired (410 Gone): listing again", { namespace: this.namespace, resourceVersion: this.rv });
         this.rv = undefined;
+        // A 410 right after a fresh list, again and again, must not become a tight loop.
+        if (!lasted) await sleep(this.backoff.next(), signal);
         continue;
       }
-      if (end.kind === "closed" && Date.now() - started >= SHORT_WATCH_MS) {
+      if (end.kind === "closed" && lasted) {
         this.backoff.reset();
         continue;
       }
