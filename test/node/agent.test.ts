@@ -41,7 +41,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function rig(opts: { dryRun?: boolean; ledgerToken?: string; pingEveryMs?: number; before?: (t: KubeTenant) => Promise<void> } = {}): Promise<Rig> {
+async function rig(
+  opts: { dryRun?: boolean; ledgerToken?: string; pingEveryMs?: number; namespaces?: string; before?: (t: KubeTenant) => Promise<void> } = {},
+): Promise<Rig> {
   const tenant = await createKubeTenant(standin.url, { namespaces: [NS, NS2, "default"] });
   const rbac = loadAgentRbac(NS, NS2);
   await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
@@ -50,7 +52,7 @@ async function rig(opts: { dryRun?: boolean; ledgerToken?: string; pingEveryMs?:
   const settings = readSettings({
     ARC_REAPER_URL: ledger.url,
     AGENT_TOKEN,
-    REAPER_NAMESPACES: `${NS},${NS2}`,
+    REAPER_NAMESPACES: opts.namespaces ?? `${NS},${NS2}`,
     AGENT_DRY_RUN: opts.dryRun ? "true" : "false",
   });
   if (!settings.ok) throw new Error(settings.problems.join("; "));
@@ -172,6 +174,20 @@ describe("agent: snapshot and watch events", () => {
     expect(removed).toEqual({ type: "remove", namespace: NS, name: "fresh", uid: seeded.metadata.uid });
     expect(ofType(conn, "upsert")).toHaveLength(2);
     expect(conn.invalid).toEqual([]);
+  });
+
+  it("sends no snapshot while a namespace cannot be listed (a partial view would read as runners gone)", async () => {
+    // "default" is in REAPER_NAMESPACES but the manifests bind no Role there: 403.
+    const r = await rig({ namespaces: `${NS},default`, before: async (t) => void (await t.seed(seedRunner("listed-fine"))) });
+    const conn = await waitFor("hello", () => r.ledger.connections[0]?.messages[0]);
+    expect(conn).toMatchObject({ type: "hello", namespaces: [NS, "default"] });
+    await waitFor("two failed lists of default", () => (r.logs.filter((l) => l.msg === "list failed" && l.fields["namespace"] === "default").length >= 2 ? true : undefined));
+    expect(r.logs.find((l) => l.msg === "list failed")?.fields["error"]).toMatch(/403/);
+    expect(r.ledger.connections[0]?.messages.map((m) => m.type)).toEqual(["hello"]);
+    // Orders for the namespace it did list are still checked against its view.
+    const uid = (await r.tenant.get(NS, "listed-fine"))?.metadata.uid ?? "missing";
+    r.ledger.order({ id: "p-1", namespace: "default", name: "x", uid, runId: 1, reason: "r" });
+    expect(await report(r.ledger.current(), "p-1")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/has not listed namespace default/) });
   });
 });
 
