@@ -1,24 +1,12 @@
 // The agent (src/agent) against the Kubernetes stand-in, under the Role that
 // infra/agent grants it, and a stand-in ledger (a WebSocket server in this test,
 // reading every message with the ledger's strict parser). Everything on 127.0.0.1.
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, beforeAll, afterAll, describe, expect, it, type TestContext } from "vitest";
-import { CLOSE_REPLACED, type AgentMessage, type AgentRunner } from "../../src/cluster/agent-protocol.ts";
-import { AGENT_VERSION, startAgent, type RunningAgent } from "../../src/agent/agent.ts";
-import type { Log } from "../../src/agent/log.ts";
-import { readSettings } from "../../src/agent/settings.ts";
-import { createKubeTenant, makeEphemeralRunner, type KubeCall, type KubeTenant } from "../standins/kube/control.ts";
+import { CLOSE_REPLACED, type AgentRunner } from "../../src/cluster/agent-protocol.ts";
+import { AGENT_VERSION } from "../../src/agent/agent.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
-import { loadAgentRbac } from "./agent-rbac.ts";
-import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
-
-const NS = "arc-runners";
-const NS2 = "team-b-runners";
-const AGENT_TOKEN = "agent-token-for-tests-0123456789-abcdefghij";
-const SA_TOKEN = "agent-serviceaccount-token-0123456789";
-const AGENT_USER = "system:serviceaccount:arc-reaper-agent:arc-reaper-agent";
-
-type Msg<T extends AgentMessage["type"]> = Extract<AgentMessage, { type: T }>;
+import { waitFor } from "./agent-ledger-standin.ts";
+import { AGENT_TOKEN, AGENT_USER, connected, deletes, NS, NS2, SA_TOKEN, ofType, report, seedRunner, snapshot, startRig, type Rig, type RigOptions } from "./agent-rig.ts";
 
 let standin: KubeStandin;
 beforeAll(async () => {
@@ -28,93 +16,15 @@ afterAll(async () => {
   await standin.close();
 });
 
-interface Rig {
-  tenant: KubeTenant;
-  ledger: LedgerStandin;
-  agent: RunningAgent;
-  logs: Array<{ level: string; msg: string; fields: Record<string, unknown> }>;
-  logText: () => string;
-}
-
-const cleanups: Array<() => Promise<void>> = [];
+const rigs: Rig[] = [];
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const r of rigs.splice(0).reverse()) await r.close();
 });
 
-async function rig(
-  opts: { dryRun?: boolean; ledgerToken?: string; pingEveryMs?: number; namespaces?: string; before?: (t: KubeTenant) => Promise<void> } = {},
-): Promise<Rig> {
-  const tenant = await createKubeTenant(standin.url, { namespaces: [NS, NS2, "default"] });
-  const rbac = loadAgentRbac(NS, NS2);
-  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
-  await opts.before?.(tenant);
-  const ledger = await new LedgerStandin(opts.ledgerToken ?? AGENT_TOKEN).listen();
-  const settings = readSettings({
-    ARC_REAPER_URL: ledger.url,
-    AGENT_TOKEN,
-    REAPER_NAMESPACES: opts.namespaces ?? `${NS},${NS2}`,
-    AGENT_DRY_RUN: opts.dryRun ? "true" : "false",
-  });
-  if (!settings.ok) throw new Error(settings.problems.join("; "));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "standin", server: tenant.baseUrl, skipTLSVerify: true }],
-    users: [{ name: "agent", token: SA_TOKEN }],
-    contexts: [{ name: "standin", cluster: "standin", user: "agent" }],
-    currentContext: "standin",
-  });
-  const logs: Rig["logs"] = [];
-  const log: Log = (level, msg, fields = {}) => {
-    logs.push({ level, msg, fields });
-  };
-  const agent = startAgent({
-    settings: settings.settings,
-    kubeConfig: kc,
-    log,
-    timings: { backoff: { baseMs: 100, capMs: 800 }, pingEveryMs: opts.pingEveryMs ?? 5000, handshakeTimeoutMs: 2000, stableAfterMs: 500 },
-    kubeBackoff: { baseMs: 50, capMs: 400 },
-  });
-  cleanups.push(async () => {
-    await agent.stop();
-    await ledger.close();
-    await tenant.dispose();
-  });
-  return { tenant, ledger, agent, logs, logText: () => JSON.stringify(logs) };
-}
-
-function ofType<T extends AgentMessage["type"]>(conn: LedgerConnection, type: T): Array<Msg<T>> {
-  return conn.messages.filter((m): m is Msg<T> => m.type === type);
-}
-
-/** The runners of the complete snapshot number `n` (0-based) on a connection. */
-function snapshot(conn: LedgerConnection, n = 0): AgentRunner[] | undefined {
-  const parts = ofType(conn, "snapshot");
-  const ids = [...new Set(parts.map((p) => p.id))];
-  const id = ids[n];
-  if (id === undefined) return undefined;
-  const mine = parts.filter((p) => p.id === id);
-  const count = mine[0]?.parts ?? 0;
-  if (mine.length < count) return undefined;
-  return mine.flatMap((p) => p.runners);
-}
-
-async function connected(r: Rig, n = 1): Promise<LedgerConnection> {
-  return waitFor(`connection ${n} with its snapshot`, () => {
-    const c = r.ledger.connections[n - 1];
-    return c !== undefined && snapshot(c) !== undefined ? c : undefined;
-  });
-}
-
-async function report(conn: LedgerConnection, id: string): Promise<Msg<"report">> {
-  return waitFor(`the report of order ${id}`, () => ofType(conn, "report").find((m) => m.id === id));
-}
-
-function deletes(calls: KubeCall[]): KubeCall[] {
-  return calls.filter((c) => c.method === "DELETE");
-}
-
-function seedRunner(name: string, o: { namespace?: string; workflowRunId?: number; deletionTimestamp?: string; uid?: string } = {}) {
-  return makeEphemeralRunner({ namespace: o.namespace ?? NS, scaleSet: "arc-runners", name, ...o });
+async function rig(opts: RigOptions = {}): Promise<Rig> {
+  const r = await startRig(standin, opts);
+  rigs.push(r);
+  return r;
 }
 
 describe("agent: snapshot and watch events", () => {
