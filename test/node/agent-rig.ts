@@ -6,7 +6,7 @@ import type { AgentMessage, AgentRunner } from "../../src/cluster/agent-protocol
 import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
-import { createKubeTenant, makeEphemeralRunner, type KubeCall, type KubeTenant } from "../standins/kube/control.ts";
+import { createKubeTenant, makeEphemeralRunner, type KubeCall, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
 import type { KubeStandin } from "../standins/kube/server.ts";
 import { loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
@@ -109,4 +109,32 @@ export function deletes(calls: KubeCall[]): KubeCall[] {
 
 export function seedRunner(name: string, o: { namespace?: string; workflowRunId?: number; deletionTimestamp?: string; uid?: string } = {}) {
   return makeEphemeralRunner({ namespace: o.namespace ?? NS, scaleSet: "arc-runners", name, ...o });
+}
+
+/** The view a ledger builds from one connection: the last complete snapshot, then upserts and removes. */
+export function ledgerView(conn: LedgerConnection): Map<string, AgentRunner> {
+  let view = new Map<string, AgentRunner>();
+  const parts = new Map<string, AgentRunner[]>();
+  for (const m of conn.messages) {
+    if (m.type === "snapshot") {
+      const got = [...(parts.get(m.id) ?? []), ...m.runners];
+      parts.set(m.id, got);
+      if (m.part === m.parts) view = new Map(got.map((x) => [`${x.namespace}/${x.name}`, x]));
+    } else if (m.type === "upsert") {
+      view.set(`${m.runner.namespace}/${m.runner.name}`, m.runner);
+    } else if (m.type === "remove") {
+      const key = `${m.namespace}/${m.name}`;
+      if (view.get(key)?.uid === m.uid) view.delete(key);
+    }
+  }
+  return view;
+}
+
+/** What the agent should report of a stored object. */
+export function projected(o: StoredEphemeralRunner): AgentRunner {
+  const a: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
+  if (o.metadata.deletionTimestamp !== undefined) a.deletionTimestamp = o.metadata.deletionTimestamp;
+  if (o.status?.workflowRunId !== undefined) a.workflowRunId = o.status.workflowRunId;
+  if (o.status?.jobRepositoryName !== undefined) a.jobRepositoryName = o.status.jobRepositoryName;
+  return a;
 }
