@@ -1,6 +1,22 @@
 // The messages between the in-cluster agent (src/agent) and the ledger, one
 // JSON object per WebSocket text message. The agent dials out to GET /agent
 // with `Authorization: Bearer AGENT_TOKEN`; nothing dials in.
+//
+// The flow, on every connection:
+//   1. A wrong or missing token is answered 401 before the upgrade (the agent
+//      logs the status and backs off); a good one is upgraded.
+//   2. agent -> ledger: hello, then, once it has listed every namespace, the
+//      whole view as snapshot parts 1..parts of one id, back to back. Until the
+//      last part the ledger knows nothing new (a partial view must not read as
+//      runners gone). Then upsert/remove as the watch sees changes.
+//   3. ledger -> agent: orders at any time; each gets one report (unless the
+//      connection drops first: the next snapshot settles it). An order before the
+//      snapshot is refused ("has not listed namespace …").
+//   4. The agent pings (protocol ping frames) every 30 s and redials when a pong
+//      does not come by the next ping; the ledger closes a replaced connection
+//      with CLOSE_REPLACED.
+// Both sides parse with parse-agent-message.ts / parse-ledger-message.ts, which
+// refuse unknown fields: a new field means a new hello.version on both sides.
 
 /** What the judge needs of one EphemeralRunner, as the agent's watch cache holds it. */
 export interface AgentRunner {
