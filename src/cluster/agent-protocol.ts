@@ -1,6 +1,22 @@
 // The messages between the in-cluster agent (src/agent) and the ledger, one
 // JSON object per WebSocket text message. The agent dials out to GET /agent
 // with `Authorization: Bearer AGENT_TOKEN`; nothing dials in.
+//
+// The flow, on every connection:
+//   1. A wrong or missing token is answered 401 before the upgrade (the agent
+//      logs the status and backs off); a good one is upgraded.
+//   2. agent -> ledger: hello, then, once it has listed every namespace, the
+//      whole view as snapshot parts 1..parts of one id, back to back. Until the
+//      last part the ledger knows nothing new (a partial view must not read as
+//      runners gone). Then upsert/remove as the watch sees changes.
+//   3. ledger -> agent: orders at any time; each gets one report (unless the
+//      connection drops first: the next snapshot settles it). An order before the
+//      snapshot is refused ("has not listed namespace …").
+//   4. The agent pings (protocol ping frames) every 30 s and redials when a pong
+//      does not come by the next ping; the ledger closes a replaced connection
+//      with CLOSE_REPLACED.
+// Both sides parse with parse-agent-message.ts / parse-ledger-message.ts, which
+// refuse unknown fields: a new field means a new hello.version on both sides.
 
 /** What the judge needs of one EphemeralRunner, as the agent's watch cache holds it. */
 export interface AgentRunner {
@@ -17,8 +33,15 @@ export interface AgentRunner {
 export type AgentMessage =
   /** First message after every connect. */
   | { type: "hello"; version: string; namespaces: string[]; dryRun: boolean }
-  /** The whole view of the agent's namespaces: after every connect and after every fresh list (410). */
-  | { type: "snapshot"; runners: AgentRunner[] }
+  /**
+   * The whole view of the agent's namespaces: after every connect and after every
+   * fresh list (410). A Worker receives WebSocket messages of at most 1 MiB, so a
+   * large view comes in parts: `id` names one snapshot, `part` counts 1..`parts`,
+   * and the parts of one snapshot arrive back to back, with no other message
+   * between them. The view is complete (anything absent from it is gone) only when
+   * part `parts` of that id has arrived.
+   */
+  | { type: "snapshot"; id: string; part: number; parts: number; runners: AgentRunner[] }
   /** A watch event: the runner was added or changed. */
   | { type: "upsert"; runner: AgentRunner }
   /** A watch event: the runner left the cluster. */
@@ -28,11 +51,14 @@ export type AgentMessage =
 
 /**
  * deleted: the API server accepted the DELETE (uid precondition).
- * gone: 404, nothing to delete.
- * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace, dry run).
+ * gone: nothing with that uid to delete: 404, or 409 because the name now has another uid
+ *   (the API server's uid precondition), or the agent's synced view has no object of that name.
+ * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
+ *   view not synced yet, dry run: why is then exactly "dry run").
  * failed: the API server answered an error (the Status message is in why).
  */
-export type OrderOutcome = "deleted" | "gone" | "refused" | "failed";
+export const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
+export type OrderOutcome = (typeof OUTCOMES)[number];
 
 /** Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid. */
 export interface DeleteOrder {
@@ -46,3 +72,10 @@ export interface DeleteOrder {
 }
 
 export type LedgerMessage = DeleteOrder;
+
+/**
+ * The close code the ledger uses when a second agent connects and replaces this
+ * one. The replaced agent waits its longest back-off before dialing again, so
+ * two agents by mistake alternate slowly instead of fighting.
+ */
+export const CLOSE_REPLACED = 4001;

@@ -170,6 +170,16 @@ export class KubeTenant {
     await this.control("POST", "compact");
   }
 
+  /** End every open watch (as an API server restart does); clients resume from their last resourceVersion. Returns how many ended. */
+  async closeWatches(): Promise<number> {
+    return (await this.control<{ closed: number }>("POST", "watches/close")).closed;
+  }
+
+  /** Forget the watch history and end every open watch: each resume then gets 410 Expired and must list again. */
+  async expireWatches(): Promise<number> {
+    return (await this.control<{ closed: number }>("POST", "watches/expire")).closed;
+  }
+
   /** Drop the tenant and everything in it. */
   async dispose(): Promise<void> {
     await this.control("DELETE", "tenant");

@@ -34,6 +34,8 @@ interface Answer {
   headers?: Record<string, string | string[]>;
   /** Runs after the answer is sent (e.g. autoFinalize removing a deleted object). */
   after?: () => void;
+  /** A watch: streams its own 200 answer (watch.ts) instead of `body`. */
+  stream?: (res: ServerResponse) => void;
 }
 
 type Auth =
@@ -225,7 +227,12 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
     throw pathNotFound();
   }
   if (auth.kind === "serviceaccount" && !isAllowed(auth.bindings, info)) throw denied(auth.user, info);
-  if (info.verb === "watch") throw badRequest("the stand-in does not serve watch requests");
+  if (info.verb === "watch") {
+    if (info.apiGroup !== "actions.github.com" || info.apiVersion !== "v1alpha1" || info.resource !== "ephemeralrunners" || info.subresource !== "") {
+      throw badRequest("the stand-in serves watch requests for ephemeralrunners only");
+    }
+    return { code: 200, body: null, stream: tenant.objects.prepareWatch(info.namespace, q) };
+  }
   const dryRunQuery = (): boolean => {
     const v = q.getAll("dryRun");
     if (v.some((x) => x !== "All")) throw badRequest(`Invalid dry run value: ${JSON.stringify(v)}`);
@@ -352,6 +359,11 @@ async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerRespon
     answer = serveApi(tenant, auth, info, method, q, text, contentType);
   } catch (e) {
     finish(sendError(res, e));
+    return;
+  }
+  if (answer.stream) {
+    answer.stream(res);
+    finish(200);
     return;
   }
   send(res, answer.code, answer.body, answer.headers);
@@ -515,6 +527,10 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
     case "POST compact":
       tenant.compact();
       return { code: 200, body: {} };
+    case "POST watches/close":
+      return { code: 200, body: { closed: tenant.objects.closeWatches() } };
+    case "POST watches/expire":
+      return { code: 200, body: { closed: tenant.objects.expireWatches(Number(tenant.resourceVersion)) } };
     case "DELETE tenant":
       tenants.delete(tenant.id);
       return { code: 200, body: {} };

@@ -12,6 +12,7 @@ import {
   type ValidationResult,
 } from "./crd-schema.ts";
 import { jsonPatch, mergePatch, PatchError } from "./patch.ts";
+import { ObjectsWithHistory } from "./watch.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import {
   alreadyExists,
@@ -165,7 +166,8 @@ export class Tenant {
   lastUsed = Date.now();
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;
-  private readonly objects = new Map<string, JsonObject>();
+  /** The objects, recording every change for watches (watch.ts). */
+  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv());
   private readonly snapshots = new Map<number, Entry[]>();
   private faults: KubeFaultState[] = [];
   private faultSeq = 0;
@@ -278,9 +280,10 @@ export class Tenant {
     }
   }
 
-  /** Forget old revisions, as etcd compaction does: older continue tokens then get 410 Expired. */
+  /** Forget old revisions, as etcd compaction does: older continue tokens and watch resumes then get 410 Expired. */
   compact(): void {
     this.snapshots.clear();
+    this.objects.compact(this.rv);
   }
 
   // --- creates -------------------------------------------------------------

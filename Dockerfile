@@ -1,0 +1,23 @@
+# syntax=docker/dockerfile:1
+# The arc-reaper agent (src/agent): the in-cluster half of CLUSTER_MODE=agent.
+#   docker build -t REGISTRY/arc-reaper-agent:0.1.0 .
+# Node 24 runs the TypeScript as it is (type stripping), so there is no build
+# step. Only production dependencies are installed. The image runs as uid 1000,
+# owns none of its files and writes nothing, so it runs with a read-only root
+# filesystem (see infra/agent/base/deployment.yaml).
+ARG NODE_IMAGE=node:24.21.0-slim
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src/agent ./src/agent
+COPY src/cluster/agent-protocol.ts src/cluster/agent-message-fields.ts src/cluster/parse-agent-message.ts src/cluster/parse-ledger-message.ts ./src/cluster/
+USER 1000:1000
+ENTRYPOINT ["node", "src/agent/main.ts"]

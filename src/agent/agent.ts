@@ -1,0 +1,122 @@
+// The agent: a watch cache of EphemeralRunners per namespace, streamed over one
+// WebSocket to the ledger (hello, a full snapshot on every connect and after
+// every relist, then upsert/remove), and delete orders applied from it.
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { AgentMessage, AgentRunner, DeleteOrder } from "../cluster/agent-protocol.ts";
+import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
+import { OrderDesk } from "./apply-orders.ts";
+import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.ts";
+import { kubeRunners } from "./kube-runners.ts";
+import { DEFAULT_TIMINGS, LedgerConnection, type ConnectionTimings } from "./ledger-connection.ts";
+import { errorText, type Log } from "./log.ts";
+import { RunnerView, snapshotMessages } from "./runner-view.ts";
+import type { AgentSettings } from "./settings.ts";
+import { NamespaceWatch } from "./watch-runners.ts";
+
+export interface AgentOptions {
+  settings: AgentSettings;
+  kubeConfig: KubeConfig;
+  log: Log;
+  timings?: Partial<ConnectionTimings>;
+  /** Back-off of list and watch retries against the API server. */
+  kubeBackoff?: BackoffPolicy;
+}
+
+export interface RunningAgent {
+  stop(): Promise<void>;
+}
+
+export const AGENT_VERSION: string = (() => {
+  const pkg: unknown = JSON.parse(readFileSync(join(import.meta.dirname, "../../package.json"), "utf8"));
+  const v = typeof pkg === "object" && pkg !== null ? (pkg as { version?: unknown }).version : undefined;
+  return typeof v === "string" && v !== "" ? v : "0.0.0";
+})();
+
+export function startAgent(opts: AgentOptions): RunningAgent {
+  const { settings, log } = opts;
+  const view = new RunnerView(settings.namespaces);
+  const kube = kubeRunners(opts.kubeConfig, log);
+  const desk = new OrderDesk({ view, kube, dryRun: settings.dryRun, log });
+  const timings: ConnectionTimings = { ...DEFAULT_TIMINGS, ...opts.timings };
+  // Whether the current connection has had its snapshot: upserts and removes follow it, never precede it.
+  let live = false;
+
+  const sendSnapshot = (): void => {
+    if (!connection.open || !view.synced()) return;
+    const runners = view.all();
+    const id = randomUUID();
+    for (const m of snapshotMessages(runners, id)) connection.send(m);
+    live = true;
+    log("info", "snapshot sent", { id, runners: runners.length });
+  };
+  const sendLive = (m: AgentMessage): void => {
+    if (live) connection.send(m);
+  };
+
+  const connection: LedgerConnection = new LedgerConnection({
+    url: settings.agentUrl,
+    token: settings.token,
+    log,
+    timings,
+    handlers: {
+      opened() {
+        live = false;
+        connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
+        // Until every namespace is listed the view is partial: the snapshot waits for it.
+        sendSnapshot();
+      },
+      message(text) {
+        let order: DeleteOrder;
+        try {
+          order = parseLedgerMessage(text);
+        } catch (e) {
+          log("warn", "ignoring a message from the ledger that is not a valid order", { problem: errorText(e) });
+          return;
+        }
+        desk
+          .apply(order)
+          .then((report) => {
+            if (!connection.send(report)) log("warn", "report not sent: disconnected (the next snapshot settles it)", { id: order.id });
+          })
+          .catch((e: unknown) => log("error", "order crashed", { id: order.id, error: errorText(e) }));
+      },
+      closed() {
+        live = false;
+      },
+    },
+  });
+
+  const events = {
+    listed(namespace: string, runners: AgentRunner[], relist: boolean) {
+      view.replace(namespace, runners);
+      // The first full view, or a fresh list after 410: the ledger gets the whole view again.
+      if (relist || !live) sendSnapshot();
+    },
+    added(runner: AgentRunner) {
+      if (view.upsert(runner)) sendLive({ type: "upsert", runner });
+    },
+    removed(runner: AgentRunner) {
+      if (view.remove(runner.namespace, runner.name, runner.uid) !== undefined) {
+        sendLive({ type: "remove", namespace: runner.namespace, name: runner.name, uid: runner.uid });
+      }
+    },
+  };
+  const watches = settings.namespaces.map(
+    (namespace) =>
+      new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
+  );
+
+  log("info", "agent starting", { version: AGENT_VERSION, url: settings.agentUrl, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
+  for (const w of watches) w.start();
+  connection.start();
+
+  return {
+    async stop() {
+      await Promise.all([connection.stop(), ...watches.map((w) => w.stop())]);
+      log("info", "agent stopped");
+    },
+  };
+}

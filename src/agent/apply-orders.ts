@@ -1,0 +1,78 @@
+// Delete orders from the ledger, checked against the agent's own watch cache
+// before anything is deleted. Idempotent by uid: a second order for a uid that
+// was already deleted (or is being deleted by us right now) is answered with
+// the same outcome, without a second DELETE.
+import type { AgentMessage, DeleteOrder, OrderOutcome } from "../cluster/agent-protocol.ts";
+import type { DeleteResult, KubeRunners } from "./kube-runners.ts";
+import type { Log } from "./log.ts";
+import type { RunnerView } from "./runner-view.ts";
+
+type Report = Extract<AgentMessage, { type: "report" }>;
+type Verdict = { outcome: OrderOutcome; why: string };
+
+/** How many settled uids are remembered (oldest forgotten first). */
+const REMEMBERED_UIDS = 10_000;
+
+/** The agent's own check of an order: undefined when it may go ahead. */
+export function checkOrder(order: DeleteOrder, view: RunnerView): Verdict | undefined {
+  const where = `${order.namespace}/${order.name}`;
+  if (!view.watches(order.namespace)) return { outcome: "refused", why: `namespace ${order.namespace} is not among this agent's namespaces (${view.namespaces.join(", ")})` };
+  if (!view.synced(order.namespace)) return { outcome: "refused", why: `the agent has not listed namespace ${order.namespace} yet` };
+  const runner = view.get(order.namespace, order.name);
+  if (runner === undefined) return { outcome: "gone", why: `no EphemeralRunner ${where} in the agent's view` };
+  if (runner.uid !== order.uid) return { outcome: "refused", why: `${where} now has uid ${runner.uid}, not ${order.uid}: another runner took the name` };
+  if (runner.deletionTimestamp !== undefined) return { outcome: "refused", why: `${where} is already being deleted (since ${runner.deletionTimestamp})` };
+  if (runner.workflowRunId !== undefined && runner.workflowRunId !== order.runId) {
+    return { outcome: "refused", why: `${where} is on run ${runner.workflowRunId}, not run ${order.runId}: the runner moved on` };
+  }
+  return undefined;
+}
+
+export class OrderDesk {
+  /** Settled or in-flight DELETEs by uid. */
+  private readonly byUid = new Map<string, Promise<DeleteResult>>();
+  private readonly view: RunnerView;
+  private readonly kube: KubeRunners;
+  private readonly dryRun: boolean;
+  private readonly log: Log;
+
+  constructor(opts: { view: RunnerView; kube: KubeRunners; dryRun: boolean; log: Log }) {
+    this.view = opts.view;
+    this.kube = opts.kube;
+    this.dryRun = opts.dryRun;
+    this.log = opts.log;
+  }
+
+  async apply(order: DeleteOrder): Promise<Report> {
+    const verdict = await this.decide(order);
+    const fields = { id: order.id, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId, outcome: verdict.outcome, why: verdict.why };
+    this.log(verdict.outcome === "failed" ? "warn" : "info", "order", { ...fields, reason: order.reason });
+    return { type: "report", id: order.id, uid: order.uid, outcome: verdict.outcome, why: verdict.why };
+  }
+
+  private async decide(order: DeleteOrder): Promise<Verdict> {
+    const earlier = this.byUid.get(order.uid);
+    if (earlier !== undefined) {
+      const r = await earlier;
+      if (r.outcome !== "failed") return { outcome: r.outcome, why: `${r.why} (already done for an earlier order; no second DELETE)` };
+    }
+    const refusal = checkOrder(order, this.view);
+    if (refusal !== undefined) return refusal;
+    if (this.dryRun) return { outcome: "refused", why: "dry run" };
+    const pending = this.kube.delete(order.namespace, order.name, order.uid);
+    this.remember(order.uid, pending);
+    const result = await pending;
+    // A failure may be retried by a later order; deleted and gone are final.
+    if (result.outcome === "failed") this.byUid.delete(order.uid);
+    return result;
+  }
+
+  private remember(uid: string, p: Promise<DeleteResult>): void {
+    this.byUid.set(uid, p);
+    while (this.byUid.size > REMEMBERED_UIDS) {
+      const oldest = this.byUid.keys().next().value;
+      if (oldest === undefined) break;
+      this.byUid.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+// The agent's calls to the Kubernetes API: list EphemeralRunners (paged) and
+// delete one by uid. Exactly what infra/agent's Role allows (with watch, in
+// watch-runners.ts): get, list, watch, delete on ephemeralrunners.actions.github.com.
+import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { AgentRunner } from "../cluster/agent-protocol.ts";
+import { isFields } from "../cluster/agent-message-fields.ts";
+import { errorText, type Log } from "./log.ts";
+import { toAgentRunner } from "./runner-view.ts";
+
+export const GROUP = "actions.github.com";
+export const VERSION = "v1alpha1";
+export const PLURAL = "ephemeralrunners";
+const PAGE_SIZE = 500;
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+export type DeleteResult = { outcome: "deleted" | "gone" | "failed"; why: string };
+
+export interface RunnerList {
+  runners: AgentRunner[];
+  resourceVersion: string;
+}
+
+export interface KubeRunners {
+  /** Every EphemeralRunner of the namespace and the list's resourceVersion (where a watch resumes). */
+  list(namespace: string): Promise<RunnerList>;
+  /** DELETE with preconditions.uid and propagationPolicy Background. */
+  delete(namespace: string, name: string, uid: string): Promise<DeleteResult>;
+}
+
+export class ListExpiredError extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The Status message of an ApiException (client-node keeps the body as JSON text). */
+export function statusMessage(e: ApiException<unknown>): string {
+  let body: unknown = e.body;
+  if (typeof e.body === "string") {
+    const text = e.body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return text.slice(0, 300);
+    }
+  }
+  return isFields(body) && typeof body["message"] === "string" ? body["message"] : `HTTP ${e.code}`;
+}
+
+export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOUT_MS): KubeRunners {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  return {
+    async list(namespace) {
+      const runners: AgentRunner[] = [];
+      let cont: string | undefined;
+      let resourceVersion = "";
+      do {
+        let page: unknown;
+        try {
+          page = await withTimeout(
+            api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, limit: PAGE_SIZE, _continue: cont }),
+            timeoutMs,
+            `list ${namespace}`,
+          );
+        } catch (e) {
+          if (e instanceof ApiException && e.code === 410) throw new ListExpiredError(`list ${namespace}: ${statusMessage(e)}`);
+          if (e instanceof ApiException) throw new Error(`list ${namespace}: ${e.code} ${statusMessage(e)}`);
+          throw e;
+        }
+        if (!isFields(page) || !Array.isArray(page["items"]) || !isFields(page["metadata"])) {
+          throw new Error(`list ${namespace}: the answer is not an EphemeralRunnerList`);
+        }
+        for (const item of page["items"]) {
+          try {
+            runners.push(toAgentRunner(item));
+          } catch (e) {
+            log("warn", "skipping an EphemeralRunner the ledger could not read", { namespace, problem: errorText(e) });
+          }
+        }
+        const meta = page["metadata"];
+        resourceVersion = typeof meta["resourceVersion"] === "string" ? meta["resourceVersion"] : "";
+        cont = typeof meta["continue"] === "string" && meta["continue"] !== "" ? meta["continue"] : undefined;
+      } while (cont !== undefined);
+      if (resourceVersion === "") throw new Error(`list ${namespace}: the answer has no resourceVersion`);
+      return { runners, resourceVersion };
+    },
+
+    async delete(namespace, name, uid) {
+      try {
+        await withTimeout(
+          api.deleteNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: PLURAL,
+            name,
+            body: { preconditions: { uid }, propagationPolicy: "Background" },
+          }),
+          timeoutMs,
+          `delete ${namespace}/${name}`,
+        );
+        return { outcome: "deleted", why: `deleted ${namespace}/${name} (uid ${uid}); ARC's finalizers now remove the runner and its pod` };
+      } catch (e) {
+        if (e instanceof ApiException) {
+          const message = statusMessage(e);
+          if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
+          // 409 on a DELETE is the uid precondition: the name now belongs to another object.
+          if (e.code === 409) return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
+          return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
+        }
+        return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };
+      }
+    },
+  };
+}

@@ -1,0 +1,150 @@
+// The one outbound WebSocket to the ledger (GET ${ARC_REAPER_URL}/agent with
+// `Authorization: Bearer AGENT_TOKEN`). Reconnects with capped, jittered
+// back-off; pings to notice a dead peer. Nothing dials in.
+import WebSocket from "ws";
+import { CLOSE_REPLACED, type AgentMessage } from "../cluster/agent-protocol.ts";
+import { BackgroundLoop } from "./background-loop.ts";
+import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
+import { errorText, type Log } from "./log.ts";
+
+export interface ConnectionTimings {
+  backoff: BackoffPolicy;
+  /** Ping the ledger this often; no pong by the next ping ends the connection. */
+  pingEveryMs: number;
+  handshakeTimeoutMs: number;
+  /** A connection that stayed open this long resets the back-off. */
+  stableAfterMs: number;
+}
+
+export const DEFAULT_TIMINGS: ConnectionTimings = {
+  backoff: DEFAULT_BACKOFF,
+  pingEveryMs: 30_000,
+  handshakeTimeoutMs: 10_000,
+  stableAfterMs: 10_000,
+};
+
+export interface ConnectionHandlers {
+  /** The connection is open: send hello and the snapshot. */
+  opened(): void;
+  /** A text message from the ledger. */
+  message(text: string): void;
+  closed(): void;
+}
+
+export class LedgerConnection extends BackgroundLoop {
+  private socket: WebSocket | undefined;
+  private readonly url: string;
+  private readonly token: string;
+  private readonly log: Log;
+  private readonly timings: ConnectionTimings;
+  private readonly handlers: ConnectionHandlers;
+  private readonly backoff: Backoff;
+
+  constructor(opts: { url: string; token: string; log: Log; timings: ConnectionTimings; handlers: ConnectionHandlers }) {
+    super();
+    this.url = opts.url;
+    this.token = opts.token;
+    this.log = opts.log;
+    this.timings = opts.timings;
+    this.handlers = opts.handlers;
+    this.backoff = new Backoff(opts.timings.backoff);
+  }
+
+  get open(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends one message if the connection is open; false otherwise (the next connect sends a snapshot). */
+  send(message: AgentMessage): boolean {
+    const socket = this.socket;
+    if (socket === undefined || socket.readyState !== WebSocket.OPEN) return false;
+    socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  protected async loop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const { openFor, code } = await this.connectOnce(signal);
+      if (signal.aborted) return;
+      if (openFor >= this.timings.stableAfterMs) this.backoff.reset();
+      let wait = this.backoff.next();
+      if (code === CLOSE_REPLACED) {
+        wait = this.timings.backoff.capMs;
+        this.log("warn", "another agent replaced this one at the ledger: is more than one running?", { retryInMs: wait });
+      }
+      this.log("info", "reconnecting to the ledger", { retryInMs: wait });
+      await sleep(wait, signal);
+    }
+  }
+
+  /** One connection, from dial to close; resolves with how long it stayed open (0 if it never opened) and the close code. */
+  private connectOnce(signal: AbortSignal): Promise<{ openFor: number; code: number }> {
+    return new Promise((resolve) => {
+      const socket = new WebSocket(this.url, {
+        headers: { Authorization: `Bearer ${this.token}` },
+        handshakeTimeout: this.timings.handshakeTimeoutMs,
+        maxPayload: 1024 * 1024,
+        followRedirects: false,
+      });
+      this.socket = socket;
+      let openedAt = 0;
+      let refused = false;
+      let awaitingPong = false;
+      let pinger: ReturnType<typeof setInterval> | undefined;
+      // Stopping: a clean close, cut short if the ledger does not answer it.
+      const onAbort = (): void => {
+        socket.close(1001, "agent stopping");
+        setTimeout(() => socket.terminate(), 2000).unref();
+      };
+      signal.addEventListener("abort", onAbort);
+
+      socket.on("unexpected-response", (_req, res) => {
+        const status = res.statusCode ?? 0;
+        const hint = status === 401 ? "the ledger refused AGENT_TOKEN (401): check it matches the Worker's AGENT_TOKEN" : "the ledger did not accept the WebSocket";
+        this.log("error", hint, { status, url: this.url });
+        refused = true;
+        res.resume();
+        socket.terminate();
+      });
+      socket.on("open", () => {
+        openedAt = Date.now();
+        this.log("info", "connected to the ledger", { url: this.url });
+        pinger = setInterval(() => {
+          if (awaitingPong) {
+            this.log("warn", "the ledger did not answer a ping: reconnecting", { afterMs: this.timings.pingEveryMs });
+            socket.terminate();
+            return;
+          }
+          awaitingPong = true;
+          socket.ping();
+        }, this.timings.pingEveryMs);
+        this.handlers.opened();
+      });
+      socket.on("pong", () => {
+        awaitingPong = false;
+      });
+      socket.on("message", (data, isBinary) => {
+        if (isBinary) {
+          this.log("warn", "ignoring a binary message from the ledger");
+          return;
+        }
+        this.handlers.message(Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString("utf8"));
+      });
+      socket.on("error", (e) => {
+        // After a refused handshake the reason is already logged; other errors (refused, reset, TLS) are said here.
+        if (!refused && !signal.aborted) this.log("warn", "ledger connection error", { error: errorText(e) });
+      });
+      socket.on("close", (code, reason) => {
+        clearInterval(pinger);
+        signal.removeEventListener("abort", onAbort);
+        if (this.socket === socket) this.socket = undefined;
+        const openFor = openedAt === 0 ? 0 : Date.now() - openedAt;
+        if (openedAt !== 0) {
+          this.log("info", "disconnected from the ledger", { code, reason: reason.toString("utf8").slice(0, 200), openMs: openFor });
+          this.handlers.closed();
+        }
+        resolve({ openFor, code });
+      });
+    });
+  }
+}

@@ -1,0 +1,48 @@
+// npm run agent: the in-cluster agent. Settings from the environment (see
+// settings.ts); the in-cluster Kubernetes configuration, or KUBECONFIG outside
+// a cluster. Stops cleanly on SIGTERM and SIGINT.
+import { KubeConfig } from "@kubernetes/client-node";
+import { startAgent } from "./agent.ts";
+import { errorText, jsonLog } from "./log.ts";
+import { readSettings } from "./settings.ts";
+
+function kubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
+  const kc = new KubeConfig();
+  if (!env["KUBECONFIG"] && env["KUBERNETES_SERVICE_HOST"]) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  if (kc.getCurrentCluster() === null) throw new Error("no Kubernetes cluster configured: run in a cluster or set KUBECONFIG");
+  return kc;
+}
+
+const log = jsonLog();
+const result = readSettings(process.env);
+if (!result.ok) {
+  for (const problem of result.problems) log("error", "bad setting", { problem });
+  process.stderr.write(`arc-reaper agent: bad settings:\n${result.problems.map((p) => `  - ${p}`).join("\n")}\n`);
+  process.exit(2);
+}
+
+let kc: KubeConfig;
+try {
+  kc = kubeConfig(process.env);
+} catch (e) {
+  log("error", "no Kubernetes configuration", { error: errorText(e) });
+  process.exit(2);
+}
+
+const agent = startAgent({ settings: result.settings, kubeConfig: kc, log });
+let stopping = false;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log("info", "stopping", { signal });
+    agent.stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log("error", "stop failed", { error: errorText(e) });
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,112 @@
+// The agent's watch cache: what the judge needs of each EphemeralRunner in the
+// agent's namespaces (agent-protocol.ts AgentRunner), kept from list and watch.
+import type { AgentMessage, AgentRunner } from "../cluster/agent-protocol.ts";
+import { isFields } from "../cluster/agent-message-fields.ts";
+import { parseAgentRunner } from "../cluster/parse-agent-message.ts";
+
+/** Runners per snapshot part: ~500 bytes each keeps a part far below the Worker's 1 MiB message limit. */
+export const RUNNERS_PER_PART = 500;
+
+/**
+ * The AgentRunner of an EphemeralRunner object from the API server, checked
+ * like the ledger will check it; throws AgentMessageError if it would not pass.
+ */
+export function toAgentRunner(obj: unknown): AgentRunner {
+  const meta = isFields(obj) && isFields(obj["metadata"]) ? obj["metadata"] : {};
+  const status = isFields(obj) && isFields(obj["status"]) ? obj["status"] : {};
+  const candidate: Record<string, unknown> = {
+    namespace: meta["namespace"],
+    name: meta["name"],
+    uid: meta["uid"],
+    creationTimestamp: meta["creationTimestamp"],
+  };
+  if (meta["deletionTimestamp"] !== undefined && meta["deletionTimestamp"] !== null) candidate["deletionTimestamp"] = meta["deletionTimestamp"];
+  if (status["workflowRunId"] !== undefined && status["workflowRunId"] !== null && status["workflowRunId"] !== 0) {
+    candidate["workflowRunId"] = status["workflowRunId"];
+  }
+  if (typeof status["jobRepositoryName"] === "string" && status["jobRepositoryName"] !== "") candidate["jobRepositoryName"] = status["jobRepositoryName"];
+  return parseAgentRunner(candidate, "EphemeralRunner");
+}
+
+function sameRunner(a: AgentRunner, b: AgentRunner): boolean {
+  return (
+    a.uid === b.uid &&
+    a.creationTimestamp === b.creationTimestamp &&
+    a.deletionTimestamp === b.deletionTimestamp &&
+    a.workflowRunId === b.workflowRunId &&
+    a.jobRepositoryName === b.jobRepositoryName
+  );
+}
+
+export class RunnerView {
+  readonly namespaces: readonly string[];
+  private readonly byNamespace = new Map<string, Map<string, AgentRunner>>();
+
+  constructor(namespaces: readonly string[]) {
+    this.namespaces = [...namespaces];
+  }
+
+  watches(namespace: string): boolean {
+    return this.namespaces.includes(namespace);
+  }
+
+  /** Whether a first list of `namespace` (or of every namespace) has filled the view. */
+  synced(namespace?: string): boolean {
+    if (namespace !== undefined) return this.byNamespace.has(namespace);
+    return this.namespaces.every((ns) => this.byNamespace.has(ns));
+  }
+
+  /** A (re)list: the namespace's runners are exactly these now. */
+  replace(namespace: string, runners: AgentRunner[]): void {
+    this.byNamespace.set(namespace, new Map(runners.map((r) => [r.name, r])));
+  }
+
+  /** Returns false when nothing the judge needs changed (e.g. only status.phase moved). */
+  upsert(runner: AgentRunner): boolean {
+    const names = this.byNamespace.get(runner.namespace);
+    if (names === undefined) return false;
+    const old = names.get(runner.name);
+    names.set(runner.name, runner);
+    return old === undefined || !sameRunner(old, runner);
+  }
+
+  /** Returns the runner removed, if the view held that one (same uid). */
+  remove(namespace: string, name: string, uid: string): AgentRunner | undefined {
+    const names = this.byNamespace.get(namespace);
+    const old = names?.get(name);
+    if (old === undefined || old.uid !== uid) return undefined;
+    names?.delete(name);
+    return old;
+  }
+
+  get(namespace: string, name: string): AgentRunner | undefined {
+    return this.byNamespace.get(namespace)?.get(name);
+  }
+
+  /** Every runner, by namespace then name. */
+  all(): AgentRunner[] {
+    const out: AgentRunner[] = [];
+    for (const ns of [...this.namespaces].sort()) {
+      const names = this.byNamespace.get(ns);
+      if (names === undefined) continue;
+      out.push(...[...names.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+    }
+    return out;
+  }
+
+  size(): number {
+    let n = 0;
+    for (const names of this.byNamespace.values()) n += names.size;
+    return n;
+  }
+}
+
+/** The view as snapshot messages: one id, parts 1..n sent back to back. */
+export function snapshotMessages(runners: AgentRunner[], id: string, perPart = RUNNERS_PER_PART): AgentMessage[] {
+  const parts = Math.max(1, Math.ceil(runners.length / perPart));
+  const out: AgentMessage[] = [];
+  for (let i = 0; i < parts; i++) {
+    out.push({ type: "snapshot", id, part: i + 1, parts, runners: runners.slice(i * perPart, (i + 1) * perPart) });
+  }
+  return out;
+}

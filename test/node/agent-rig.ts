@@ -1,0 +1,140 @@
+// The agent's test rig: a Kubernetes stand-in tenant with the agent's
+// ServiceAccount bound by infra/agent's Role, a stand-in ledger, and the agent
+// (started in-process with short back-offs), plus readers of what the ledger got.
+import { KubeConfig } from "@kubernetes/client-node";
+import type { AgentMessage, AgentRunner } from "../../src/cluster/agent-protocol.ts";
+import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
+import type { Log } from "../../src/agent/log.ts";
+import { readSettings } from "../../src/agent/settings.ts";
+import { createKubeTenant, makeEphemeralRunner, type KubeCall, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
+import type { KubeStandin } from "../standins/kube/server.ts";
+import { loadAgentRbac } from "./agent-rbac.ts";
+import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
+
+export const NS = "arc-runners";
+export const NS2 = "team-b-runners";
+export const AGENT_TOKEN = "agent-token-for-tests-0123456789-abcdefghij";
+export const SA_TOKEN = "agent-serviceaccount-token-0123456789";
+export const AGENT_USER = "system:serviceaccount:arc-reaper-agent:arc-reaper-agent";
+
+export type Msg<T extends AgentMessage["type"]> = Extract<AgentMessage, { type: T }>;
+
+export interface Rig {
+  tenant: KubeTenant;
+  ledger: LedgerStandin;
+  agent: RunningAgent;
+  logs: Array<{ level: string; msg: string; fields: Record<string, unknown> }>;
+  logText: () => string;
+  close: () => Promise<void>;
+}
+
+export interface RigOptions {
+  dryRun?: boolean;
+  ledgerToken?: string;
+  pingEveryMs?: number;
+  namespaces?: string;
+  autoFinalize?: boolean;
+  before?: (t: KubeTenant) => Promise<void>;
+}
+
+export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Promise<Rig> {
+  const tenant = await createKubeTenant(standin.url, { namespaces: [NS, NS2, "default"], autoFinalize: opts.autoFinalize ?? false });
+  const rbac = loadAgentRbac(NS, NS2);
+  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
+  await opts.before?.(tenant);
+  const ledger = await new LedgerStandin(opts.ledgerToken ?? AGENT_TOKEN).listen();
+  const settings = readSettings({
+    ARC_REAPER_URL: ledger.url,
+    AGENT_TOKEN,
+    REAPER_NAMESPACES: opts.namespaces ?? `${NS},${NS2}`,
+    AGENT_DRY_RUN: opts.dryRun ? "true" : "false",
+  });
+  if (!settings.ok) throw new Error(settings.problems.join("; "));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "standin", server: tenant.baseUrl, skipTLSVerify: true }],
+    users: [{ name: "agent", token: SA_TOKEN }],
+    contexts: [{ name: "standin", cluster: "standin", user: "agent" }],
+    currentContext: "standin",
+  });
+  const logs: Rig["logs"] = [];
+  const log: Log = (level, msg, fields = {}) => {
+    logs.push({ level, msg, fields });
+  };
+  const agent = startAgent({
+    settings: settings.settings,
+    kubeConfig: kc,
+    log,
+    timings: { backoff: { baseMs: 100, capMs: 800 }, pingEveryMs: opts.pingEveryMs ?? 5000, handshakeTimeoutMs: 2000, stableAfterMs: 500 },
+    kubeBackoff: { baseMs: 50, capMs: 400 },
+  });
+  const close = async (): Promise<void> => {
+    await agent.stop();
+    await ledger.close();
+    await tenant.dispose();
+  };
+  return { tenant, ledger, agent, logs, logText: () => JSON.stringify(logs), close };
+}
+
+export function ofType<T extends AgentMessage["type"]>(conn: LedgerConnection, type: T): Array<Msg<T>> {
+  return conn.messages.filter((m): m is Msg<T> => m.type === type);
+}
+
+/** The runners of the complete snapshot number `n` (0-based) on a connection. */
+export function snapshot(conn: LedgerConnection, n = 0): AgentRunner[] | undefined {
+  const parts = ofType(conn, "snapshot");
+  const ids = [...new Set(parts.map((p) => p.id))];
+  const id = ids[n];
+  if (id === undefined) return undefined;
+  const mine = parts.filter((p) => p.id === id);
+  const count = mine[0]?.parts ?? 0;
+  if (mine.length < count) return undefined;
+  return mine.flatMap((p) => p.runners);
+}
+
+export async function connected(r: Rig, n = 1): Promise<LedgerConnection> {
+  return waitFor(`connection ${n} with its snapshot`, () => {
+    const c = r.ledger.connections[n - 1];
+    return c !== undefined && snapshot(c) !== undefined ? c : undefined;
+  });
+}
+
+export async function report(conn: LedgerConnection, id: string): Promise<Msg<"report">> {
+  return waitFor(`the report of order ${id}`, () => ofType(conn, "report").find((m) => m.id === id));
+}
+
+export function deletes(calls: KubeCall[]): KubeCall[] {
+  return calls.filter((c) => c.method === "DELETE");
+}
+
+export function seedRunner(name: string, o: { namespace?: string; workflowRunId?: number; deletionTimestamp?: string; uid?: string } = {}) {
+  return makeEphemeralRunner({ namespace: o.namespace ?? NS, scaleSet: "arc-runners", name, ...o });
+}
+
+/** The view a ledger builds from one connection: the last complete snapshot, then upserts and removes. */
+export function ledgerView(conn: LedgerConnection): Map<string, AgentRunner> {
+  let view = new Map<string, AgentRunner>();
+  const parts = new Map<string, AgentRunner[]>();
+  for (const m of conn.messages) {
+    if (m.type === "snapshot") {
+      const got = [...(parts.get(m.id) ?? []), ...m.runners];
+      parts.set(m.id, got);
+      if (m.part === m.parts) view = new Map(got.map((x) => [`${x.namespace}/${x.name}`, x]));
+    } else if (m.type === "upsert") {
+      view.set(`${m.runner.namespace}/${m.runner.name}`, m.runner);
+    } else if (m.type === "remove") {
+      const key = `${m.namespace}/${m.name}`;
+      if (view.get(key)?.uid === m.uid) view.delete(key);
+    }
+  }
+  return view;
+}
+
+/** What the agent should report of a stored object. */
+export function projected(o: StoredEphemeralRunner): AgentRunner {
+  const a: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
+  if (o.metadata.deletionTimestamp !== undefined) a.deletionTimestamp = o.metadata.deletionTimestamp;
+  if (o.status?.workflowRunId !== undefined) a.workflowRunId = o.status.workflowRunId;
+  if (o.status?.jobRepositoryName !== undefined) a.jobRepositoryName = o.status.jobRepositoryName;
+  return a;
+}
