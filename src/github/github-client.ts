@@ -116,6 +116,9 @@ export function createGithub(opts: GithubOptions) {
   return {
     cache: opts.cache,
 
+    /** A token for the installation: from the cache, else minted (restricted to actions:read). */
+    installationToken,
+
     /** The installation that covers a repository (App JWT), remembered in the ledger. */
     async installationFor(repo: string): Promise<number> {
       const cached = opts.cache.memory.installation(repo);

@@ -21,6 +21,10 @@ import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { LedgerState } from "./ledger-state.ts";
 import { ledgerQueries, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
 import { migrate } from "./schema.ts";
+import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
+import { knownInstallations } from "./known-installations.ts";
+import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
+import { SessionsTable, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
@@ -152,6 +156,47 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return ledgerQueries(this.sql).snapshot(this.ctx.storage);
   }
 
+  /** A login attempt at the admin form: throttled per client address, then refused (counted) or a session. */
+  async login(attempt: LoginAttempt): Promise<LoginOutcome> {
+    return new SessionsTable(this.sql).login(attempt);
+  }
+
+  /** Whether a session cookie's id (hashed) is live and was made with this ADMIN_TOKEN (hashed). */
+  async checkSession(idHash: string, tokenHash: string, now: number): Promise<boolean> {
+    return new SessionsTable(this.sql).check(idHash, tokenHash, now);
+  }
+
+  /** Logout: the session ends for every copy of its cookie. */
+  async endSession(idHash: string): Promise<boolean> {
+    return new SessionsTable(this.sql).end(idHash);
+  }
+
+  /** POST /admin/pause: nothing is deleted until resumed; decisions are still made and logged. */
+  async pause(by: PausedBy): Promise<PauseState> {
+    const state = pause(this.sql, by, Date.now());
+    logLine({ msg: "paused", since: state.since, by: state.by });
+    return state;
+  }
+
+  /** POST /admin/resume: the runners the pause kept are due now, and the alarm is set for them. */
+  async resume(by: PausedBy): Promise<{ wasPaused: boolean; madeDue: number }> {
+    const result = resume(this.sql, Date.now());
+    logLine({ msg: "resumed", by, ...result });
+    const settings = this.settingsResult();
+    if (settings.ok) await this.rearm(this.state(settings.settings));
+    return result;
+  }
+
+  /** GET /healthz/deep: each namespace listed, a token minted per known installation, the deliveries listed. */
+  async deepHealth(): Promise<DeepHealth> {
+    const settings = this.settings();
+    const state = this.state(settings);
+    const { cluster, github } = this.edges(settings, state, new Map());
+    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusterClient: cluster, github, installations: knownInstallations(this.sql) });
+    logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
+    return health;
+  }
+
   /** Sets the settings of this ledger instance for tests; refused unless ARC_REAPER_TEST_HOOKS=on. */
   async useTestSettings(vars: Record<string, string>): Promise<void> {
     if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: test settings are refused unless ${TEST_HOOKS}=on`);
@@ -184,7 +229,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return new LedgerState(this.sql, { policy: policyOf(settings), historyDays: settings.historyDays, maxDeletionsPerMinute: settings.maxDeletionsPerSweep, log: logLine });
   }
 
-  private edges(settings: Settings, state: LedgerState): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(settings: Settings, state: LedgerState, tokens = tokenCacheFor(settings)): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(settings.maxGithubCallsPerSweep);
     const cluster = clusterFor(settings.cluster, { onRequest: () => calls++ });
@@ -195,7 +240,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
         appId: settings.appId,
         privateKey: settings.privateKey,
         budget,
-        cache: { tokens: tokenCacheFor(settings), memory: state.memory.github() },
+        cache: { tokens, memory: state.memory.github() },
       });
     } catch (e) {
       github = e instanceof Error ? e : new Error(String(e));

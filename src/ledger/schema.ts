@@ -78,6 +78,15 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // Monotonic counters for /metrics.
     `CREATE TABLE counters (name TEXT NOT NULL, labels TEXT NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (name, labels)) WITHOUT ROWID`,
   ],
+  [
+    // Admin sessions: the SHA-256 of the cookie's random id (the id itself is
+    // never stored), the hash of the ADMIN_TOKEN it was made with (rotating the
+    // token ends it) and its expiry. Logout deletes the row.
+    `CREATE TABLE sessions (id_hash TEXT PRIMARY KEY, token_hash TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
+    // Failed logins per client address, one row each, kept a minute: the login throttle.
+    `CREATE TABLE login_failures (client TEXT NOT NULL, at INTEGER NOT NULL)`,
+    `CREATE INDEX login_failures_by_client ON login_failures (client, at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,93 @@
+// GET /healthz/deep: tries each dependency the sweep needs and says in words
+// which failed. Each namespace can be listed (direct mode), a token can be
+// minted for each installation the ledger knows, and the App's webhook
+// deliveries can be listed (one page). Runs in the ledger, with the same
+// cluster and GitHub clients the sweep uses, but a token cache of its own so
+// that every installation is really minted for.
+import type { Cluster } from "../cluster/ephemeral-runners.ts";
+import type { ClusterSettings } from "../config/settings.ts";
+import type { Github } from "../github/github-client.ts";
+
+export interface HealthCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface DeepHealth {
+  ok: boolean;
+  checks: HealthCheck[];
+}
+
+export interface KnownInstallation {
+  id: number;
+  /** The repositories the ledger remembers it for (may be empty when known only from open runners). */
+  repos: string[];
+}
+
+/** At most this many installations are minted for in one check; the rest are named as not checked. */
+export const MAX_INSTALLATIONS_CHECKED = 20;
+
+export interface DeepHealthDeps {
+  cluster: ClusterSettings;
+  namespaces: string[];
+  clusterClient: Cluster;
+  github: Github | Error;
+  installations: KnownInstallation[];
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
+  try {
+    return { name, ok: true, detail: await run() };
+  } catch (e) {
+    return { name, ok: false, detail: message(e) };
+  }
+}
+
+export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
+  const checks: Promise<HealthCheck>[] = [];
+  if (deps.cluster.mode === "direct") {
+    for (const ns of deps.namespaces) {
+      checks.push(
+        attempt(`namespace ${ns}`, async () => {
+          const runners = await deps.clusterClient.listRunners(ns);
+          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${ns}`;
+        }),
+      );
+    }
+  } else {
+    checks.push(Promise.resolve({ name: "agent", ok: true, detail: "agent mode: not checked here" }));
+  }
+
+  const { github } = deps;
+  if (github instanceof Error) {
+    checks.push(Promise.resolve({ name: "github", ok: false, detail: `the GitHub client could not be made: ${github.message}` }));
+  } else {
+    const shown = deps.installations.slice(0, MAX_INSTALLATIONS_CHECKED);
+    if (deps.installations.length === 0) {
+      checks.push(Promise.resolve({ name: "installations", ok: true, detail: "no installation known yet: the ledger learns them from webhooks" }));
+    }
+    for (const inst of shown) {
+      const of = inst.repos.length > 0 ? ` (${inst.repos.slice(0, 3).join(", ")}${inst.repos.length > 3 ? `, ${inst.repos.length - 3} more` : ""})` : "";
+      checks.push(
+        attempt(`installation ${inst.id}`, async () => {
+          await github.installationToken(inst.id);
+          return `minted a token for installation ${inst.id}${of}`;
+        }),
+      );
+    }
+    if (deps.installations.length > shown.length) {
+      checks.push(Promise.resolve({ name: "installations", ok: true, detail: `${deps.installations.length - shown.length} more installations not checked here` }));
+    }
+    checks.push(
+      attempt("deliveries", async () => {
+        const page = await github.deliveriesSince(0, { stop: () => true });
+        return `listed ${page.deliveries.length} webhook deliver${page.deliveries.length === 1 ? "y" : "ies"} (one page)`;
+      }),
+    );
+  }
+  const done = await Promise.all(checks);
+  return { ok: done.every((c) => c.ok), checks: done };
+}
