@@ -31,6 +31,9 @@ td.reason { white-space: normal; min-width: 24rem; }
 form.login { display: flex; gap: .5rem; align-items: center; margin-top: 1rem; }
 form.login input { font: inherit; padding: .3rem .5rem; min-width: 22rem; }
 button { font: inherit; padding: .3rem .8rem; }
+.paused { background: #fff1e5; border: 1px solid #fb8f44; padding: .5rem .8rem; margin: 0 0 1rem; }
+header form { display: inline-block; margin-left: .5rem; }
+table.story td.what { white-space: normal; }
 `;
 
 export interface AdminPageProps {
@@ -49,6 +52,8 @@ export interface AdminPageProps {
   settings: { dryRun: boolean; graceSeconds: number; maxJobSeconds: number; namespaces: string[] };
   /** A session cookie (offer to log out) or a bearer header (nothing to log out of). */
   auth: "bearer" | "session";
+  /** Deletions paused (POST /admin/pause): since when, by what. */
+  paused?: { since: string; by: string };
 }
 
 /** https://github.com for api.github.com, https://HOST for a GHES https://HOST/api/v3, https://X.ghe.com for api.X.ghe.com. */
@@ -90,7 +95,7 @@ function Age(props: { since: string | null; now: number }) {
   return <time datetime={props.since} title={`job started ${props.since}`}>{formatDuration(props.now - Date.parse(props.since))}</time>;
 }
 
-function Layout(props: { title: string; children?: unknown }) {
+export function Layout(props: { title: string; children?: unknown }) {
   return (
     <html lang="en">
       <head>
@@ -174,7 +179,9 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
         {props.rows.map((r) => (
           <tr data-runner={r.name} data-state={r.state}>
             <td>
-              <code>{r.name}</code>
+              <a class="runner" href={`/admin/runners/${encodeURIComponent(r.name)}?format=html`}>
+                <code>{r.name}</code>
+              </a>
             </td>
             <td>
               <span class={`state state-${r.state}`}>{r.state}</span>
@@ -212,14 +219,24 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
     <Layout title={p.state ? `arc-reaper: ${p.state} runners` : "arc-reaper: runners"}>
       <header>
         <h1>arc-reaper</h1>
-        {p.auth === "session" ? (
-          <form method="post" action="/admin/logout">
-            <button type="submit">Log out</button>
+        <div>
+          <form method="post" action={p.paused ? "/admin/resume" : "/admin/pause"}>
+            <button type="submit" id={p.paused ? "resume" : "pause"}>{p.paused ? "Resume deletions" : "Pause deletions"}</button>
           </form>
-        ) : (
-          ""
-        )}
+          {p.auth === "session" ? (
+            <form method="post" action="/admin/logout">
+              <button type="submit">Log out</button>
+            </form>
+          ) : (
+            ""
+          )}
+        </div>
       </header>
+      {p.paused ? (
+        <p id="paused" class="paused" role="status">
+          Paused since {p.paused.since} (by {p.paused.by}): nothing is deleted. Decisions are still made and logged as "paused: would delete …".
+        </p>
+      ) : null}
       <p class="mode">
         {settings.dryRun ? "dry run: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}

@@ -1,5 +1,6 @@
 // GET /admin (the HTML page), POST /admin/login and POST /admin/logout.
-// The page takes the bearer ADMIN_TOKEN or the session cookie of a login.
+// The page takes the bearer ADMIN_TOKEN or the session cookie of a login;
+// sessions and the login throttle live in the ledger (admin-session.ts).
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { adminPageHtml, errorPageHtml, githubWebUrl, loginPageHtml, PAGE_CSS } from "../admin/page.tsx";
@@ -7,8 +8,9 @@ import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { runnerQuery } from "./admin-runners-route.ts";
-import { constantTimeEqual } from "./constant-time.ts";
+import { logLine } from "../log.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
+import { checkOrigin } from "./origin-check.ts";
 
 const MAX_LOGIN_BYTES = 4096;
 
@@ -25,7 +27,7 @@ const cssHash = (): Promise<string> =>
     .then((d) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`));
 
 /** No scripts, no frames, forms only to this origin, the one stylesheet by hash. */
-async function pageHeaders(): Promise<Record<string, string>> {
+export async function pageHeaders(): Promise<Record<string, string>> {
   return {
     "content-security-policy": `default-src 'none'; style-src ${await cssHash()}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     "cache-control": "no-store",
@@ -37,7 +39,7 @@ async function pageHeaders(): Promise<Record<string, string>> {
 
 export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const headers = await pageHeaders();
-  const auth = await isAdmin(c, settings.adminToken);
+  const auth = await isAdmin(c, settings);
   if (!auth) return c.html(loginPageHtml({}), 401, headers);
 
   const { query, error } = runnerQuery(c);
@@ -53,6 +55,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     counts: snapshot.runners,
     state: query.state,
     lastSweep: snapshot.lastSweep ?? undefined,
+    paused: snapshot.paused ?? undefined,
     now,
     githubWebUrl: githubWebUrl(settings.githubApiUrl),
     settings,
@@ -61,18 +64,41 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   return c.html(html, 200, headers);
 }
 
-export async function adminLogin(c: Context, settings: Settings): Promise<Response> {
-  const headers = await pageHeaders();
-  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-  const token = form.token;
-  if (typeof token !== "string" || !constantTimeEqual(token, settings.adminToken)) {
-    return c.html(loginPageHtml({ error: "That is not the ADMIN_TOKEN." }), 401, headers);
-  }
-  await startSession(c, settings.adminToken);
-  return c.redirect("/admin", 303);
+/** The address a login is throttled by: Cloudflare's CF-Connecting-IP, else one shared bucket. */
+export function clientAddress(c: Context): string {
+  const ip = c.req.header("cf-connecting-ip")?.trim() ?? "";
+  return /^[0-9A-Fa-f:.]{2,45}$/.test(ip) ? ip : "unknown";
 }
 
-export function adminLogout(c: Context): Response {
-  endSession(c);
+/** POST /admin/login: Origin, then the ledger's throttle (5 failures a minute per address), then the token. */
+export async function adminLogin(c: Context<AppEnv>, settings: Settings): Promise<Response> {
+  const headers = await pageHeaders();
+  const client = clientAddress(c);
+  const origin = checkOrigin(c, false);
+  if (!origin.ok) {
+    logLine({ msg: "admin login refused", client, why: origin.why });
+    return c.html(loginPageHtml({ error: `Refused: ${origin.why}.` }), 403, headers);
+  }
+  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const outcome = await startSession(c, settings, client, typeof form.token === "string" ? form.token : "");
+  if (outcome.kind === "session") {
+    logLine({ msg: "admin login", client });
+    return c.redirect("/admin", 303);
+  }
+  // Never the submitted token: only who tried and how often.
+  if (outcome.kind === "throttled") {
+    logLine({ msg: "admin login throttled", client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
+    const error = `Too many failed logins from this address: try again in ${outcome.retryAfterSeconds}s.`;
+    return c.html(loginPageHtml({ error }), 429, { ...headers, "retry-after": String(outcome.retryAfterSeconds) });
+  }
+  logLine({ msg: "admin login failed", client, failures: outcome.failures });
+  return c.html(loginPageHtml({ error: "That is not the ADMIN_TOKEN." }), 401, headers);
+}
+
+/** POST /admin/logout: the ledger deletes the session, so a copied cookie stops working too. */
+export async function adminLogout(c: Context<AppEnv>, settings: Settings): Promise<Response> {
+  const origin = checkOrigin(c, true);
+  if (!origin.ok) return c.html(errorPageHtml(`Refused: ${origin.why}.`), 403, await pageHeaders());
+  await endSession(c, settings);
   return c.redirect("/admin", 303);
 }

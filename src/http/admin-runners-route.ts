@@ -27,10 +27,13 @@ export async function listRunners(c: Context<AppEnv>, settings: Settings): Promi
   return c.json(await ledgerFor(c.env, settings.ledgerName).runners(query));
 }
 
+/** A Kubernetes object name, as every runner's is. */
+export const isRunnerName = (name: string): boolean => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name);
+
 /** GET /admin/runners/{name}: every job this runner name had, with its story in order. */
 export async function runnerStory(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const name = c.req.param("name") ?? "";
-  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) return c.json({ error: `runner name ${JSON.stringify(name)} is not a Kubernetes object name` }, 400);
+  if (!isRunnerName(name)) return c.json({ error: `runner name ${JSON.stringify(name)} is not a Kubernetes object name` }, 400);
   const story = await ledgerFor(c.env, settings.ledgerName).story(name);
   if (story.jobs.length === 0) return c.json({ error: `no runner named ${name} in the ledger` }, 404);
   return c.json(story);

@@ -9,6 +9,10 @@ import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
+import { logLine } from "../log.ts";
+import { deepHealthz, healthz } from "./health-route.ts";
+import { adminPauseSwitch } from "./admin-pause-route.ts";
+import { storyPageOrNext } from "./runner-page-route.ts";
 
 
 const MAX_WEBHOOK_BYTES = 1024 * 1024; // GitHub caps payloads at 25 MB; ours are a few KB
@@ -18,7 +22,9 @@ async function requireSettings(c: Context<AppEnv>, next: Next): Promise<Response
   const result = settingsFor(c.env);
   if (!result.ok) {
     if (c.req.path === "/webhook") countEarlyAnswer(c, "misconfigured");
-    return c.json({ error: "arc-reaper is misconfigured", settings: result.errors }, 503);
+    // The problems are logged, never told to whoever asked (GET /healthz lists them to the admin bearer).
+    logLine({ msg: "arc-reaper is misconfigured", path: c.req.path, errors: result.errors });
+    return c.json({ error: "arc-reaper is misconfigured: see the log, or GET /healthz with the admin token" }, 503);
   }
   c.set("settings", result.settings);
   await next();
@@ -48,10 +54,8 @@ async function requireMetricsToken(c: Context<AppEnv>, next: Next): Promise<Resp
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get("/healthz", (c) => {
-    const result = settingsFor(c.env);
-    return result.ok ? c.json({ ok: true }) : c.json({ ok: false, errors: result.errors }, 503);
-  });
+  app.get("/healthz", (c) => healthz(c));
+  app.get("/healthz/deep", requireSettings, requireAdmin, (c) => deepHealthz(c));
   app.post(
     "/webhook",
     bodyLimit({
@@ -65,10 +69,12 @@ export function createApp(): Hono<AppEnv> {
     (c) => receiveWebhook(c, c.get("settings")),
   );
   app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings")));
-  app.get("/admin/runners/:name", requireSettings, requireAdmin, (c) => runnerStory(c, c.get("settings")));
+  app.get("/admin/runners/:name", requireSettings, storyPageOrNext, requireAdmin, (c) => runnerStory(c, c.get("settings")));
   app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings")));
   app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
-  app.post("/admin/logout", (c) => adminLogout(c));
+  app.post("/admin/logout", requireSettings, (c) => adminLogout(c, c.get("settings")));
+  app.post("/admin/pause", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
+  app.post("/admin/resume", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
   app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;

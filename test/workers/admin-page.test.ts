@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
-import { sessionValue } from "../../src/http/admin-session.ts";
+import { runInDurableObject } from "cloudflare:test";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "./support/seed.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
-import { ADMIN_TOKEN, adminRunners, call, deliver, testEnv } from "./support/worker.ts";
+import { ADMIN_TOKEN, adminRunners, call, deliver, ledgerOf, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
 const COOKIE = "__Host-arc-reaper-admin";
@@ -15,16 +15,23 @@ const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 const NOW = Date.now() + 86_400_000;
 
 const get = (env: WorkerEnv, path: string, headers: Record<string, string> = {}) => call(env, new Request(`${BASE}${path}`, { headers }));
-const login = (env: WorkerEnv, token: string) =>
+const login = (env: WorkerEnv, token: string, headers: Record<string, string> = {}) =>
   call(
     env,
     new Request(`${BASE}/admin/login`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE, ...headers },
       body: new URLSearchParams({ token }).toString(),
       redirect: "manual",
     }),
   );
+
+/** Logs in with the form and answers the session cookie (`name=value`). */
+async function sessionCookie(env: WorkerEnv, token = ADMIN_TOKEN): Promise<string> {
+  const res = await login(env, token);
+  expect(res.status).toBe(303);
+  return (res.headers.get("set-cookie") ?? "").split(";")[0]!;
+}
 
 interface Row {
   runner: string;
@@ -116,23 +123,29 @@ describe("GET /admin auth", () => {
   it.each([
     ["a wrong bearer token", { authorization: "Bearer wrong-token-wrong-token" }],
     ["the raw token as the cookie", { cookie: `${COOKIE}=${ADMIN_TOKEN}` }],
-    ["a forged cookie", { cookie: `${COOKIE}=${Math.floor(Date.now() / 1000) + 3600}.${"A".repeat(43)}` }],
+    ["a forged cookie of the right shape", { cookie: `${COOKIE}=${"A".repeat(43)}` }],
+    ["the old HMAC cookie shape", { cookie: `${COOKIE}=${Math.floor(Date.now() / 1000) + 3600}.${"A".repeat(43)}` }],
     ["the session cookie without its __Host- prefix", { cookie: "arc-reaper-admin=SESSION" }],
   ])("answers 401 with %s", async (_what, headers) => {
+    const env = testEnv();
     const h: Record<string, string> = { ...headers };
-    if (h.cookie?.includes("SESSION")) h.cookie = h.cookie.replace("SESSION", await sessionValue(ADMIN_TOKEN, Date.now()));
-    const res = await get(testEnv(), "/admin", h);
+    if (h.cookie?.includes("SESSION")) h.cookie = h.cookie.replace("SESSION", (await sessionCookie(env)).split("=")[1]!);
+    const res = await get(env, "/admin", h);
     expect(res.status).toBe(401);
   });
 
-  it("refuses an expired session and one made with another ADMIN_TOKEN", async () => {
+  it("refuses an expired session and one made with another ADMIN_TOKEN (rotating the token ends every session)", async () => {
     const env = testEnv();
-    const expired = await sessionValue(ADMIN_TOKEN, Date.now() - 13 * 3600_000);
-    expect((await get(env, "/admin", { cookie: `${COOKIE}=${expired}` })).status).toBe(401);
-    const other = await sessionValue("another-admin-token-0123456789", Date.now());
-    expect((await get(env, "/admin", { cookie: `${COOKIE}=${other}` })).status).toBe(401);
-    const fresh = await sessionValue(ADMIN_TOKEN, Date.now());
-    expect((await get(env, "/admin", { cookie: `${COOKIE}=${fresh}` })).status).toBe(200);
+    const cookie = await sessionCookie(env);
+    expect((await get(env, "/admin", { cookie })).status).toBe(200);
+    // The same ledger, after ADMIN_TOKEN was rotated: the session was made with the old token.
+    const rotated = { ...env, ADMIN_TOKEN: "another-admin-token-0123456789" } as WorkerEnv;
+    expect((await get(rotated, "/admin", { cookie })).status).toBe(401);
+    expect((await get(rotated, "/admin", { cookie: await sessionCookie(rotated, "another-admin-token-0123456789") })).status).toBe(200);
+    // A session past its 12 hours.
+    const late = await sessionCookie(env);
+    await runInDurableObject(ledgerOf(env), (_i, state) => void state.storage.sql.exec("UPDATE sessions SET expires_at = ?", Date.now() - 1));
+    expect((await get(env, "/admin", { cookie: late })).status).toBe(401);
   });
 
   it("takes the bearer token and sends a strict CSP", async () => {
@@ -153,16 +166,20 @@ describe("GET /admin auth", () => {
     expect(await res.text()).toContain("That is not the ADMIN_TOKEN.");
   });
 
-  it("logs in with the form: an HttpOnly, Secure, SameSite=Strict cookie that is not the token; logout clears it", async () => {
+  it("logs in with the form: an HttpOnly, Secure, SameSite=Strict cookie that is a random session id; logout revokes it, copies included", async () => {
     const env = testEnv();
     await started(env, "arc-running", 1);
     const res = await login(env, ADMIN_TOKEN);
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/admin");
     const setCookie = res.headers.get("set-cookie") ?? "";
-    expect(setCookie).toMatch(/^__Host-arc-reaper-admin=\d+\.[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
+    expect(setCookie).toMatch(/^__Host-arc-reaper-admin=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
     expect(setCookie).not.toContain(ADMIN_TOKEN);
     const cookie = setCookie.split(";")[0]!;
+    // The ledger holds the session, by the hash of its id only.
+    const rows = await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec<{ id_hash: string }>("SELECT id_hash FROM sessions").toArray());
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.id_hash).not.toBe(cookie.split("=")[1]);
 
     const page = await get(env, "/admin", { cookie });
     expect(page.status).toBe(200);
@@ -170,9 +187,12 @@ describe("GET /admin auth", () => {
     expect(body).toContain("arc-running");
     expect(body).toContain('<form method="post" action="/admin/logout">');
 
-    const out = await call(env, new Request(`${BASE}/admin/logout`, { method: "POST", headers: { cookie }, redirect: "manual" }));
+    const out = await call(env, new Request(`${BASE}/admin/logout`, { method: "POST", headers: { cookie, origin: BASE }, redirect: "manual" }));
     expect(out.status).toBe(303);
     expect(out.headers.get("set-cookie")).toMatch(/^__Host-arc-reaper-admin=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
+    // A copy of the cookie taken before the logout no longer works.
+    expect((await get(env, "/admin", { cookie })).status).toBe(401);
+    expect(await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec("SELECT * FROM sessions").toArray())).toEqual([]);
   });
 
   it("refuses an oversized login form", async () => {

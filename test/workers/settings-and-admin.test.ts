@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";
@@ -15,38 +15,49 @@ describe("settings", () => {
     expect(await res.json()).toEqual({ ok: true });
   });
 
-  it("GET /healthz names every missing or invalid setting at once", async () => {
-    const env = testEnv({
-      GITHUB_WEBHOOK_SECRET: undefined,
-      GITHUB_APP_ID: "my-app",
-      GITHUB_APP_PRIVATE_KEY: "not a key",
-      KUBE_API_URL: "ftp://cluster",
-      KUBE_TOKEN: undefined,
-      REAPER_NAMESPACES: "Runners,ok-ns",
-      REAPER_GRACE_SECONDS: "-5",
-      REAPER_MAX_JOB_SECONDS: "5 days",
-      REAPER_DRY_RUN: "maybe",
-      REAPER_MAX_DELETIONS_PER_SWEEP: "1.5",
-      ADMIN_TOKEN: "short",
-    });
+  const BROKEN = {
+    GITHUB_WEBHOOK_SECRET: undefined,
+    GITHUB_APP_ID: "my-app",
+    GITHUB_APP_PRIVATE_KEY: "not a key",
+    KUBE_API_URL: "ftp://cluster",
+    KUBE_TOKEN: undefined,
+    REAPER_NAMESPACES: "Runners,ok-ns",
+    REAPER_GRACE_SECONDS: "-5",
+    REAPER_MAX_JOB_SECONDS: "5 days",
+    REAPER_DRY_RUN: "maybe",
+    REAPER_MAX_DELETIONS_PER_SWEEP: "1.5",
+  };
+  const PROBLEMS = [
+    "GITHUB_WEBHOOK_SECRET is missing",
+    "GITHUB_APP_ID must be the App's numeric id",
+    "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)",
+    'KUBE_API_URL must be an https URL, got "ftp://cluster"',
+    "KUBE_TOKEN is missing",
+    "REAPER_NAMESPACES: entry 1 is not a valid namespace name (lowercase letters, digits and dashes, at most 63)",
+    "REAPER_GRACE_SECONDS must be a whole number >= 0",
+    "REAPER_MAX_JOB_SECONDS must be a whole number >= 1",
+    "REAPER_DRY_RUN must be true or false",
+    "REAPER_MAX_DELETIONS_PER_SWEEP must be a whole number >= 0",
+  ];
+
+  it("GET /healthz tells anyone only {ok:false}, and logs every missing or invalid setting", async () => {
+    const env = testEnv({ ...BROKEN, ADMIN_TOKEN: "short" });
+    const log = vi.spyOn(console, "log");
     const res = await get(env, "/healthz");
+    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
+    log.mockRestore();
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({
-      ok: false,
-      errors: [
-        "GITHUB_WEBHOOK_SECRET is missing",
-        "GITHUB_APP_ID must be the App's numeric id",
-        "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)",
-        'KUBE_API_URL must be an https URL, got "ftp://cluster"',
-        "KUBE_TOKEN is missing",
-        "REAPER_NAMESPACES: entry 1 is not a valid namespace name (lowercase letters, digits and dashes, at most 63)",
-        "REAPER_GRACE_SECONDS must be a whole number >= 0",
-        "REAPER_MAX_JOB_SECONDS must be a whole number >= 1",
-        "REAPER_DRY_RUN must be true or false",
-        "REAPER_MAX_DELETIONS_PER_SWEEP must be a whole number >= 0",
-        "ADMIN_TOKEN must be at least 16 characters",
-      ],
-    });
+    expect(await res.text()).toBe('{"ok":false}');
+    expect(lines).toContainEqual(expect.objectContaining({ msg: "healthz: arc-reaper is misconfigured", errors: [...PROBLEMS, "ADMIN_TOKEN must be at least 16 characters"] }));
+  });
+
+  it("GET /healthz lists the problems to the admin bearer token only", async () => {
+    const env = testEnv(BROKEN);
+    const res = await get(env, "/healthz", { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ ok: false, errors: PROBLEMS });
+    const wrong = await get(env, "/healthz", { authorization: "Bearer wrong-token-wrong-token" });
+    expect(await wrong.json()).toEqual({ ok: false });
   });
 
   it("never echoes a secret in an error", () => {
@@ -70,7 +81,8 @@ describe("settings", () => {
     const env = testEnv({ KUBE_TOKEN: undefined });
     const res = await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-1" }));
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: "arc-reaper is misconfigured", settings: ["KUBE_TOKEN is missing"] });
+    // What is wrong goes to the log (and GET /healthz with the admin token), never to whoever posted.
+    expect(await res.json()).toEqual({ error: "arc-reaper is misconfigured: see the log, or GET /healthz with the admin token" });
     expect(await ledgerRows(env)).toBe(0);
   });
 });

@@ -1,0 +1,112 @@
+// The explain page, GET /admin/runners/{name}?format=html: every job this
+// runner name had, newest first, each with every fact and verdict change in
+// order, when it happened and where it came from. Server-rendered like the
+// admin page (page.tsx): escaped by hono/jsx, no script, the same CSP.
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import type { RunnerRow } from "../ledger/queries.ts";
+import type { StoryEntry } from "../ledger/runner-record.ts";
+import { jobUrl, Layout, runUrl } from "./page.tsx";
+
+export interface RunnerStory {
+  runner: string;
+  jobs: (RunnerRow & { story: StoryEntry[] })[];
+}
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Where a story entry came from, in words. */
+export function sourceLabel(source: string): string {
+  if (GUID.test(source)) return `webhook delivery ${source}`;
+  switch (source) {
+    case "rest":
+      return "GitHub REST read";
+    case "cluster":
+      return "cluster read";
+    case "alarm":
+      return "alarm";
+    case "sweep":
+      return "sweep";
+    case "admin":
+      return "admin";
+    default:
+      return source;
+  }
+}
+
+function Fact(props: { term: string; value: string | number | null }) {
+  return (
+    <>
+      <dt>{props.term}</dt>
+      <dd>{props.value === null || props.value === "" ? "—" : String(props.value)}</dd>
+    </>
+  );
+}
+
+function Job(props: { job: RunnerStory["jobs"][number]; web: string }) {
+  const j = props.job;
+  return (
+    <section class="job" data-job={String(j.jobId)}>
+      <h2>
+        Job{" "}
+        <a class="job" href={jobUrl(props.web, j.repository, j.runId, j.jobId)} rel="noreferrer">
+          {j.jobId}
+        </a>{" "}
+        of run{" "}
+        <a class="run" href={runUrl(props.web, j.repository, j.runId)} rel="noreferrer">
+          {j.runId}
+        </a>
+        {j.runAttempt > 1 ? ` (attempt ${j.runAttempt})` : ""} in {j.repository}
+      </h2>
+      <dl class="sweep">
+        <Fact term="state" value={j.conclusion ? `${j.state} ${j.conclusion}` : j.state} />
+        <Fact term="reason" value={j.reason} />
+        <Fact term="namespace" value={j.namespace} />
+        <Fact term="uid" value={j.uid} />
+        <Fact term="started" value={j.startedAt} />
+        <Fact term="completed" value={j.completedAt} />
+        <Fact term="decided" value={j.decidedAt} />
+        <Fact term={j.state === "running" || j.state === "finished" ? "next judged" : "leaves the history"} value={j.dueAt} />
+      </dl>
+      <table class="story">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>What</th>
+            <th>Source</th>
+          </tr>
+        </thead>
+        <tbody>
+          {j.story.map((e) => (
+            <tr data-source={e.source}>
+              <td>
+                <time datetime={e.at}>{e.at}</time>
+              </td>
+              <td class="what">{e.what}</td>
+              <td>{sourceLabel(e.source)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+export function runnerPageHtml(p: { story: RunnerStory; githubWebUrl: string }): HtmlEscapedString | Promise<HtmlEscapedString> {
+  return html`<!DOCTYPE html>${(
+    <Layout title={`arc-reaper: ${p.story.runner}`}>
+      <header>
+        <h1>
+          Runner <code>{p.story.runner}</code>
+        </h1>
+        <a href="/admin">All runners</a>
+      </header>
+      <p class="mode">
+        {p.story.jobs.length} job{p.story.jobs.length === 1 ? "" : "s"} on this runner name, newest first; each story in the order it happened.
+      </p>
+      {p.story.jobs.map((job) => (
+        <Job job={job} web={p.githubWebUrl} />
+      ))}
+    </Layout>
+  )}`;
+}

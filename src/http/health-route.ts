@@ -1,0 +1,30 @@
+// GET /healthz tells anyone only whether arc-reaper is configured:
+// {"ok":true} (200) or {"ok":false} (503). The problems are always logged, and
+// listed in the answer only to the admin bearer token. GET /healthz/deep
+// (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
+import type { Context } from "hono";
+import { settingsFor } from "../config/settings-for.ts";
+import { ledgerFor } from "../ledger/ledger-for.ts";
+import { logLine } from "../log.ts";
+import type { AppEnv } from "./app-env.ts";
+import { bearerToken, constantTimeEqual } from "./constant-time.ts";
+
+/** The bearer is the env's ADMIN_TOKEN, read raw: the settings may be invalid, the token still good. */
+function adminBearer(c: Context<AppEnv>): boolean {
+  const adminToken = c.env.ADMIN_TOKEN;
+  const token = bearerToken(c.req.header("authorization"));
+  return typeof adminToken === "string" && adminToken.trim().length >= 16 && token !== undefined && constantTimeEqual(token, adminToken.trim());
+}
+
+export function healthz(c: Context<AppEnv>): Response {
+  const result = settingsFor(c.env);
+  if (result.ok) return c.json({ ok: true });
+  logLine({ msg: "healthz: arc-reaper is misconfigured", errors: result.errors });
+  return adminBearer(c) ? c.json({ ok: false, errors: result.errors }, 503) : c.json({ ok: false }, 503);
+}
+
+/** 200 when every check passed, else 503; each check says in words what it tried. */
+export async function deepHealthz(c: Context<AppEnv>): Promise<Response> {
+  const health = await ledgerFor(c.env, c.get("settings").ledgerName).deepHealth();
+  return c.json(health, health.ok ? 200 : 503);
+}
