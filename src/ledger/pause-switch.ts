@@ -29,9 +29,8 @@ export function resume(sql: Sql, now: number): { wasPaused: boolean; madeDue: nu
   const wasPaused = memory.get<PauseState>(PAUSED_KEY) !== undefined;
   memory.delete(PAUSED_KEY);
   // Only the runners the pause kept: other keeps wait for the sweep as before.
-  const madeDue = sql.run(
-    "UPDATE runners SET due_at = ? WHERE state IN ('running', 'finished') AND due_at IS NULL AND reason LIKE 'paused: would delete: %'",
-    now,
-  );
+  const kept = "state IN ('running', 'finished') AND due_at IS NULL AND reason LIKE 'paused: would delete: %'";
+  const madeDue = Number(sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${kept}`)?.n ?? 0);
+  if (madeDue > 0) sql.run(`UPDATE runners SET due_at = ? WHERE ${kept}`, now);
   return { wasPaused, madeDue };
 }
