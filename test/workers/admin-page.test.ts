@@ -444,6 +444,49 @@ describe("GET /admin/runners pages and stories", () => {
     expect(story.jobs[0]!.story.at(-1)!.at).toBe(new Date(NOW).toISOString());
   });
 
+  it("explains a runner on a page linked from /admin: every fact and verdict change in order, with time and source", async () => {
+    const s = await stack();
+    const name = "arc-story-2";
+    await s.runner({ name, workflowRunId: 720 });
+    const [d1, d2] = ["11111111-bbbb-11e3-81ab-000000000001", "11111111-bbbb-11e3-81ab-000000000002"];
+    const job = { runner: name, runId: 720, runAttempt: 1, jobId: 72, repo: REPO, installationId: INSTALLATION, startedAt: before(NOW, 1200) };
+    expect((await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", job), { delivery: d1 })).status).toBe(202);
+    expect((await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt: before(NOW, 600), conclusion: "failure" }), { delivery: d2 })).status).toBe(202);
+    await s.sweep(NOW);
+
+    const listing = await (await get(s.env, "/admin", bearer)).text();
+    const href = `/admin/runners/${name}?format=html`;
+    expect(listing).toContain(`<a class="runner" href="${href}">`);
+
+    const json = (await (await get(s.env, `/admin/runners/${name}`, bearer)).json()) as { jobs: { story: { at: string; what: string; source: string }[] }[] };
+    const cookie = await sessionCookie(s.env);
+    for (const headers of [bearer, { cookie }]) {
+      const res = await get(s.env, href, headers);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-/);
+      const rows: string[][] = [];
+      await new HTMLRewriter()
+        .on("table.story tbody tr", { element: () => void rows.push([]) })
+        .on("table.story tbody td", { element: () => void rows.at(-1)!.push(""), text: (t) => void (rows.at(-1)![rows.at(-1)!.length - 1] += t.text) })
+        .transform(res)
+        .text();
+      expect(rows.map((r) => r.map(unescapeText))).toEqual(
+        json.jobs[0]!.story.map((e, i) => [e.at, e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
+      );
+      expect(rows.map((r) => unescapeText(r[1]!))).toEqual([
+        `job 72 of run 720 (attempt 1) in ${REPO} started on ${name} at ${job.startedAt}`,
+        `job 72 of run 720 (attempt 1) in ${REPO} is failure, completed at ${before(NOW, 600)}`,
+        "reaped: job 72 in octo-org/octo-repo is failure, completed 600s ago",
+      ]);
+    }
+    const anonymous = await get(s.env, href);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.text()).toContain('action="/admin/login"');
+    expect((await get(s.env, "/admin/runners/arc-nobody?format=html", bearer)).status).toBe(404);
+    expect((await get(s.env, "/admin/runners/Arc_Bad?format=html", bearer)).status).toBe(400);
+  });
+
   it("answers 404 for a runner the ledger does not know, 400 for a name no runner can have, and 401 without the token", async () => {
     const env = testEnv();
     await started(env, "arc-known", 1);
