@@ -1,9 +1,10 @@
 // npm run demo: arc-reaper's whole loop in under a minute, without a cluster.
 // The real Worker runs under `wrangler dev` against stand-in GitHub and
 // Kubernetes APIs on 127.0.0.1. Four EphemeralRunners are seeded as ARC would
-// create them, real webhook payloads are replayed, two sweeps run, and the demo
-// tells what was reaped and what was kept, and why. It ends by itself and
-// cleans up (wrangler's process group, the stand-ins, the temp KV state).
+// create them, real webhook payloads are replayed, the ledger's alarm reaps at
+// the exact end of the grace, two cron sweeps run, and the demo tells what was
+// reaped and what was kept, and why. It ends by itself and cleans up
+// (wrangler's process group, the stand-ins, the temp ledger state).
 //
 //   npm run demo                       the story on stdout
 //   npm run demo -- --result out.json  also the outcome as JSON (for the test)
@@ -63,6 +64,17 @@ const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replac
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Polls `probe` every 100 ms until it returns a value; throws naming `what` after `timeoutMs`. */
+async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
 function resultPath(): string | undefined {
   const i = process.argv.indexOf("--result");
   return i >= 0 ? process.argv[i + 1] : undefined;
@@ -89,7 +101,7 @@ function printSweep(n: number, summary: SweepLog, decisions: DecisionLog[]): voi
 async function main(): Promise<DemoOutcome> {
   console.log("arc-reaper demo: the real Worker (wrangler dev) against stand-in GitHub and Kubernetes APIs on 127.0.0.1");
   console.log(`settings: grace ${GRACE_SECONDS}s, bound ${BOUND_SECONDS}s, deleting (not a dry run), namespace arc-runners\n`);
-  say("starting the stand-ins and wrangler dev (fresh, empty KV) ...");
+  say("starting the stand-ins and wrangler dev (fresh, empty ledger) ...");
   const stack = await startLocalStack({
     repositories: [REPO],
     installationId: INSTALLATION,
@@ -122,6 +134,7 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
         name: c.name,
         workflowRunId: c.runId,
         jobRepositoryName: c.runId === undefined ? undefined : REPO,
+        creationTimestamp: iso(3 * 3600_000), // ARC made them before they took their jobs
       }),
     );
   }
@@ -134,43 +147,52 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
   const job = (c: Cast, startedMsAgo: number) => ({
     runner: c.name, repo: REPO, runId: c.runId ?? 0, runAttempt: 1, jobId: c.jobId ?? 0, installationId: INSTALLATION, startedAt: iso(startedMsAgo),
   });
+  // GitHub says the hung job is still in progress (what the alarm will ask once it is past the bound).
+  await stack.github.putJob({ repo: REPO, id: CAST.hung.jobId, run_id: CAST.hung.runId, run_attempt: 1, status: "in_progress", started_at: iso(2 * 3600_000), runner_name: CAST.hung.name, labels: ["arc-runners"] });
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.cancelled.jobId}`, workflowJobPayload("in_progress", job(CAST.cancelled, 120_000)));
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.busy.jobId}`, workflowJobPayload("in_progress", job(CAST.busy, 60_000)));
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.hung.jobId}`, workflowJobPayload("in_progress", job(CAST.hung, 2 * 3600_000)));
-  // GitHub still says the hung job is in progress (what the sweep will ask).
-  await stack.github.putJob({ repo: REPO, id: CAST.hung.jobId, run_id: CAST.hung.runId, run_attempt: 1, status: "in_progress", started_at: iso(2 * 3600_000), runner_name: CAST.hung.name, labels: ["arc-runners"] });
 
-  // 3. Someone cancels run 9001: its job completes as cancelled, then the run does.
+  // 3. The hung job is due at once: the ledger's alarm asks GitHub and reaps it, no cron needed.
+  await waitUntil(`the alarm to reap ${CAST.hung.name}`, async () => (await stack.kube.get(ns, CAST.hung.name))?.metadata.deletionTimestamp, 10_000);
+  say(`the ledger's alarm asked GitHub about ${CAST.hung.name} (in progress for 2 h, bound ${BOUND_SECONDS}s) and deleted it`);
+
+  // 4. Someone cancels run 9001: its job completes as cancelled, then the run does.
   say(`someone cancels run ${CAST.cancelled.runId}; ARC does nothing, the runner's pod stays Running`);
+  const completedAt = iso(0);
   await deliver(
     stack,
     "workflow_job",
     `workflow_job.completed job ${CAST.cancelled.jobId} (cancelled)`,
-    workflowJobPayload("completed", { ...job(CAST.cancelled, 120_000), completedAt: iso(0), conclusion: "cancelled" }),
+    workflowJobPayload("completed", { ...job(CAST.cancelled, 120_000), completedAt, conclusion: "cancelled" }),
   );
   await deliver(
     stack,
     "workflow_run",
     `workflow_run.completed run ${CAST.cancelled.runId} (cancelled)`,
-    workflowRunPayload({ repo: REPO, runId: CAST.cancelled.runId, runAttempt: 1, installationId: INSTALLATION, updatedAt: iso(0), conclusion: "cancelled" }),
+    workflowRunPayload({ repo: REPO, runId: CAST.cancelled.runId, runAttempt: 1, installationId: INSTALLATION, updatedAt: completedAt, conclusion: "cancelled" }),
   );
 
-  // 4. The cron fires: the cancelled runner is inside its grace, the hung one past the bound.
+  // 5. The cron fires: the cancelled runner is inside its grace, the busy one within its bound.
   const sweeps: SweepLog[] = [];
   const first = await stack.sweep();
   sweeps.push(first.summary);
   printSweep(1, first.summary, first.decisions);
 
-  // 5. Wait out the grace (GitHub's completed_at + grace), then the next cron.
-  const due = (await stack.adminRunners()).find((r) => r.name === CAST.cancelled.name)?.dueAt;
-  const waitMs = Math.min(Math.max(0, (due ? Date.parse(due) : Date.now()) - Date.now()) + 1_000, (GRACE_SECONDS + 5) * 1000);
-  say(`waiting ${(waitMs / 1000).toFixed(1)}s for the grace to run out (due ${due ?? "now"})`);
-  await sleep(waitMs);
+  // 6. No cron needed: the alarm fires at GitHub's completed_at + grace and deletes at once.
+  say(`waiting for the grace (${GRACE_SECONDS}s after completed_at ${completedAt}) ...`);
+  const deletedAt = await waitUntil(
+    `the alarm to reap ${CAST.cancelled.name}`,
+    async () => (await stack.kube.get(ns, CAST.cancelled.name))?.metadata.deletionTimestamp,
+    (GRACE_SECONDS + 10) * 1000,
+  );
+  const delay = (Date.parse(deletedAt) - Date.parse(completedAt)) / 1000;
+  say(`the ledger's alarm deleted ${CAST.cancelled.name} ${delay.toFixed(0)}s after completed_at (grace ${GRACE_SECONDS}s), on the webhook's word alone`);
   const second = await stack.sweep();
   sweeps.push(second.summary);
   printSweep(2, second.summary, second.decisions);
 
-  // 6. What the cluster and arc-reaper show now.
+  // 7. What the cluster and arc-reaper show now.
   const cluster = new Map<string, StoredEphemeralRunner>((await stack.kube.list()).map((r) => [r.metadata.name ?? "", r]));
   const rows = await stack.adminRunners();
   say("ARC's controller (played by the stand-in) removes the finalizers of runners being deleted; their pods go");
@@ -185,7 +207,8 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
     const deletionTimestamp = cluster.get(c.name)?.metadata.deletionTimestamp ?? null;
     const row = rows.find((r) => r.name === c.name);
     const idleDecision = second.decisions.find((d) => d.runner === c.name);
-    const reason = row?.reason ?? idleDecision?.reason ?? "";
+    // A runner with no job is never judged, so no decision is logged for it: say what the judge's table says.
+    const reason = row?.reason ?? idleDecision?.reason ?? (c.runId === undefined ? "idle: no job recorded for this runner" : "");
     const where = deletionTimestamp ? `deleted at ${deletionTimestamp.slice(11, 19)}, now gone` : "untouched, still Running";
     console.log(`  ${pad(c.name, 31)} ${pad(c.role, 26)} ${pad(where, 36)} ${row ? `${row.state}: ${reason}` : `not tracked: ${reason}`}`);
     outcome.runners.push({ name: c.name, role: c.role, deletionTimestamp, state: row?.state ?? null, reason, existsAtEnd: remaining.has(c.name) });
@@ -193,9 +216,9 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
   const deletes = outcome.runners.filter((r) => r.deletionTimestamp).length;
   console.log(`\n${deletes} reaped, ${outcome.runners.length - deletes} kept. Nothing idle or still within its bound was touched.`);
   console.log(
-    `GitHub requests: sweep 1 made ${first.summary.githubCalls} (the runner past the bound needs GitHub's word: a token and a job read), ` +
-      `sweep 2 made ${second.summary.githubCalls}; every sweep lists failed webhook deliveries once, and the cancelled run's ` +
-      `runner was reaped on the webhook's word alone, after the ${GRACE_SECONDS}s grace.`,
+    `GitHub requests: the alarm spent a token and a job read on the runner past the bound; sweep 1 made ${first.summary.githubCalls} ` +
+      `and sweep 2 made ${second.summary.githubCalls} (failed webhook deliveries are listed every 5 minutes), and the cancelled run's ` +
+      `runner was reaped on the webhook's word alone, ${delay.toFixed(0)}s after completed_at with a ${GRACE_SECONDS}s grace.`,
   );
   console.log(`Try it yourself: npm start, then open http://127.0.0.1:8787/admin (token in .dev.vars.example).`);
   return outcome;

@@ -2,7 +2,7 @@
 // the stand-in GitHub and Kubernetes API servers (in this process), a GitHub
 // App tenant with one installation, a cluster tenant with a least-privilege
 // service account, and the real Worker under `wrangler dev` pointed at them,
-// with empty KV state. Everything listens on 127.0.0.1 and every wait is bounded.
+// with an empty ledger. Everything listens on 127.0.0.1 and every wait is bounded.
 //
 // Plain Node (type stripping): no test framework, erasable TypeScript only.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -55,7 +55,7 @@ export interface LocalStack {
   kube: KubeTenant;
   /** POST /webhook with a valid signature; a fresh delivery id unless given. */
   postWebhook(event: string, payload: unknown, opts?: { delivery?: string }): Promise<{ status: number; body: unknown }>;
-  /** Fires the cron handler and waits (bounded) until the sweep has logged its summary, i.e. its effects are in KV and the cluster. */
+  /** Fires the cron handler and waits (bounded) until the sweep has logged its summary, i.e. its effects are in the ledger and the cluster. */
   sweep(opts?: { timeoutMs?: number }): Promise<{ summary: SweepLog; decisions: DecisionLog[] }>;
   /** GET /admin/runners with the bearer token. */
   adminRunners(state?: string): Promise<RunnerRow[]>;
@@ -304,7 +304,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       const start = Math.max(0, from - dropped);
       const i = jsonLog.findIndex((l, idx) => idx >= start && typeof l.msg === "string" && /^sweep( |$)/.test(l.msg));
       if (i < 0) return undefined;
-      const decisions = jsonLog.slice(start, i).filter((l) => l.msg === "decision") as unknown as DecisionLog[];
+      // The sweep's own decisions: the ledger's alarm logs its decisions too, tagged by "alarm".
+      const decisions = jsonLog.slice(start, i).filter((l) => l.msg === "decision" && l.by === "sweep") as unknown as DecisionLog[];
       return { end: jsonLog[i]!, decisions };
     };
 

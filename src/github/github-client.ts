@@ -10,11 +10,16 @@ import { toPkcs8 } from "./private-key.ts";
 const TOKEN_PERMISSIONS = { actions: "read" } as const;
 const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** A repository whose installation could not be found is asked about again after this long. */
+export const INSTALLATION_RETRY_MS = 3_600_000;
 
 /** What must outlive an isolate: installations of repositories and back-offs per scope. The ledger keeps it. */
 export interface GithubMemory {
   installation(repo: string): number | undefined;
   rememberInstallation(repo: string, id: number): void;
+  /** Until when a failed look-up of the repository's installation is not tried again (ms), or 0. */
+  installationFailedUntil(repo: string): number;
+  rememberInstallationFailure(repo: string, until: number): void;
   /** "app" for App (JWT) requests, the installation id for the rest. */
   rate(scope: string): RateLimitState;
 }
@@ -28,12 +33,15 @@ export interface GithubCache {
 /** A cache whose memory lives only as long as the object (for tests of the client alone). */
 export function newGithubCache(): GithubCache {
   const installations = new Map<string, number>();
+  const failed = new Map<string, number>();
   const blocked = new Map<string, number>();
   return {
     tokens: new Map(),
     memory: {
       installation: (repo) => installations.get(repo),
       rememberInstallation: (repo, id) => void installations.set(repo, id),
+      installationFailedUntil: (repo) => failed.get(repo) ?? 0,
+      rememberInstallationFailure: (repo, until) => void failed.set(repo, until),
       rate: (scope) => ({ blockedUntil: () => blocked.get(scope) ?? 0, block: (until) => void blocked.set(scope, until) }),
     },
   };
@@ -123,9 +131,22 @@ export function createGithub(opts: GithubOptions) {
     async installationFor(repo: string): Promise<number> {
       const cached = opts.cache.memory.installation(repo);
       if (cached !== undefined) return cached;
-      const { data } = await call(`looking up the installation for ${repo}`, () =>
-        app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
-      );
+      const failedUntil = opts.cache.memory.installationFailedUntil(repo);
+      if (failedUntil > Date.now()) {
+        throw new GithubError(null, `the installation for ${repo} could not be found; not asked again before ${new Date(failedUntil).toISOString()}`);
+      }
+      let data: { id: number };
+      try {
+        ({ data } = await call(`looking up the installation for ${repo}`, () =>
+          app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
+        ));
+      } catch (e) {
+        // Not installed there (404) or not allowed (403): back off, so one such repository cannot eat every sweep's budget.
+        if (e instanceof GithubError && (e.status === 404 || e.status === 403)) {
+          opts.cache.memory.rememberInstallationFailure(repo, Date.now() + INSTALLATION_RETRY_MS);
+        }
+        throw e;
+      }
       opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
     },

@@ -104,22 +104,23 @@ export class LedgerState implements LedgerPort {
     if (factsMoved) return false; // its due time was set by the new facts; the alarm judges it again
     const key = verdictKey(c.verdict);
     const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
+    // The object seen busy on the job's run is the job's runner: only its uid may be deleted for this job.
+    const identity: Pick<RunnerRecord, "uid" | "namespace"> = { uid: record.uid, namespace: record.namespace };
+    if (runner && runner.workflowRunId === record.runId && !notTheJobsRunner(record, runner)) {
+      identity.uid ??= runner.uid;
+      identity.namespace ??= runner.namespace;
+    }
     let next: RunnerRecord;
     if (c.reaped || c.verdict.verdict === "gone") {
       const state = c.reaped ? "reaped" : "gone";
       next = withStory(
-        { ...record, state, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, cause: c.reaped ? c.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000 },
+        { ...record, ...identity, state, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, cause: c.reaped ? c.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000 },
         { at: new Date(now).toISOString(), what: `${state}: ${c.verdict.reason}`, source: by },
       );
       this.counters.add("arc_reaper_closed_runners", { state });
       if (c.reaped) this.counters.add("arc_reaper_deletions_total", { cause: c.verdict.cause ?? "unknown" });
     } else {
-      next = { ...record, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, dueAt: c.heldBack ? now + HELD_BACK_RETRY_MS : dueOfVerdict(c.verdict, now) };
-      // The object seen busy on the job's run is the job's runner: only its uid may be deleted for this job.
-      if (runner && runner.workflowRunId === record.runId && !notTheJobsRunner(record, runner)) {
-        next.uid ??= runner.uid;
-        next.namespace ??= runner.namespace;
-      }
+      next = { ...record, ...identity, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, dueAt: c.heldBack ? now + HELD_BACK_RETRY_MS : dueOfVerdict(c.verdict, now) };
       if (c.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;

@@ -27,6 +27,8 @@ export class MemoryTable {
     return {
       installation: (repo) => this.get<number>(`installation/${repo}`),
       rememberInstallation: (repo, id) => this.set(`installation/${repo}`, id),
+      installationFailedUntil: (repo) => this.get<number>(`installation-failed/${repo}`) ?? 0,
+      rememberInstallationFailure: (repo, until) => this.set(`installation-failed/${repo}`, until),
       rate: (scope) => ({
         blockedUntil: () => this.get<number>(`backoff/${scope}`) ?? 0,
         block: (until) => this.set(`backoff/${scope}`, until),

@@ -37,7 +37,9 @@ export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fac
   for (const fact of facts) {
     if (fact.type === "job-started" || fact.type === "job-completed") {
       const existing = runners.get(fact.runner, fact.jobId);
-      save(existing, mergeJobFact(existing, fact, coveringRun(sql, fact.repo, fact.runId, fact.runAttempt), nowIso));
+      // The run is the one the row already names: one job's facts never move it to another run.
+      const job = existing ?? fact;
+      save(existing, mergeJobFact(existing, fact, coveringRun(sql, job.repo, job.runId, job.runAttempt), nowIso));
     } else if (fact.type === "run-completed") {
       const inserted = sql.run(
         "INSERT INTO runs (repo, run_id, run_attempt, updated_at, conclusion, source) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",

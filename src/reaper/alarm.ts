@@ -3,25 +3,14 @@
 // by name (one GET), judges it with the same step as the sweep, and deletes at
 // once. A runner reaped on a webhook's word costs one read and one delete.
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
-import type { Settings } from "../config/settings.ts";
-import type { CallBudget } from "../github/call-budget.ts";
-import type { Github } from "../github/github-client.ts";
 import { judge, type ClusterView } from "./judge.ts";
-import { judgeAndAct, type Case } from "./judge-and-act.ts";
-import type { LedgerPort } from "./ledger-port.ts";
-import { policyOf, unseenCase } from "./sweep.ts";
+import type { Case } from "./judge-and-act.ts";
+import { judgeActAndRecord, policyOf, unseenCase, type SweepDeps } from "./sweep.ts";
 
 /** At most this many due runners per alarm run; the rest are due still and set the next alarm at once. */
 export const ALARM_BATCH = 100;
 
-export interface AlarmDeps {
-  ledger: LedgerPort;
-  cluster: Cluster;
-  github: Github | Error;
-  budget: CallBudget;
-  settings: Settings;
-  now: number;
-}
+export type AlarmDeps = Omit<SweepDeps, "log">;
 
 export interface AlarmReport {
   judged: number;
@@ -45,19 +34,7 @@ export async function runAlarm(deps: AlarmDeps): Promise<AlarmReport> {
     if (verdict.askGithub) cases.push(unseenCase(cluster.runner, unseen, verdict, now));
   }
   if (cases.length === 0) return { judged: 0, deleted: 0, errors: 0 };
-  const deleted = await judgeAndAct(cases, {
-    cluster: deps.cluster,
-    github: deps.github,
-    policy,
-    now,
-    dryRun: settings.dryRun,
-    paused: ledger.paused(),
-    maxDeletions: settings.maxDeletionsPerSweep,
-    deletionsLeft: ledger.deletionsLeft(now),
-    learn: (facts, runner) => ledger.learn(facts, now, runner),
-  });
-  ledger.spendDeletions(now, deleted);
-  ledger.apply(cases, "alarm", now);
+  const deleted = await judgeActAndRecord(cases, deps, "alarm");
   return { judged: cases.length, deleted, errors: cases.filter((c) => c.verdict.error).length };
 }
 

@@ -53,8 +53,13 @@ export async function judgeAndAct(cases: Case[], deps: ActDeps): Promise<number>
 const withoutAsk = (reason: string): string => reason.replace(/: asking GitHub$/, "");
 
 async function askGithub(cases: Case[], deps: ActDeps): Promise<void> {
-  const asks = cases.filter((c) => c.verdict.askGithub).sort((a, b) => ageKey(a).localeCompare(ageKey(b)));
   const { github } = deps;
+  // Oldest first; repositories whose installation could not be found go last.
+  const failedRepo = (c: Case): number => {
+    const repo = c.record?.repo ?? (c.cluster.kind === "found" ? c.cluster.runner.jobRepositoryName : undefined);
+    return repo && !(github instanceof Error) && github.cache.memory.installationFailedUntil(repo) > Date.now() ? 1 : 0;
+  };
+  const asks = cases.filter((c) => c.verdict.askGithub).sort((a, b) => failedRepo(a) - failedRepo(b) || ageKey(a).localeCompare(ageKey(b)));
   if (github instanceof Error) {
     for (const c of asks) Object.assign(c, { verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github" });
     return;

@@ -11,7 +11,7 @@ import type { RunnerRecord } from "../ledger/runner-record.ts";
 import type { UnseenRunner } from "../ledger/unseen-table.ts";
 import { judge, type ClusterRunner, type ClusterView, type Policy, type Verdict } from "./judge.ts";
 import { judgeAndAct, type Case } from "./judge-and-act.ts";
-import type { LedgerPort } from "./ledger-port.ts";
+import type { Caller, LedgerPort } from "./ledger-port.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
 
 // A runner's in_progress webhook arrives seconds after ARC marks it busy: give it
@@ -59,19 +59,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
 
   const redelivery = await redeliverIfDue(deps);
   const paused = ledger.paused();
-  const deleted = await judgeAndAct(cases, {
-    cluster: deps.cluster,
-    github: deps.github,
-    policy,
-    now,
-    dryRun: settings.dryRun,
-    paused,
-    maxDeletions: settings.maxDeletionsPerSweep,
-    deletionsLeft: ledger.deletionsLeft(now),
-    learn: (facts, runner) => ledger.learn(facts, now, runner),
-  });
-  ledger.spendDeletions(now, deleted);
-  ledger.apply(cases, "sweep", now);
+  const deleted = await judgeActAndRecord(cases, deps, "sweep");
 
   const count = (v: Verdict["verdict"]) => cases.filter((c) => c.verdict.verdict === v && !c.reaped).length;
   const errorsByKind = {
@@ -93,6 +81,25 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     githubCalls: deps.budget.used,
     redelivery,
   };
+}
+
+/** The one step both callers share: judge and act on the cases, then record what came of them in the ledger. */
+export async function judgeActAndRecord(cases: Case[], deps: Omit<SweepDeps, "log">, by: Caller): Promise<number> {
+  const { ledger, settings, now } = deps;
+  const deleted = await judgeAndAct(cases, {
+    cluster: deps.cluster,
+    github: deps.github,
+    policy: policyOf(settings),
+    now,
+    dryRun: settings.dryRun,
+    paused: ledger.paused(),
+    maxDeletions: settings.maxDeletionsPerSweep,
+    deletionsLeft: ledger.deletionsLeft(now),
+    learn: (facts, runner) => ledger.learn(facts, now, runner),
+  });
+  ledger.spendDeletions(now, deleted);
+  ledger.apply(cases, by, now);
+  return deleted;
 }
 
 /** Every open runner, plus every busy runner in the cluster that no open runner accounts for. */

@@ -143,3 +143,37 @@ describe("redelivery", () => {
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-a"]);
   });
 });
+
+describe("redelivery over several listings", () => {
+  it("lists every REAPER_DELIVERIES_EVERY_SECONDS; a redelivery that failed too is asked again at a later listing, never twice in one", async () => {
+    // Real time here: the stand-in stamps a redelivered attempt with its own clock.
+    const T = Date.now();
+    const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600", REAPER_DELIVERIES_EVERY_SECONDS: "300" });
+    await s.github.addDelivery({ guid: "guid-r1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: before(T, 30) });
+    await s.github.setRedeliveryStatus(503); // the redelivered attempt fails too
+    const listings = async () => (await s.github.calls()).filter((c) => c.method === "GET" && c.path === "/app/hook/deliveries").length;
+    await s.sweep(T);
+    expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-r1"]);
+    for (const t of [T + 60_000, T + 120_000, T + 240_000]) await s.sweep(t); // no listing before 300 s
+    expect(await listings()).toBe(1);
+    expect(await s.github.redeliveries()).toHaveLength(1);
+    await s.sweep(T + 300_000); // the next listing sees the failed redelivery and asks once more
+    expect(await listings()).toBe(2);
+    expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-r1", "guid-r1"]);
+  });
+
+  it("takes at most half the budget and resumes a cut listing where it ended, at the next sweep", async () => {
+    const T = Date.now();
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    for (let i = 0; i < 250; i++) {
+      await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: "completed", statusCode: i === 5 ? 500 : 202, deliveredAt: before(T, 600 - i) });
+    }
+    await s.sweep(T);
+    const pages = async () => (await s.github.calls()).filter((c) => c.path === "/app/hook/deliveries");
+    expect((await pages()).map((c) => c.query.cursor ?? "first")).toEqual(["first", expect.any(String)]); // 2 calls: half of 4
+    await s.github.clearCalls();
+    await s.sweep(T + 60_000); // resumes with the cursor, not from the top
+    expect((await pages()).map((c) => c.query.cursor ?? "first")).toEqual([expect.any(String)]);
+    expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-p5"]);
+  });
+});
