@@ -238,7 +238,7 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         </p>
       ) : null}
       <p class="mode">
-        {settings.dryRun ? "dry run: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
+        {settings.dryRun ? "dry run: nothing is deleted" : p.paused ? "paused: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
       <h2>Last sweep</h2>

@@ -26,12 +26,17 @@ const cssHash = (): Promise<string> =>
     .digest("SHA-256", new TextEncoder().encode(PAGE_CSS))
     .then((d) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`));
 
-/** No scripts, no frames, forms only to this origin, the one stylesheet by hash. */
+/**
+ * No scripts, no frames, forms only to this origin, the one stylesheet by hash.
+ * Referrer-Policy same-origin, not no-referrer: under no-referrer browsers send
+ * `Origin: null` on the page's own form posts, which the Origin check refuses;
+ * other sites still get no referrer at all.
+ */
 export async function pageHeaders(): Promise<Record<string, string>> {
   return {
     "content-security-policy": `default-src 'none'; style-src ${await cssHash()}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     "cache-control": "no-store",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
   };

@@ -163,6 +163,26 @@ describe("the admin page in Chromium", () => {
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
+  it("pauses and resumes with the page's button (a session form post with the browser's own Origin)", async () => {
+    const s = stack!;
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("button#pause")]);
+    expect(await page.locator("#paused").textContent()).toMatch(/^Paused since \d{4}-.* \(by session\): nothing is deleted\./);
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("button#resume")]);
+    expect(await page.locator("#paused").count()).toBe(0);
+    expect(await page.locator("button#pause").count()).toBe(1);
+  });
+
+  it("opens a runner's story from its name, under the same CSP", async () => {
+    const s = stack!;
+    await Promise.all([page.waitForURL(`${s.url}/admin/runners/${REAPED}?format=html`), page.click(`tr[data-runner="${REAPED}"] a.runner`)]);
+    const sources = await page.locator("table.story tbody tr td:nth-child(3)").allTextContents();
+    expect(sources[0]).toMatch(/^webhook delivery [0-9a-f-]{36}$/);
+    expect(sources.at(-1)).toBe("alarm");
+    expect(await page.evaluate("getComputedStyle(document.querySelector('th')).backgroundColor")).toBe("rgb(246, 248, 250)");
+    expect(consoleErrors).toEqual([]);
+    await Promise.all([page.waitForURL(`${s.url}/admin`), page.click('header a[href="/admin"]')]);
+  });
+
   it("logs out: the cookie is cleared and the page asks for the token again", async () => {
     const s = stack!;
     await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("text=Log out")]);

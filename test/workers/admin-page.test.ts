@@ -156,6 +156,8 @@ describe("GET /admin auth", () => {
     );
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
+    // Not no-referrer: browsers would then send "Origin: null" on the page's own forms, and the Origin check refuse them.
+    expect(res.headers.get("referrer-policy")).toBe("same-origin");
     expect(await res.text()).not.toContain("Log out"); // nothing to log out of with a bearer header
   });
 

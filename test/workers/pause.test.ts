@@ -37,6 +37,7 @@ describe("pause and resume", () => {
     expect(metrics).toMatch(/^arc_reaper_paused 1$/m);
     const page = await (await get(s.env, "/admin")).text();
     expect(page).toContain('id="paused"');
+    expect(page).toContain("paused: nothing is deleted · grace");
     expect(page).toContain('<form method="post" action="/admin/resume">');
     expect((await s.kube.calls()).filter((c) => c.method === "DELETE")).toEqual([]);
 
