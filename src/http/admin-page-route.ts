@@ -11,6 +11,7 @@ import { runnerQuery } from "./admin-runners-route.ts";
 import { logLine } from "../log.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
 import { checkOrigin } from "./origin-check.ts";
+import { clientAddress } from "./client-address.ts";
 
 const MAX_LOGIN_BYTES = 4096;
 
@@ -69,16 +70,10 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   return c.html(html, 200, headers);
 }
 
-/** The address a login is throttled by: Cloudflare's CF-Connecting-IP, else one shared bucket. */
-export function clientAddress(c: Context): string {
-  const ip = c.req.header("cf-connecting-ip")?.trim() ?? "";
-  return /^[0-9A-Fa-f:.]{2,45}$/.test(ip) ? ip : "unknown";
-}
-
 /** POST /admin/login: Origin, then the ledger's throttle (5 failures a minute per address), then the token. */
 export async function adminLogin(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const headers = await pageHeaders();
-  const client = clientAddress(c);
+  const client = clientAddress(c.req.header("cf-connecting-ip"));
   const origin = checkOrigin(c, false);
   if (!origin.ok) {
     logLine({ msg: "admin login refused", client, why: origin.why });

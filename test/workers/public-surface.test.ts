@@ -3,6 +3,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
+import { clientAddress } from "../../src/http/client-address.ts";
 import { ADMIN_TOKEN, call, ledgerOf, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
@@ -80,6 +81,32 @@ describe("the login throttle", () => {
     for (let i = 0; i < 5; i++) expect((await login(env, "wrong-token-wrong-token")).status).toBe(401);
     expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "not an address" })).status).toBe(429);
     expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "192.0.2.9" })).status).toBe(303);
+  });
+});
+
+describe("the client address a login counts against", () => {
+  it.each([
+    ["203.0.113.7", "203.0.113.7"],
+    [" 198.51.100.1 ", "198.51.100.1"],
+    ["2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"],
+    ["2001:DB8:0001:0002::5", "2001:db8:1:2::/64"],
+    ["2001:db8::1", "2001:db8:0:0::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["::ffff:192.0.2.1", "192.0.2.1"],
+    [undefined, "unknown"],
+    ["", "unknown"],
+    ["not an address", "unknown"],
+    ["1:2:3", "unknown"],
+    ["1::2::3", "unknown"],
+  ])("%s counts as %s", (header, bucket) => {
+    expect(clientAddress(header)).toBe(bucket);
+  });
+
+  it("holds a whole IPv6 /64 once it reached the limit, and not its neighbour", async () => {
+    const env = testEnv();
+    for (let i = 1; i <= 5; i++) expect((await login(env, "wrong-token-wrong-token", { "cf-connecting-ip": `2001:db8:aa:bb::${i}` })).status).toBe(401);
+    expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "2001:db8:aa:bb:ffff::9" })).status).toBe(429);
+    expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "2001:db8:aa:bc::1" })).status).toBe(303);
   });
 });
 
