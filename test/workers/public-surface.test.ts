@@ -4,7 +4,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import { clientAddress } from "../../src/http/client-address.ts";
-import { ADMIN_TOKEN, call, ledgerOf, testEnv } from "./support/worker.ts";
+import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
+import { ADMIN_TOKEN, call, configureLedger, evictLedger, ledgerOf, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
 
@@ -81,6 +82,27 @@ describe("the login throttle", () => {
     for (let i = 0; i < 5; i++) expect((await login(env, "wrong-token-wrong-token")).status).toBe(401);
     expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "not an address" })).status).toBe(429);
     expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "192.0.2.9" })).status).toBe(303);
+  });
+});
+
+describe("the ledger's sessions", () => {
+  it("a ledger made before sessions existed (schema 1) gains them on its next start; its runners stay", async () => {
+    const env = testEnv();
+    await configureLedger(env);
+    await runInDurableObject(ledgerOf(env), (_i, state) => {
+      state.storage.sql.exec("INSERT INTO memory (key, value) VALUES ('kept', '1')");
+      state.storage.sql.exec("DROP TABLE sessions");
+      state.storage.sql.exec("DROP TABLE login_failures");
+      state.storage.sql.exec("UPDATE schema_version SET version = 1");
+    });
+    await evictLedger(env);
+    expect((await login(env, ADMIN_TOKEN)).status).toBe(303);
+    const after = await runInDurableObject(ledgerOf(env), (_i, state) => ({
+      version: state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version,
+      sessions: state.storage.sql.exec("SELECT * FROM sessions").toArray().length,
+      kept: state.storage.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = 'kept'").one().value,
+    }));
+    expect(after).toEqual({ version: SCHEMA_VERSION, sessions: 1, kept: "1" });
   });
 });
 
