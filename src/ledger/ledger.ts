@@ -171,10 +171,15 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return new SessionsTable(this.sql).end(idHash);
   }
 
-  /** POST /admin/pause: nothing is deleted until resumed; decisions are still made and logged. */
+  /**
+   * POST /admin/pause: nothing is deleted until resumed; decisions are still made and logged.
+   * In force for every step that reads the switch from now on; answers once a sweep or alarm
+   * already deleting (it read the switch before it was set) has finished, so the answer means it.
+   */
   async pause(by: PausedBy): Promise<PauseState> {
     const state = pause(this.sql, by, Date.now());
     logLine({ msg: "paused", since: state.since, by: state.by });
+    await this.idle();
     return state;
   }
 

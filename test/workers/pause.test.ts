@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import { before, NS, stack } from "./support/stack.ts";
-import { ADMIN_TOKEN, adminRunners, alarmAt, call, evictLedger, settleAlarms } from "./support/worker.ts";
+import { ADMIN_TOKEN, adminRunners, alarmAt, call, evictLedger, runAlarm, settleAlarms } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -49,6 +49,23 @@ describe("pause and resume", () => {
     expect(await stillThere()).toEqual(expect.any(String));
     expect(await row()).toMatchObject({ state: "reaped", reason: "job 9010 in octo-org/octo-repo is cancelled, completed 600s ago" });
     expect(await (await get(s.env, "/admin")).text()).toContain('<form method="post" action="/admin/pause">');
+  });
+
+  it("answers a pause only once a run already deleting has finished: after the answer nothing more is deleted", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-pr", workflowRunId: 902 });
+    // The alarm's delete takes 1.5 s: the pause arrives while it is in flight.
+    await s.kube.addFault({ match: { method: "DELETE", pathIncludes: er.metadata.name }, delayMs: 1500, times: 1 });
+    const now = Date.now();
+    await s.jobCompleted({ runner: er.metadata.name, runId: 902, jobId: 9020, startedAt: before(now, 900), completedAt: before(now, 600), conclusion: "cancelled" });
+    const alarm = runAlarm(s.env);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined(); // the delete is still in flight
+    expect((await post(s.env, "/admin/pause")).status).toBe(200);
+    // The run that read the switch before it was set finished its delete before the pause answered.
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });
+    await alarm;
   });
 
   it("a second pause keeps the first one's time; a resume when not paused changes nothing", async () => {
