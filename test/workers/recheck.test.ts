@@ -6,6 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
+import type { Conclusion } from "../standins/github/types.ts";
 import { Sql } from "../../src/ledger/sql.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, evictLedger, ledgerOf } from "./support/worker.ts";
@@ -25,7 +26,7 @@ async function runningJob(s: S, o: { name: string; runId: number; startedSeconds
   return {
     id: job.id,
     /** The job ends on GitHub (`secondsAgo` before NOW; negative: after). */
-    complete: (conclusion: string, secondsAgo: number) =>
+    complete: (conclusion: Conclusion, secondsAgo: number) =>
       s.github.putJob({ repo: REPO, id: Number(job.id), run_id: o.runId, status: "completed", conclusion, runner_name: o.name, started_at: before(NOW, o.startedSecondsAgo), completed_at: before(NOW, secondsAgo) }),
   };
 }
