@@ -405,8 +405,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         await access.add({ answer: ACCESS_ANSWERS[(k + v) % ACCESS_ANSWERS.length]!, match: { verb }, times: 1 + Math.floor(random() * 3) });
         accessInjected++;
       }
-      // A secondary rate limit: 403, no Retry-After.
-      if (random() < 0.5) {
+      // A secondary rate limit: 403, no Retry-After (every other fault sweep).
+      if (k % 2 === 0) {
         await s.github.addFault({ match: { pathIncludes: "/actions/" }, status: 403, message: SECONDARY_LIMIT, times: 1 });
         faultsInjected++;
       }
