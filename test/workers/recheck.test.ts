@@ -95,6 +95,24 @@ describe("recheck: lost completions", () => {
   });
 });
 
+describe("recheck: a read that fails", () => {
+  it("is not repeated every minute: a job GitHub cannot find (404) is re-read once per interval, and spends no budget meanwhile", async () => {
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
+    const name = "arc-runners-abcde-runner-r404";
+    await s.runner({ name, workflowRunId: 956 });
+    // Its run was deleted on GitHub: the job reads 404.
+    await s.jobStarted({ runner: name, runId: 956, jobId: 9_560_000, startedAt: before(NOW, 3700) });
+    await s.sweep(NOW);
+    expect(await jobReads(s)).toEqual([jobPath(9_560_000)]);
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "running", reason: expect.stringMatching(/GitHub answered 404/) });
+    for (const t of [NOW + 60_000, NOW + 120_000, NOW + 1_800_000]) await s.sweep(t);
+    expect(await jobReads(s)).toHaveLength(1);
+    await s.sweep(NOW + 3_601_000);
+    expect(await jobReads(s)).toHaveLength(2);
+    expect(await deletes(s)).toEqual([]);
+  });
+});
+
 describe("GitHub's 403 secondary rate limit", () => {
   it("without Retry-After stops GitHub asks for at least 60 s", async () => {
     const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
