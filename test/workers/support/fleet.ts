@@ -97,7 +97,7 @@ interface Swap {
 }
 
 const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
-const ACCESS_ANSWERS: AccessAnswer[] = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200"];
+const ACCESS_ANSWERS: AccessAnswer[] = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200", "html-404"];
 
 interface Event {
   event: "workflow_job" | "workflow_run";
