@@ -167,8 +167,12 @@ export function createGithub(opts: GithubOptions) {
       return { id: Number(data.id), runAttempt: data.run_attempt ?? 1, status: data.status ?? "", conclusion: data.conclusion ?? null, updatedAt: data.updated_at };
     },
 
-    /** Finds the job a runner took in a run (latest attempt), paging through the run's jobs. */
-    async runnerJob(repo: string, runId: number, runner: string, installationId: number): Promise<GithubJob | undefined> {
+    /**
+     * Finds the job a runner took in a run (latest attempt), paging through the run's jobs.
+     * A name can come back within one run: jobs that started before `startedNotBefore` (ms)
+     * ran on an earlier runner of that name and are passed over.
+     */
+    async runnerJob(repo: string, runId: number, runner: string, installationId: number, startedNotBefore?: number): Promise<GithubJob | undefined> {
       const octokit = await asInstallation(installationId);
       for (let page = 1; ; page++) {
         const { data } = await call(`listing the jobs of run ${runId} in ${repo}`, () =>
@@ -181,7 +185,9 @@ export function createGithub(opts: GithubOptions) {
             page,
           }),
         );
-        const found = data.jobs.find((j) => j.runner_name === runner);
+        const found = data.jobs.find(
+          (j) => j.runner_name === runner && (startedNotBefore === undefined || !j.started_at || Date.parse(j.started_at) >= startedNotBefore),
+        );
         if (found) return toJob(found);
         if (data.jobs.length < 100 || page * 100 >= data.total_count) return undefined;
       }

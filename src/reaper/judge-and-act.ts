@@ -79,6 +79,9 @@ async function askGithub(cases: Case[], deps: ActDeps): Promise<void> {
         c.verdict = { verdict: "keep", reason: `${withoutAsk(c.verdict.reason)}: not asked now (${stopped})` };
         continue;
       }
+      // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
+      // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
+      if (c.record && c.verdict.recheck) c.asked = true;
       c.verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${(e as Error).message}`, error: true };
       c.errorKind = "github";
     }

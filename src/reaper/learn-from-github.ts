@@ -2,7 +2,7 @@
 // was lost, or the runner predates the install): ask GitHub about its run and
 // turn the answer into facts, so the next sweep need not ask again.
 import type { Github, GithubJob } from "../github/github-client.ts";
-import type { ClusterRunner } from "./judge.ts";
+import { CLOCK_SKEW_MS, type ClusterRunner } from "./judge.ts";
 import type { Fact } from "../store/facts.ts";
 import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
 
@@ -28,7 +28,10 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
     );
     return { kind: "known", facts, tracked: only(facts) };
   }
-  const job = await github.runnerJob(repo, runId, runner.name, installationId);
+  // Only a job that started after this object was created (less the skew) can be its own: an earlier
+  // job of the same run on the same name ran on an earlier runner of that name.
+  const created = runner.createdAt ? Date.parse(runner.createdAt) : NaN;
+  const job = await github.runnerJob(repo, runId, runner.name, installationId, Number.isNaN(created) ? undefined : created - CLOCK_SKEW_MS);
   if (!job) {
     return { kind: "unknown", why: `GitHub lists no job of run ${runId} in ${repo} on runner ${runner.name}` };
   }

@@ -80,6 +80,16 @@ describe("GitHub App client", () => {
     expect(pages).toEqual(["1", "2"]);
   });
 
+  it("a name that came back within a run: passes over the job an earlier runner of that name took", async () => {
+    const { tenant, github } = await setup();
+    const t0 = Date.parse("2026-11-30T12:00:00Z");
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    await tenant.putJob({ repo: REPO, run_id: 778, run_attempt: 1, status: "completed", conclusion: "success", runner_name: "arc-runners-x-1", started_at: at(0), completed_at: at(300) });
+    const later = await tenant.putJob({ repo: REPO, run_id: 778, run_attempt: 1, status: "in_progress", runner_name: "arc-runners-x-1", started_at: at(900) });
+    expect((await github.runnerJob(REPO, 778, "arc-runners-x-1", 4242, t0 + 840_000))?.id).toBe(Number(later.id));
+    expect((await github.runnerJob(REPO, 778, "arc-runners-x-1", 4242, t0 + 960_000))).toBeUndefined();
+  });
+
   it("keeps delivery ids above 2^53 exact and redelivers by the exact id", async () => {
     const { tenant, github } = await setup();
     const seeded = await tenant.addDelivery({ guid: "g-1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: new Date(Date.now() - 60_000).toISOString() });

@@ -112,3 +112,87 @@ describe("the decision table", () => {
     expect(at({ tracked: tracked({ jobCompleted: { at: ago(301), conclusion: "cancelled" } }), cluster: runner({ workflowRunId: undefined }) }).verdict).toBe("delete");
   });
 });
+
+describe("identity: facts condemn only the object that took the job (rows 3 and 4)", () => {
+  const finished = { jobCompleted: { at: ago(900), conclusion: "success" } };
+
+  it("row 3: the cluster's runner has another uid than the job's runner: gone, never delete", () => {
+    const v = at({ tracked: tracked({ ...finished, uid: "u-old" }), cluster: runner({ uid: "u-new" }) });
+    expect(v).toEqual({ verdict: "gone", reason: "runner arc-x-1 was replaced: the job's runner had uid u-old, the cluster's has uid u-new" });
+  });
+
+  it("row 3: the same uid is the job's runner: judged by the facts", () => {
+    expect(at({ tracked: tracked({ ...finished, uid: "u-1" }), cluster: runner({ uid: "u-1" }) }).verdict).toBe("delete");
+  });
+
+  it("row 4: a runner created more than 60 s after the job started is not that job's runner: gone, never delete", () => {
+    const v = at({ tracked: tracked({ ...finished, startedAt: ago(1200) }), cluster: runner({ createdAt: ago(1200 - 61) }) });
+    expect(v.verdict).toBe("gone");
+    expect(v.reason).toBe(`runner arc-x-1 was created at ${ago(1139)}, after job 100 started at ${ago(1200)}: a new runner of the same name, the job's runner is gone`);
+  });
+
+  it("row 4: an idle runner (no workflowRunId) that reuses the name is not condemned either", () => {
+    const v = at({ tracked: tracked({ ...finished, startedAt: ago(1200) }), cluster: runner({ workflowRunId: undefined, createdAt: ago(30) }) });
+    expect(v.verdict).toBe("gone");
+  });
+
+  it("row 4: within the 60 s clock skew, or created before the job started, it is the job's runner", () => {
+    expect(at({ tracked: tracked({ ...finished, startedAt: ago(1200) }), cluster: runner({ createdAt: ago(1200 - 60) }) }).verdict).toBe("delete");
+    expect(at({ tracked: tracked({ ...finished, startedAt: ago(1200) }), cluster: runner({ createdAt: ago(1205) }) }).verdict).toBe("delete");
+  });
+
+  it("rows 3 and 4 come before the facts: a replaced runner is never waited on or asked about", () => {
+    const v = at({ tracked: tracked({ uid: "u-old", startedAt: ago(500_000) }), cluster: runner({ uid: "u-new" }) });
+    expect(v.verdict).toBe("gone");
+    expect(v.askGithub).toBeUndefined();
+  });
+});
+
+describe("lost completions: the recheck (row 10)", () => {
+  const recheck = { ...policy, recheckSeconds: 3600 };
+
+  it("running past the recheck interval, never re-read: keep and re-read the job from GitHub", () => {
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(3601) }) })).toEqual({
+      verdict: "keep", reason: "job 100 in o/r is in_progress for 3601s with no completion heard: asking GitHub", askGithub: true, recheck: true,
+    });
+  });
+
+  it("re-read within the interval: keep, due at the next recheck (not at the bound)", () => {
+    const checkedAt = NOW - 600_000;
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200), checkedAt }) })).toEqual({
+      verdict: "keep", reason: "job 100 in o/r is in_progress for 7200s, within the bound of 432000s", dueAt: new Date(checkedAt + 3_600_000).toISOString(),
+    });
+  });
+
+  it("within the first interval: keep, due at the first recheck", () => {
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(600) }) }).dueAt).toBe(ago(600 - 3600));
+  });
+
+  it("a re-read that finds the job completed: judged by GitHub's completed_at against the grace", () => {
+    const done = (s: number): GithubWord => ({ kind: "job", status: "completed", conclusion: "cancelled", completedAt: ago(s) });
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done(400) })).toEqual({
+      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 400s ago", cause: "job-completed",
+    });
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done(100) }).verdict).toBe("wait");
+  });
+
+  it("a re-read that finds the job still running keeps it (within the bound it is never deleted)", () => {
+    const github: GithubWord = { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
+    const v = at({ policy: recheck, tracked: tracked({ startedAt: ago(7200), checkedAt: NOW }), github });
+    expect(v.verdict).toBe("keep");
+    expect(v.dueAt).toBe(ago(-3600));
+  });
+
+  it("a re-read GitHub refused: keep, counted as an error", () => {
+    const github: GithubWord = { kind: "error", why: "GitHub answered 502" };
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github })).toEqual({
+      verdict: "keep", reason: "job 100 in o/r could not be re-read from GitHub: GitHub answered 502", error: true,
+    });
+  });
+
+  it("without a recheck interval a running job within the bound is never asked about", () => {
+    const v = at({ tracked: tracked({ startedAt: ago(7200) }) });
+    expect(v.askGithub).toBeUndefined();
+    expect(v.dueAt).toBe(ago(7200 - 432_000));
+  });
+});

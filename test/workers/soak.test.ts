@@ -1,6 +1,9 @@
 // Issue 4's soak: a few thousand randomized job lifecycles (duplicates,
 // reordering, dropped deliveries, API faults on both stand-ins, re-runs)
-// through intake and many sweeps. It prints its figures.
+// through intake and many sweeps. With issue 10's teeth: names that come back
+// while their facts are open, Access-style answers on list, read and delete,
+// completions lost beyond the look-back, 403 secondary rate limits. It prints
+// its figures.
 import { beforeEach, expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
 import { report } from "./support/worker.ts";
@@ -18,7 +21,16 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
   await report(`soak figures: ${JSON.stringify(figures)}`);
   expect(figures.wrongfulDeletions).toBe(0);
   expect(figures.deletedTwice).toBe(0);
+  expect(figures.goneWhileInCluster).toBe(0);
   expect(figures.leftBehind).toBe(0);
+  expect(figures.githubCallsDuringBackOff).toBe(0);
+  expect(figures.credentialsToOtherHosts).toBe(0);
+  // The teeth were there: at least 1% of new runners took a name with open facts, and every fault kind came.
+  expect(figures.nameReuses).toBeGreaterThanOrEqual(figures.runners / 100);
+  expect(figures.lostCompletions).toBeGreaterThan(0);
+  expect(figures.accessFaults).toBeGreaterThan(0);
+  expect(figures.accessAnsweredDeletes).toBeGreaterThan(0);
+  expect(figures.secondaryLimits).toBeGreaterThan(0);
   expect(figures.sweepsToConverge).toBeGreaterThan(0);
   expect(figures.mostGithubCallsInOneSweep).toBeLessThanOrEqual(figures.githubBudget);
   expect(figures.drops).toBeGreaterThan(0);

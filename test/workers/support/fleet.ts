@@ -3,7 +3,17 @@
 // deliveries on the stand-in GitHub, which the sweep asks to redeliver), API
 // faults on both stand-ins, and many sweeps. It records what a correct reaper
 // must and must not delete, and checks every deletion against it as it happens.
+// Its teeth (issue 10): names that come back while their facts are open (the
+// runner vanished between two sweeps and ARC made a new one of that name, idle
+// or busy in the same or another run), Access-style answers (302 to a login
+// page, 200 HTML, `{}`) on list, read and delete, completions lost beyond the
+// look-back (only the recheck can find them), and 403 secondary rate limits.
+// Besides each deletion it audits every runner closed as gone (was its object
+// still in the cluster?), every GitHub call during a back-off, and whether any
+// credential followed a redirect to another host.
+import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
+import { accessFaults, type AccessAnswer } from "../../standins/kube/access-faults-client.ts";
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { INSTALLATION, NS, REPO, stack, type Stack } from "./stack.ts";
@@ -22,6 +32,8 @@ export interface FleetOptions {
   /** Sweeps over which deliveries are spread. */
   deliverySweeps: number;
   maxSweeps: number;
+  /** REAPER_RECHECK_SECONDS: small, so that lost completions are found within the soak's simulated hour or so. */
+  recheckSeconds?: number;
 }
 
 export interface FleetFigures {
@@ -36,23 +48,56 @@ export interface FleetFigures {
   faultsInjected: number;
   sweeps: number;
   alarms: number;
+  /** New runners that took a name whose facts were still open. */
+  nameReuses: number;
+  /** Jobs whose completion was never delivered nor listed (beyond the look-back). */
+  lostCompletions: number;
+  accessFaults: number;
+  /** DELETEs an Access page answered 200 (nothing deleted): must not count as reaped. */
+  accessAnsweredDeletes: number;
+  /** 403 secondary rate limits GitHub answered. */
+  secondaryLimits: number;
   deletions: number;
   wrongfulDeletions: number;
   deletedTwice: number;
+  /** Runners closed as gone while the object that took their job was still in the cluster. */
+  goneWhileInCluster: number;
+  /** Requests with an installation token while GitHub had asked to wait. */
+  githubCallsDuringBackOff: number;
+  /** Requests that reached another host with a credential (after a redirect). */
+  credentialsToOtherHosts: number;
   leftBehind: number;
   mostGithubCallsInOneSweep: number;
   githubBudget: number;
   sweepsToConverge: number;
 }
 
-type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun";
+type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | ReuseKind;
+type ReuseKind = "reuse-idle" | "reuse-same-run" | "reuse-other-run";
 
+/** One EphemeralRunner object (names can come back: objects are told apart by uid). */
 interface Runner {
   name: string;
   kind: Kind;
   /** Simulated time from which deleting it is right (ms); undefined: never. */
   deletableFrom?: number;
+  object: EphemeralRunner;
+  uid?: string;
+  /** It left the cluster (replaced by a new object of its name). */
+  removed?: boolean;
 }
+
+/** At sweep k, the object `old` vanishes and `fresh` takes its name, before that sweep's alarms. */
+interface Swap {
+  k: number;
+  old: Runner;
+  fresh: Runner;
+  /** What GitHub learns and delivers at that moment. */
+  then: () => Promise<void>;
+}
+
+const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+const ACCESS_ANSWERS: AccessAnswer[] = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200", "html-404"];
 
 interface Event {
   event: "workflow_job" | "workflow_run";
@@ -86,12 +131,16 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     REAPER_MAX_GITHUB_CALLS_PER_SWEEP: String(o.githubBudget),
     REAPER_MAX_DELETIONS_PER_SWEEP: "200",
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
+    REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
   });
+  const access = accessFaults(s.kube);
   const grace = o.graceSeconds * 1000;
   const bound = o.boundSeconds * 1000;
 
   const runners: Runner[] = [];
-  const cluster: EphemeralRunner[] = [];
+  const swaps: Swap[] = [];
+  /** Which object took a job: `${name}#${jobId}`, and `${name}#run${runId}` for facts learned from a completed run (job 0). */
+  const owners = new Map<string, Runner>();
   const events: Event[] = [];
   let guidCounter = 0;
   const guid = () => `00000000-0000-4000-8000-${String(++guidCounter).padStart(12, "0")}`;
@@ -110,12 +159,75 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     payload: workflowRunPayload({ repo: REPO, runId, runAttempt: attempt, updatedAt: iso(updatedAt), conclusion, installationId: INSTALLATION }),
   });
 
-  const kinds: [Kind, number][] = [["done", 0.45], ["running", 0.2], ["hung", 0.05], ["idle", 0.1], ["unknown-done", 0.07], ["unknown-running", 0.05], ["rerun", 0.08]];
+  const kinds: [Kind, number][] = [
+    ["done", 0.42], ["running", 0.18], ["hung", 0.05], ["idle", 0.09], ["unknown-done", 0.07], ["unknown-running", 0.05], ["rerun", 0.08],
+    ["lost", 0.03], ["reuse-idle", 0.01], ["reuse-same-run", 0.01], ["reuse-other-run", 0.01],
+  ];
+  const add = (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs: { jobId?: number; runId?: number }[] = []): Runner => {
+    runners.push(r);
+    for (const j of jobs) {
+      if (j.jobId !== undefined) owners.set(`${r.name}#${j.jobId}`, r);
+      if (j.runId !== undefined) owners.set(`${r.name}#run${j.runId}`, r);
+    }
+    return r;
+  };
   const kindOf = (): Kind => {
     let r = random();
     for (const [k, p] of kinds) if ((r -= p) < 0) return k;
     return "done";
   };
+
+  /**
+   * A name that comes back while its facts are open: the first runner of the name takes job J1 of run R1
+   * (its in_progress webhook delivered as usual); between two sweeps (sweep k) it finishes J1, vanishes,
+   * and ARC creates a new runner of the same name: idle, busy on another job of R1 (its webhook lost,
+   * still running), or busy on a job of another run R2 that completes (its webhooks lost: only the
+   * reconcile can find it). J1's completion is delivered at that moment, or lost.
+   */
+  async function nameComesBack(kind: ReuseKind, name: string, runId: number, jobId: number): Promise<void> {
+    const k = 1 + Math.floor(random() * 6);
+    const swapAt = S + k * 60_000 - 45_000; // before that sweep's first alarm
+    const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
+    const completedAt = swapAt - 20_000;
+    const old = add(
+      { name, kind, deletableFrom: completedAt + grace, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(startedAt - 5000) }) },
+      [{ jobId, runId }],
+    );
+    const j1 = { runner: name, runId, attempt: 1, jobId, startedAt, completedAt, conclusion: "success" };
+    events.push(jobEvent("in_progress", j1));
+    await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+    const created = iso(swapAt).replace(/\.\d{3}Z$/, "Z");
+    let fresh: Runner;
+    let later = async () => {};
+    if (kind === "reuse-idle") {
+      fresh = { name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, creationTimestamp: created }) };
+      runners.push(fresh);
+    } else if (kind === "reuse-same-run") {
+      fresh = add({ name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: created }) }, [{ jobId: jobId + 1 }]);
+      later = async () => {
+        await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(swapAt + 5000) });
+      };
+    } else {
+      const r2 = runId + 500_000;
+      fresh = add(
+        { name, kind, deletableFrom: swapAt + 60_000 + grace, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: r2, jobRepositoryName: REPO, creationTimestamp: created }) },
+        [{ jobId: jobId + 1, runId: r2 }],
+      );
+      later = async () => {
+        await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: r2, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(swapAt + 5000), completed_at: iso(swapAt + 60_000) });
+        await s.github.putRun({ repo: REPO, id: r2, status: "completed", conclusion: "success", updated_at: iso(swapAt + 70_000) });
+      };
+    }
+    const deliverCompletion = random() < 0.5;
+    swaps.push({
+      k, old, fresh,
+      then: async () => {
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(startedAt), completed_at: iso(completedAt) });
+        await later();
+        if (deliverCompletion) await deliver(jobEvent("completed", j1));
+      },
+    });
+  }
 
   for (let i = 0; i < o.lifecycles; i++) {
     const kind = kindOf();
@@ -130,43 +242,37 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       case "done": {
         const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
         const conclusion = pick(["success", "failure", "cancelled", "cancelled"] as const);
-        cluster.push(busy(name));
-        runners.push({ name, kind, deletableFrom: completedAt + grace });
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion };
+        add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", job), jobEvent("completed", job), runEvent(runId, 1, completedAt + 2000, conclusion));
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion, runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
         break;
       }
       case "running": {
-        cluster.push(busy(name));
-        runners.push({ name, kind });
+        add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }));
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
         break;
       }
       case "hung": {
         const hungSince = S - bound - Math.floor(random() * 3600_000) - 60_000;
-        cluster.push(busy(name, 1, hungSince - 5000));
-        runners.push({ name, kind, deletableFrom: hungSince + bound });
+        add({ name, kind, deletableFrom: hungSince + bound, object: busy(name, 1, hungSince - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt: hungSince }));
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(hungSince) });
         break;
       }
       case "idle":
-        cluster.push(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name }));
-        runners.push({ name, kind });
+        add({ name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name }) });
         break;
       case "unknown-done": {
         const updatedAt = S - 600_000 - Math.floor(random() * 3600_000);
-        cluster.push(busy(name));
-        runners.push({ name, kind, deletableFrom: updatedAt + grace });
+        add({ name, kind, deletableFrom: updatedAt + grace, object: busy(name) }, [{ jobId, runId }]);
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(updatedAt - 60_000), completed_at: iso(updatedAt) });
         await s.github.putRun({ repo: REPO, id: runId, status: "completed", conclusion: "cancelled", updated_at: iso(updatedAt) });
         break;
       }
       case "unknown-running": {
-        cluster.push(busy(name));
-        runners.push({ name, kind });
+        add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
         break;
       }
@@ -176,8 +282,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         const b = `${name}-b`;
         const failedAt = startedAt + 60_000;
         const rerunAt = failedAt + 120_000;
-        cluster.push(busy(a), busy(b, 2));
-        runners.push({ name: a, kind, deletableFrom: failedAt + grace }, { name: b, kind });
+        add({ name: a, kind, deletableFrom: failedAt + grace, object: busy(a) }, [{ jobId, runId }]);
+        add({ name: b, kind, object: busy(b, 2) }, [{ jobId: jobId + 1, runId }]);
         const jobA = { runner: a, runId, attempt: 1, jobId, startedAt, completedAt: failedAt, conclusion: "failure" };
         events.push(jobEvent("in_progress", jobA), jobEvent("completed", jobA), runEvent(runId, 1, failedAt + 1000, "failure"));
         events.push(jobEvent("in_progress", { runner: b, runId, attempt: 2, jobId: jobId + 1, startedAt: rerunAt }));
@@ -185,9 +291,27 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: runId, run_attempt: 2, status: "in_progress", runner_name: b, started_at: iso(rerunAt) });
         break;
       }
+      case "lost": {
+        // Its in_progress webhook came; its completed one was lost beyond the look-back (never listed, never redelivered).
+        const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
+        const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
+        add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
+        events.push(jobEvent("in_progress", job));
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
+        break;
+      }
+      case "reuse-idle":
+      case "reuse-same-run":
+      case "reuse-other-run":
+        await nameComesBack(kind, name, runId, jobId);
+        break;
     }
   }
-  for (let i = 0; i < cluster.length; i += 200) await s.kube.seedAll(cluster.slice(i, i + 200));
+  for (let i = 0; i < runners.length; i += 200) {
+    const batch = runners.slice(i, i + 200).filter((r) => r.uid === undefined && !swaps.some((w) => w.fresh === r));
+    const stored = await s.kube.seedAll(batch.map((r) => r.object));
+    batch.forEach((r, j) => (r.uid = stored[j]!.metadata.uid));
+  }
 
   // Deliveries: each event once, some twice, some dropped (GitHub records the failure).
   const byGuid = new Map(events.map((e) => [e.guid, e]));
@@ -212,17 +336,39 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     expect(res.status, `delivery ${e.guid}`).toBe(202);
   };
 
-  const deletedAt = new Map<string, number>();
+  const deletedAt = new Map<string, number>(); // by uid
   const wrongful: string[] = [];
+  const goneWrongly: string[] = [];
   let deletedTwice = 0;
   let faultsInjected = 0;
+  let accessInjected = 0;
+  let accessAnsweredDeletes = 0;
+  let secondaryLimits = 0;
+  let callsDuringBackOff = 0;
   let mostGithubCalls = 0;
   let redelivered = 0;
   let sweeps = 0;
   let alarms = 0;
   let convergedAt = -1;
-  const mustDelete = runners.filter((r) => r.deletableFrom !== undefined);
-  const byName = new Map(runners.map((r) => [r.name, r]));
+  const byUid = () => new Map(runners.filter((r) => r.uid).map((r) => [r.uid!, r]));
+  const mustDelete = () => runners.filter((r) => r.deletableFrom !== undefined && !r.removed && r.uid !== undefined);
+  // GitHub's back-off is kept on the ledger's clock (the real one); the fleet's time runs a minute a sweep.
+  // Before each run the fleet moves the back-off by the simulated time that passed beyond the real time,
+  // so a 403 asks for its minute of simulated time, and audits that no installation call comes within it.
+  let blockedUntil = 0; // simulated
+  let backOffSeen = false;
+  let lastRun: { sim: number; real: number } | undefined;
+  const passTime = async (at: number) => {
+    const real = Date.now();
+    if (lastRun && backOffSeen) {
+      const shift = at - lastRun.sim - (real - lastRun.real);
+      await runInDurableObject(ledgerOf(s.env), (_i, state) => {
+        const rows = state.storage.sql.exec<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key LIKE 'backoff/%'").toArray();
+        for (const r of rows) state.storage.sql.exec("UPDATE memory SET value = ? WHERE key = ?", JSON.stringify(Number(JSON.parse(r.value)) - shift), r.key);
+      });
+    }
+    lastRun = { sim: at, real };
+  };
 
   for (let k = 0; k < o.maxSweeps; k++) {
     const now = S + k * 60_000;
@@ -232,6 +378,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       // GitHub attempts a delivery right after the event; here, within the minute before this sweep.
       await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: drop ? 502 : 202, deliveredAt: iso(now - Math.floor(random() * 60_000)) });
       if (!drop) await deliver(e);
+    }
+    // Names that come back: the old object vanishes unseen, a new one of its name appears.
+    for (const w of swaps.filter((x) => x.k === k)) {
+      await s.kube.remove(NS, w.old.name);
+      w.old.removed = true;
+      w.fresh.uid = (await s.kube.seed(w.fresh.object)).metadata.uid;
+      await w.then();
     }
     if (k < o.faultSweeps) {
       const faults = [
@@ -246,33 +399,76 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       const n = 1 + Math.floor(random() * 3);
       for (let i = 0; i < n; i++) await pick(faults)();
       faultsInjected += n;
+      // Cloudflare Access in front of the API server (an expired service token): on list, read and delete,
+      // every kind of answer on every verb over the fault sweeps.
+      for (const [v, verb] of ["list", "get", "delete"].entries()) {
+        await access.add({ answer: ACCESS_ANSWERS[(k + v) % ACCESS_ANSWERS.length]!, match: { verb }, times: 1 + Math.floor(random() * 3) });
+        accessInjected++;
+      }
+      // A secondary rate limit: 403, no Retry-After (every other fault sweep).
+      if (k % 2 === 0) {
+        await s.github.addFault({ match: { pathIncludes: "/actions/" }, status: 403, message: SECONDARY_LIMIT, times: 1 });
+        faultsInjected++;
+      }
     } else if (k === o.faultSweeps) {
       await s.kube.clearFaults();
       await s.github.clearFaults();
+      await access.clear();
     }
 
-    // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
     const audit = async (at: number, what: string) => {
-      mostGithubCalls = Math.max(mostGithubCalls, (await s.github.calls()).length);
+      const githubCalls = await s.github.calls();
+      mostGithubCalls = Math.max(mostGithubCalls, githubCalls.length);
+      for (const c of githubCalls) {
+        if (c.status === 403 || c.status === 429) backOffSeen = true;
+        if (c.auth !== "installation") continue;
+        if (at < blockedUntil) callsDuringBackOff++;
+        if (c.status === 403) {
+          secondaryLimits++;
+          blockedUntil = Math.max(blockedUntil, at + 60_000);
+        }
+      }
+      const objects = byUid();
       for (const c of await s.kube.calls()) {
         if (c.method !== "DELETE" || c.status !== 200) continue;
         const name = c.path.split("/").pop()!;
-        const r = byName.get(name);
-        if (deletedAt.has(name)) deletedTwice++;
-        deletedAt.set(name, at);
-        if (!r || r.deletableFrom === undefined || at < r.deletableFrom) wrongful.push(`${name} (${r?.kind ?? "unknown"}) at ${what} ${k}`);
+        const uid = (c.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+        // While Access faults may answer (up to the sweep that clears them), check that the API server deleted it.
+        const now = k <= o.faultSweeps ? await s.kube.get(NS, name) : undefined;
+        if (now && now.metadata.uid === uid && !now.metadata.deletionTimestamp) {
+          accessAnsweredDeletes++; // a 200 from Access, not the API server: nothing was deleted
+          continue;
+        }
+        const r = uid ? objects.get(uid) : undefined;
+        if (uid && deletedAt.has(uid)) deletedTwice++;
+        if (uid) deletedAt.set(uid, at);
+        if (!r || r.deletableFrom === undefined || at < r.deletableFrom) wrongful.push(`${name} (${r?.kind ?? "unknown"}, uid ${uid}) at ${what} ${k}`);
+      }
+      // Every runner closed as gone now: was the object that took its job still in the cluster?
+      const gone = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
+        state.storage.sql
+          .exec<{ runner: string; job_id: number; run_id: number; uid: string | null; reason: string }>("SELECT runner, job_id, run_id, uid, reason FROM runners WHERE state = 'gone' AND decided_at = ?", at)
+          .toArray(),
+      );
+      for (const g of gone) {
+        const owner = g.uid ?? (g.job_id === 0 ? owners.get(`${g.runner}#run${g.run_id}`) : owners.get(`${g.runner}#${g.job_id}`))?.uid;
+        const inCluster = await s.kube.get(NS, g.runner);
+        if (owner !== undefined && inCluster?.metadata.uid === owner) goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
       }
       await s.github.clearCalls();
       await s.kube.clearCalls();
     };
     await s.github.clearCalls();
     await s.kube.clearCalls();
+    // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
     for (const at of [now - 40_000, now - 20_000]) {
+      await passTime(at);
       await evictLedger(s.env);
       await ledgerOf(s.env).alarmAt(at);
       alarms++;
       await audit(at, "alarm");
     }
+    await passTime(now);
     await evictLedger(s.env);
     await s.sweep(now);
     sweeps++;
@@ -289,7 +485,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
     redelivered = asked.length;
     // Converged: faults over, every delivery made, every dropped one redelivered, every finished runner deleted.
-    if (k >= Math.max(o.faultSweeps, o.deliverySweeps) && redelivered >= drops && mustDelete.every((r) => deletedAt.has(r.name))) {
+    if (k >= Math.max(o.faultSweeps, o.deliverySweeps, ...swaps.map((w) => w.k)) && redelivered >= drops && mustDelete().every((r) => deletedAt.has(r.uid!))) {
       convergedAt = k;
       break;
     }
@@ -299,8 +495,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   for (const r of await s.github.redeliveries()) asks.set(r.guid, (asks.get(r.guid) ?? 0) + 1);
   const askedTwice = [...asks].filter(([, n]) => n > 1).map(([guid]) => guid);
   if (askedTwice.length > 0) await report(`redelivery asked more than once for: ${askedTwice.slice(0, 5).join(", ")}`);
-  const leftBehind = mustDelete.filter((r) => !deletedAt.has(r.name) && r.deletableFrom! <= finalNow - 60_000);
+  const leftBehind = mustDelete().filter((r) => !deletedAt.has(r.uid!) && r.deletableFrom! <= finalNow - 60_000);
+  const sink = await access.sink();
+  const credentialsToOtherHosts = sink.calls.filter((c) => c.credentials).length;
   if (wrongful.length > 0) console.error("wrongful deletions:", wrongful.slice(0, 10));
+  if (goneWrongly.length > 0) await report(`closed as gone while in the cluster: ${goneWrongly.slice(0, 10).join("; ")}`);
   if (leftBehind.length > 0) console.error("left behind:", leftBehind.slice(0, 10).map((r) => `${r.name} (${r.kind}) due ${iso(r.deletableFrom!)}`));
 
   return {
@@ -315,9 +514,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     faultsInjected,
     sweeps,
     alarms,
+    nameReuses: swaps.length,
+    lostCompletions: runners.filter((r) => r.kind === "lost").length,
+    accessFaults: accessInjected,
+    accessAnsweredDeletes,
+    secondaryLimits,
     deletions: deletedAt.size,
     wrongfulDeletions: wrongful.length,
     deletedTwice,
+    goneWhileInCluster: goneWrongly.length,
+    githubCallsDuringBackOff: callsDuringBackOff,
+    credentialsToOtherHosts,
     leftBehind: leftBehind.length,
     mostGithubCallsInOneSweep: mostGithubCalls,
     githubBudget: o.githubBudget,
