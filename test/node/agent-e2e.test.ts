@@ -1,0 +1,197 @@
+// Agent mode end to end: the real Worker under `wrangler dev` (CLUSTER_MODE=agent),
+// the real agent (src/agent) against the stand-in cluster under infra/agent's
+// Role, dialing GET /agent through a relay this test can cut. Everything on
+// 127.0.0.1; every wait is bounded; the stack stops in afterAll.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { startLocalStack, waitFor, workflowJobPayload, type LocalStack } from "../../scripts/lib/local-stack.ts";
+import { makeEphemeralRunner, type KubeCall } from "../standins/kube/control.ts";
+
+const NS = "arc-runners";
+const REPO = "octo-org/octo-repo";
+const INSTALLATION = 4242;
+const GRACE_SECONDS = 5;
+const AGENT_USER = "system:serviceaccount:arc-reaper-agent:arc-reaper-agent";
+
+let stack: LocalStack;
+const figures: string[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ agent: { relay: true }, settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS) } });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  // The measured figures, shown even when every test passes.
+  if (figures.length > 0) process.stderr.write(`\nagent mode under wrangler dev:\n${figures.map((f) => `  ${f}`).join("\n")}\n`);
+}, 30_000);
+
+/** GitHub's time: whole seconds. */
+const iso = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, "Z");
+
+async function seed(name: string, runId?: number): Promise<string> {
+  const o = await stack.kube.seed(
+    makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: runId === undefined ? undefined : REPO, creationTimestamp: iso(Date.now() - 3_600_000) }),
+  );
+  return o.metadata.uid;
+}
+
+async function job(action: "in_progress" | "completed", name: string, runId: number, completedAt?: string): Promise<void> {
+  const payload = workflowJobPayload(action, {
+    runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: INSTALLATION, startedAt: iso(Date.now() - 600_000),
+    ...(completedAt ? { completedAt, conclusion: "cancelled" } : {}),
+  });
+  const { status, body } = await stack.postWebhook("workflow_job", payload);
+  expect(status, JSON.stringify(body)).toBe(202);
+}
+
+const deletesOf = (calls: KubeCall[], name?: string): KubeCall[] =>
+  calls.filter((c) => c.method === "DELETE" && (name === undefined || c.path.endsWith(`/ephemeralrunners/${name}`)));
+
+async function metric(name: string, labels = ""): Promise<number> {
+  const text = await stack.metrics();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels} `));
+  if (line === undefined) throw new Error(`no ${name}${labels} in /metrics:\n${text}`);
+  return Number(line.split(" ")[1]);
+}
+
+async function adminPage(): Promise<string> {
+  const res = await fetch(`${stack.url}/admin`, { headers: { authorization: `Bearer ${stack.adminToken}` }, signal: AbortSignal.timeout(10_000) });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+/** Waits until the ledger's view holds `n` runners (the admin banner says so). */
+const viewHolds = (n: number) => waitFor(`the ledger's view to hold ${n} runners`, async () => ((await adminPage()).includes(`${n} runners in view`) ? true : undefined), 10_000);
+
+async function row(name: string) {
+  return (await stack.adminRunners()).find((r) => r.name === name);
+}
+
+function dial(token: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${stack.url.replace(/^http/, "ws")}/agent`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` }, handshakeTimeout: 10_000 });
+    ws.on("unexpected-response", (_req, res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      ws.terminate();
+      resolve(101);
+    });
+    ws.on("error", (e) => (e.message.includes("Unexpected server response") ? undefined : reject(e)));
+  });
+}
+
+describe("agent mode under wrangler dev", () => {
+  it("reaps a cancelled run's runner through the agent at the grace end, within 2 s", async () => {
+    const name = "arc-runners-e2e01-runner-cncl1";
+    const uid = await seed(name, 101);
+    await job("in_progress", name, 101);
+    const completedAt = iso(Date.now());
+    const graceEnd = Date.parse(completedAt) + GRACE_SECONDS * 1000;
+    await job("completed", name, 101, completedAt);
+    // Inside the grace nothing happens.
+    expect(deletesOf(await stack.kube.calls(), name)).toEqual([]);
+    const [del] = await waitFor("the agent's DELETE", async () => {
+      const d = deletesOf(await stack.kube.calls(), name);
+      return d.length > 0 ? d : undefined;
+    }, (GRACE_SECONDS + 10) * 1000, 50);
+    const deletedAt = Date.parse(del!.time);
+    const order = stack.logLines("agent order").find((l) => l.name === name);
+    expect(order, "the ledger logged the order").toBeDefined();
+    const orderedAt = Date.parse(String(order!.at));
+    figures.push(`grace end -> DELETE at the API server: ${deletedAt - graceEnd} ms; order sent -> DELETE: ${deletedAt - orderedAt} ms`);
+    expect(deletedAt).toBeGreaterThanOrEqual(graceEnd); // never before the grace ends
+    expect(deletedAt - graceEnd).toBeLessThan(2000);
+    expect(del).toMatchObject({ user: AGENT_USER, status: 200, body: { preconditions: { uid } } });
+    expect(deletesOf(await stack.kube.calls())).toHaveLength(1);
+    await waitFor("the ledger to record the reaping", async () => ((await row(name))?.state === "reaped" ? true : undefined), 5_000);
+    expect((await row(name))?.reason).toMatch(/job 1010 in octo-org\/octo-repo is cancelled, completed \d+s ago/);
+  });
+
+  it("an order for a uid that changed is refused by the agent and nothing is deleted; the next snapshot settles it", async () => {
+    const name = "arc-runners-e2e02-runner-uidch";
+    await seed(name, 102);
+    await job("in_progress", name, 102);
+    await viewHolds(2);
+    // The ledger's view goes stale: the agent's word on this runner is lost on the way.
+    stack.relay!.drop = (m) => (m.type === "upsert" && (m.runner as { name?: string }).name === name) || (m.type === "remove" && m.name === name);
+    await stack.kube.remove(NS, name);
+    const newUid = await seed(name); // ARC made a new, idle runner of the same name
+    await job("completed", name, 102, iso(Date.now() - 60_000)); // past the grace: due at once
+    const report = await waitFor("the agent's report", async () => stack.logLines("agent report").find((l) => l.name === name), 10_000, 50);
+    expect(report).toMatchObject({ outcome: "refused", why: expect.stringContaining(`now has uid ${newUid}`) });
+    stack.relay!.drop = undefined;
+    expect(deletesOf(await stack.kube.calls(), name)).toEqual([]);
+    expect((await stack.kube.get(NS, name))?.metadata).toMatchObject({ uid: newUid });
+    expect((await stack.kube.get(NS, name))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await row(name)).toMatchObject({ state: "finished", reason: expect.stringContaining("the agent refused the order") });
+
+    // A cut: the agent reconnects and its snapshot shows the new object, so the job's runner is gone.
+    const snapshots = stack.logLines("agent snapshot").length;
+    stack.relay!.cut();
+    await waitFor("a fresh snapshot after the cut", async () => (stack.logLines("agent snapshot").length > snapshots ? true : undefined), 15_000);
+    const { summary } = await stack.sweep();
+    expect(summary.deleted).toBe(0);
+    expect(await row(name)).toMatchObject({ state: "gone" });
+    expect(deletesOf(await stack.kube.calls(), name)).toEqual([]);
+  });
+
+  it("GET /agent answers 401 to a wrong or missing AGENT_TOKEN, before any upgrade, and keeps the connected agent", async () => {
+    const connections = stack.logLines("agent connected").length;
+    expect(await dial("wrong-token-0123456789-0123456789-0123456789")).toBe(401);
+    expect(await dial(`${stack.agentToken}x`)).toBe(401);
+    expect(await dial(undefined)).toBe(401);
+    const plain = await fetch(`${stack.url}/agent`, { headers: { authorization: "Bearer nope" } });
+    expect(plain.status).toBe(401);
+    expect(plain.headers.get("www-authenticate")).toBe("Bearer");
+    expect(await plain.json()).toEqual({ error: "a valid AGENT_TOKEN bearer token is required" });
+    const noUpgrade = await fetch(`${stack.url}/agent`, { headers: { authorization: `Bearer ${stack.agentToken}` } });
+    expect(noUpgrade.status).toBe(426);
+    expect(stack.logLines("agent connected")).toHaveLength(connections);
+    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+  });
+
+  it("with the agent stopped nothing is deleted, runners are kept and counted; once it is back the sweep reaps", async () => {
+    const name = "arc-runners-e2e04-runner-stopd";
+    await seed(name, 104);
+    await job("in_progress", name, 104);
+    await viewHolds(3);
+    const agentErrors = await metric("arc_reaper_errors_total", '{kind="agent"}');
+    await stack.agent!.stop();
+    await waitFor("arc_reaper_agent_connected 0", async () => ((await metric("arc_reaper_agent_connected")) === 0 ? true : undefined), 10_000);
+    await job("completed", name, 104, iso(Date.now() - 60_000)); // due at once: the alarm cannot see it
+    await waitFor("the alarm to keep it", async () => ((await row(name))?.reason.includes("no agent is connected") ? true : undefined), 10_000);
+    const { summary, decisions } = await stack.sweep();
+    expect(summary.deleted).toBe(0);
+    expect(summary.errorsByKind.agent).toBeGreaterThanOrEqual(1);
+    expect(decisions.find((d) => d.runner === name)).toMatchObject({ verdict: "keep", error: "agent" });
+    expect(deletesOf(await stack.kube.calls(), name)).toEqual([]);
+    expect((await stack.kube.get(NS, name))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await row(name)).toMatchObject({ state: "finished", reason: expect.stringContaining("no agent is connected") });
+    expect(await metric("arc_reaper_errors_total", '{kind="agent"}')).toBeGreaterThanOrEqual(agentErrors + 2); // the alarm's and the sweep's
+    expect(await adminPage()).toContain("No agent is connected");
+
+    stack.agent!.start();
+    await waitFor("arc_reaper_agent_connected 1", async () => ((await metric("arc_reaper_agent_connected")) === 1 ? true : undefined), 15_000);
+    await viewHolds(3);
+    const after = await stack.sweep();
+    expect(after.summary.deleted).toBe(1);
+    expect(deletesOf(await stack.kube.calls(), name)).toHaveLength(1);
+    expect(await row(name)).toMatchObject({ state: "reaped" });
+  });
+
+  it("a 410 from the API server leads the agent to list again and send the ledger a fresh snapshot", async () => {
+    const snapshots = stack.logLines("agent snapshot").length;
+    const count = (msg: string) => stack.agent!.logs.filter((l) => l.msg === msg).length;
+    const [expired, relists] = [count("watch expired (410 Gone): listing again"), count("listed again")];
+    await stack.kube.expireWatches();
+    await waitFor("a fresh snapshot after 410", async () => (stack.logLines("agent snapshot").length > snapshots ? true : undefined), 15_000);
+    expect(count("watch expired (410 Gone): listing again")).toBeGreaterThan(expired);
+    expect(count("listed again")).toBeGreaterThan(relists);
+    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+    await viewHolds(3);
+  });
+});
