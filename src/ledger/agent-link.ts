@@ -178,12 +178,12 @@ export class AgentLink implements AgentPort {
     });
     this.byUid.set(order.uid, report);
     const message: DeleteOrder = { type: "order", id, ...order, reason: order.reason.slice(0, MAX_REASON) };
+    this.log({ msg: "agent order", id, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId });
     try {
       socket.send(JSON.stringify(message));
     } catch (e) {
       this.settle(id, { outcome: "failed", why: `the order could not be sent: ${e instanceof Error ? e.message : String(e)}` });
     }
-    this.log({ msg: "agent order", id, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId });
     return report;
   }
 

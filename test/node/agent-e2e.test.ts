@@ -17,8 +17,8 @@ let stack: LocalStack;
 const figures: string[] = [];
 
 beforeAll(async () => {
-  stack = await startLocalStack({ agent: { relay: true }, settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS) } });
-}, 120_000);
+  stack = await startLocalStack({ agent: { relay: true }, settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS) }, startTimeoutMs: 150_000 });
+}, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
@@ -29,9 +29,9 @@ afterAll(async () => {
 /** GitHub's time: whole seconds. */
 const iso = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, "Z");
 
-async function seed(name: string, runId?: number): Promise<string> {
+async function seed(name: string, runId?: number, createdAt = iso(Date.now() - 3_600_000)): Promise<string> {
   const o = await stack.kube.seed(
-    makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: runId === undefined ? undefined : REPO, creationTimestamp: iso(Date.now() - 3_600_000) }),
+    makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: runId === undefined ? undefined : REPO, creationTimestamp: createdAt }),
   );
   return o.metadata.uid;
 }
@@ -99,8 +99,8 @@ describe("agent mode under wrangler dev", () => {
       return d.length > 0 ? d : undefined;
     }, (GRACE_SECONDS + 10) * 1000, 50);
     const deletedAt = Date.parse(del!.time);
-    const order = stack.logLines("agent order").find((l) => l.name === name);
-    expect(order, "the ledger logged the order").toBeDefined();
+    // The ledger's log line may reach wrangler's stdout a moment after the DELETE.
+    const order = await waitFor("the ledger's order log line", async () => stack.logLines("agent order").find((l) => l.name === name), 5_000, 50);
     const orderedAt = Date.parse(String(order!.at));
     figures.push(`grace end -> DELETE at the API server: ${deletedAt - graceEnd} ms; order sent -> DELETE: ${deletedAt - orderedAt} ms`);
     expect(deletedAt).toBeGreaterThanOrEqual(graceEnd); // never before the grace ends
@@ -194,4 +194,60 @@ describe("agent mode under wrangler dev", () => {
     expect(await metric("arc_reaper_agent_connected")).toBe(1);
     await viewHolds(3);
   });
+
+  it("soak: runners come and go while the link is cut and the agent restarts; 0 wrongful deletions, 0 left behind", async () => {
+    const ROUNDS = 6;
+    const condemned = new Map<string, { uid: string; graceEnd: number }>();
+    const spared = new Set<string>();
+    let disconnects = 0;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (let round = 0; round < ROUNDS; round++) {
+      const runBase = 1000 + round * 10;
+      const names = ["cancl", "runng", "idlex", "repld"].map((k) => `arc-runners-soak${round}-runner-${k}`);
+      const [cancelled, running, idle, replaced] = names as [string, string, string, string];
+      const cancelledUid = await seed(cancelled, runBase + 1);
+      await seed(running, runBase + 2);
+      await seed(idle);
+      await seed(replaced, runBase + 3);
+      for (const [n, run] of [[cancelled, runBase + 1], [running, runBase + 2], [replaced, runBase + 3]] as const) await job("in_progress", n, run);
+      // Disruptions between the facts and the grace end.
+      if (round % 3 === 0) {
+        stack.relay!.cut();
+        disconnects++;
+      } else if (round % 3 === 1) {
+        await stack.agent!.stop();
+        disconnects++;
+      }
+      // ARC replaces a runner under the same name: the new object is idle and newer than the job.
+      await stack.kube.remove(NS, replaced);
+      await seed(replaced, undefined, iso(Date.now()));
+      const completedAt = iso(Date.now());
+      await job("completed", cancelled, runBase + 1, completedAt);
+      await job("completed", replaced, runBase + 3, completedAt);
+      condemned.set(cancelled, { uid: cancelledUid, graceEnd: Date.parse(completedAt) + GRACE_SECONDS * 1000 });
+      for (const n of [running, idle, replaced]) spared.add(n);
+      await sleep(700);
+      if (!stack.agent!.running) stack.agent!.start();
+      if (round % 2 === 1) await stack.sweep();
+      await sleep(700);
+    }
+    // Past the last grace end, with the agent connected, the sweep repairs whatever the alarms could not do.
+    const lastGrace = Math.max(...[...condemned.values()].map((c) => c.graceEnd));
+    await sleep(Math.max(0, lastGrace + 1000 - Date.now()));
+    await waitFor("the agent connected with its view", async () => ((await adminPage()).includes("runners in view") ? true : undefined), 15_000);
+    await stack.sweep();
+    await stack.sweep();
+
+    const deletes = deletesOf(await stack.kube.calls()).filter((d) => d.path.includes("-soak"));
+    const nameOf = (d: KubeCall) => d.path.split("/").pop() ?? "";
+    const wrongful = deletes.filter((d) => !condemned.has(nameOf(d)) || (d.body as { preconditions?: { uid?: string } }).preconditions?.uid !== condemned.get(nameOf(d))!.uid || Date.parse(d.time) < condemned.get(nameOf(d))!.graceEnd);
+    const leftBehind: string[] = [];
+    for (const [name] of condemned) if ((await stack.kube.get(NS, name))?.metadata.deletionTimestamp === undefined) leftBehind.push(name);
+    for (const name of spared) expect((await stack.kube.get(NS, name))?.metadata.deletionTimestamp, name).toBeUndefined();
+    figures.push(`soak: ${ROUNDS * 4} runners over ${ROUNDS} rounds, ${disconnects} disconnects (${Math.ceil(ROUNDS / 3)} cuts, ${Math.floor((ROUNDS + 1) / 3)} agent restarts): ${condemned.size} condemned, ${deletes.length} deleted, ${wrongful.length} wrongful deletions, ${leftBehind.length} left behind`);
+    expect(wrongful.map((d) => `${d.path} at ${d.time}`)).toEqual([]);
+    expect(leftBehind).toEqual([]);
+    expect(deletes).toHaveLength(condemned.size); // one DELETE each: orders are idempotent by uid
+    for (const name of condemned.keys()) expect((await row(name))?.state, name).toBe("reaped");
+  }, 120_000);
 });
