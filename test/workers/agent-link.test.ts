@@ -65,7 +65,8 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 describe("GET /agent", () => {
   it("answers 401 to a wrong or missing AGENT_TOKEN before any upgrade, 426 without an upgrade, 404 in direct mode", async () => {
     const env = agentEnv();
-    for (const auth of [{ authorization: "Bearer wrong-token-0123456789-0123456789-01" }, { authorization: `Bearer ${AGENT_TOKEN}x` }, {}]) {
+    const refused: Record<string, string>[] = [{ authorization: "Bearer wrong-token-0123456789-0123456789-01" }, { authorization: `Bearer ${AGENT_TOKEN}x` }, {}];
+    for (const auth of refused) {
       const res = await dial(env, { upgrade: "websocket", ...auth });
       expect(res.status).toBe(401);
       expect(res.webSocket).toBeNull();
