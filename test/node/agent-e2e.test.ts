@@ -251,5 +251,8 @@ describe("agent mode under wrangler dev", () => {
     expect(leftBehind).toEqual([]);
     expect(deletes).toHaveLength(condemned.size); // one DELETE each: orders are idempotent by uid
     for (const name of condemned.keys()) expect((await row(name))?.state, name).toBe("reaped");
+    // The ledger (workerd, hibernatable socket) answered every ping of the agent's.
+    expect(stack.agent!.logs.filter((l) => l.msg.includes("did not answer a ping"))).toEqual([]);
+    expect(stack.agent!.logs.filter((l) => l.msg.includes("ledger refused") || l.msg.includes("did not accept"))).toEqual([]);
   }, 120_000);
 });
