@@ -151,9 +151,16 @@ export async function agentRelay(workerUrl: string): Promise<AgentRelay> {
       down.terminate();
       up.terminate();
     };
-    up.on("close", end);
+    // A close with a code (e.g. 4001 replaced, 1008 invalid) is passed on as it came.
+    const passOn = (to: InstanceType<typeof WebSocket>) => (code: number, reason: Buffer) => {
+      pairs.delete(pair);
+      if (code === 1005 || code === 1006 || to.readyState !== WebSocket.OPEN) return end();
+      to.close(code, reason);
+      setTimeout(end, 1000).unref();
+    };
+    up.on("close", passOn(down));
     up.on("error", end);
-    down.on("close", end);
+    down.on("close", passOn(up));
     down.on("error", end);
   });
   const address = server.address();

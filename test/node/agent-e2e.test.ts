@@ -255,4 +255,19 @@ describe("agent mode under wrangler dev", () => {
     expect(stack.agent!.logs.filter((l) => l.msg.includes("did not answer a ping"))).toEqual([]);
     expect(stack.agent!.logs.filter((l) => l.msg.includes("ledger refused") || l.msg.includes("did not accept"))).toEqual([]);
   }, 120_000);
+
+  it("the ledger answers protocol pings, and a second agent replaces the first (4001)", async () => {
+    const ws = new WebSocket(`${stack.url.replace(/^http/, "ws")}/agent`, { headers: { authorization: `Bearer ${stack.agentToken}` } });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    const pong = new Promise<string>((resolve) => ws.once("pong", (data) => resolve(String(data))));
+    ws.ping("are-you-there");
+    expect(await pong).toBe("are-you-there");
+    // The real agent was replaced: it logs why and stays away for its longest back-off.
+    await waitFor("the agent to hear it was replaced", async () => (stack.agent!.logs.some((l) => l.msg.startsWith("another agent replaced this one")) ? true : undefined), 10_000);
+    expect(stack.agent!.logs.filter((l) => l.msg === "disconnected from the ledger").at(-1)?.fields.code).toBe(4001);
+    ws.close(1000, "done");
+  });
 });
