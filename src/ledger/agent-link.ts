@@ -65,12 +65,16 @@ export class AgentLink implements AgentPort {
   private readonly awaiting = new Map<string, Awaited>();
   private readonly byUid = new Map<string, Promise<{ outcome: OrderOutcome; why: string } | undefined>>();
 
-  constructor(ctx: DurableObjectState, sql: Sql, log: Log, timeoutMs = ORDER_TIMEOUT_MS) {
+  /** Called when a complete snapshot has arrived (the view is whole again). */
+  private readonly onViewComplete: () => void;
+
+  constructor(ctx: DurableObjectState, sql: Sql, log: Log, opts: { onViewComplete?: () => void; timeoutMs?: number } = {}) {
     this.ctx = ctx;
+    this.onViewComplete = opts.onViewComplete ?? (() => undefined);
     this.view = new AgentViewTable(sql);
     this.memory = new MemoryTable(sql);
     this.log = log;
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = opts.timeoutMs ?? ORDER_TIMEOUT_MS;
   }
 
   /** The upgrade the Worker forwarded (token already checked): accepts it, replacing any agent already connected. */
@@ -232,6 +236,7 @@ export class AgentLink implements AgentPort {
     at.completeAt = Date.now();
     this.memory.delete("agent-disconnected-at");
     this.log({ msg: "agent snapshot", id: m.id, parts: m.parts, runners });
+    this.onViewComplete();
   }
 
   private report(socket: WebSocket, m: Extract<AgentMessage, { type: "report" }>): void {

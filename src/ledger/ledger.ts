@@ -16,6 +16,7 @@ import type { SweepLine } from "../reaper/log-lines.ts";
 import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../store/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { wakeAgentErrors } from "./agent-wake.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -45,7 +46,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
-    this.agent = new AgentLink(ctx, this.sql, logLine);
+    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: () => void this.wakeAfterAgent() });
     void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
   }
 
@@ -159,6 +160,15 @@ export class Ledger extends DurableObject<WorkerEnv> {
 
   override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
     this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
+  }
+
+  /** The agent's view is whole again: what was kept for want of it is judged now, by the alarm. */
+  private async wakeAfterAgent(): Promise<void> {
+    try {
+      if (wakeAgentErrors(this.sql, Date.now()) > 0) await this.rearm(this.state(this.settings()));
+    } catch (e) {
+      logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
+    }
   }
 
   /** Whether an agent is connected and what it said (agent mode: /metrics, /admin). */

@@ -154,7 +154,7 @@ describe("agent mode under wrangler dev", () => {
     expect(await metric("arc_reaper_agent_connected")).toBe(1);
   });
 
-  it("with the agent stopped nothing is deleted, runners are kept and counted; once it is back the sweep reaps", async () => {
+  it("with the agent stopped nothing is deleted, runners are kept and counted; once it is back the alarm reaps at once", async () => {
     const name = "arc-runners-e2e04-runner-stopd";
     await seed(name, 104);
     await job("in_progress", name, 104);
@@ -176,13 +176,19 @@ describe("agent mode under wrangler dev", () => {
     expect(await metric("arc_reaper_errors_total", '{kind="agent"}')).toBeGreaterThanOrEqual(agentErrors + 2); // the alarm's and the sweep's
     expect(await adminPage()).toContain("No agent is connected");
 
+    // Back: its snapshot makes what was kept due at once, and the alarm reaps without waiting for the cron.
+    const snapshots = stack.logLines("agent snapshot").length;
     stack.agent!.start();
-    await waitFor("arc_reaper_agent_connected 1", async () => ((await metric("arc_reaper_agent_connected")) === 1 ? true : undefined), 15_000);
-    await viewHolds(3);
-    const after = await stack.sweep();
-    expect(after.summary.deleted).toBe(1);
+    const whole = await waitFor("the agent's snapshot", async () => stack.logLines("agent snapshot")[snapshots], 15_000, 50);
+    const [del] = await waitFor("the DELETE after the reconnect", async () => {
+      const d = deletesOf(await stack.kube.calls(), name);
+      return d.length > 0 ? d : undefined;
+    }, 10_000, 50);
+    figures.push(`agent back -> kept runner deleted: ${Date.parse(del!.time) - Date.parse(String(whole.at))} ms after its snapshot was whole (no sweep)`);
+    expect(Date.parse(del!.time) - Date.parse(String(whole.at))).toBeLessThan(2000);
+    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+    await waitFor("the ledger to record the reaping", async () => ((await row(name))?.state === "reaped" ? true : undefined), 5_000);
     expect(deletesOf(await stack.kube.calls(), name)).toHaveLength(1);
-    expect(await row(name)).toMatchObject({ state: "reaped" });
   });
 
   it("a 410 from the API server leads the agent to list again and send the ledger a fresh snapshot", async () => {
