@@ -64,6 +64,8 @@ export class AgentLink implements AgentPort {
   /** Orders awaiting their report, by order id; and the in-flight order of each uid (orders are idempotent by uid). */
   private readonly awaiting = new Map<string, Awaited>();
   private readonly byUid = new Map<string, Promise<{ outcome: OrderOutcome; why: string } | undefined>>();
+  /** A connection that let an order time out and has sent nothing since: further orders fail at once instead of each waiting. */
+  private stalled: string | undefined;
 
   /** Called when a complete snapshot has arrived (the view is whole again). */
   private readonly onViewComplete: () => void;
@@ -112,6 +114,7 @@ export class AgentLink implements AgentPort {
       return;
     }
     const at = attachment(socket);
+    if (this.stalled === at.conn) this.stalled = undefined;
     switch (message.type) {
       case "hello":
         at.hello = { version: message.version, namespaces: message.namespaces, dryRun: message.dryRun };
@@ -170,11 +173,16 @@ export class AgentLink implements AgentPort {
     if (inFlight) return inFlight;
     const socket = this.current();
     if (socket === undefined) return Promise.resolve({ outcome: "failed", why: "no agent is connected" });
+    const conn = attachment(socket).conn;
+    if (this.stalled === conn) return Promise.resolve(undefined);
     const id = crypto.randomUUID();
     const sentAt = Date.now();
     const report = new Promise<{ outcome: OrderOutcome; why: string } | undefined>((resolve) => {
-      const timer = setTimeout(() => this.settle(id, undefined), this.timeoutMs);
-      this.awaiting.set(id, { uid: order.uid, conn: attachment(socket).conn, resolve, timer });
+      const timer = setTimeout(() => {
+        this.stalled = conn;
+        this.settle(id, undefined);
+      }, this.timeoutMs);
+      this.awaiting.set(id, { uid: order.uid, conn, resolve, timer });
     }).then((r) => {
       this.byUid.delete(order.uid);
       this.log({ msg: "agent report", id, namespace: order.namespace, name: order.name, uid: order.uid, outcome: r?.outcome ?? "none", why: r?.why ?? "no report", ms: Date.now() - sentAt });

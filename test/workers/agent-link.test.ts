@@ -149,4 +149,27 @@ describe("GET /agent", () => {
     const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
     expect(metrics).toContain("arc_reaper_agent_connected 0");
   });
+
+  it("an order without a report fails after 10 s; while that agent stays silent the next orders fail at once", async () => {
+    const env = agentEnv();
+    const [a, b] = ["arc-runners-abcde-runner-silent1", "arc-runners-abcde-runner-silent2"];
+    const agent = await connect(env);
+    agent.answer = undefined; // a hung agent: the socket is open, nothing comes back
+    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [runner(a, { workflowRunId: 331, jobRepositoryName: REPO }), runner(b, { workflowRunId: 332, jobRepositoryName: REPO })] });
+    await settle();
+    await completed(env, a, 331);
+    await completed(env, b, 332);
+    const started = Date.now();
+    await settleAlarms(env, 30_000);
+    const took = Date.now() - started;
+    expect(agent.orders).toHaveLength(1); // the second was not sent to an agent that did not answer the first
+    expect(took).toBeGreaterThanOrEqual(9_500);
+    expect(took).toBeLessThan(15_000); // one timeout, not one per runner
+    const rows = (await adminRunners(env)).runners;
+    expect(rows.map((r) => [r.state, r.reason])).toEqual([
+      ["finished", "delete failed, retried later: no report from the agent (the next snapshot settles it)"],
+      ["finished", "delete failed, retried later: no report from the agent (the next snapshot settles it)"],
+    ]);
+    agent.ws.close(1000, "done");
+  });
 });
