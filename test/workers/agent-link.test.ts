@@ -6,7 +6,7 @@ import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
 import { before, NS } from "./support/stack.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
-import { adminRunners, call, deliver, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
+import { adminRunners, call, deliver, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
 
 const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
 const REPO = "octo-org/octo-repo";
@@ -170,6 +170,21 @@ describe("GET /agent", () => {
       ["finished", "delete failed, retried later: no report from the agent (the next snapshot settles it)"],
       ["finished", "delete failed, retried later: no report from the agent (the next snapshot settles it)"],
     ]);
+    agent.ws.close(1000, "done");
+  });
+
+  it("the connection, its hello and its whole view outlive the ledger's instance (hibernation)", async () => {
+    const env = agentEnv();
+    const name = "arc-runners-abcde-runner-hiber1";
+    const agent = await connect(env);
+    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [runner(name, { workflowRunId: 341, jobRepositoryName: REPO })] });
+    await settle();
+    await evictLedger(env); // a fresh instance next: only the socket's attachment and SQL remain
+    expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: true, namespaces: [NS], runners: 1 });
+    await completed(env, name, 341);
+    await settleAlarms(env);
+    expect(agent.orders).toHaveLength(1);
+    expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "reaped" });
     agent.ws.close(1000, "done");
   });
 });
