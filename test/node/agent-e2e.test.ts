@@ -257,6 +257,11 @@ describe("agent mode under wrangler dev", () => {
     expect(leftBehind).toEqual([]);
     expect(deletes).toHaveLength(condemned.size); // one DELETE each: orders are idempotent by uid
     for (const name of condemned.keys()) expect((await row(name))?.state, name).toBe("reaped");
+    // The Worker never called the API server: every call was the agent's, under infra/agent's Role.
+    const calls = await stack.kube.calls();
+    expect(calls.length).toBeGreaterThan(0);
+    expect([...new Set(calls.map((c) => c.user))]).toEqual([AGENT_USER]);
+    expect(calls.filter((c) => c.status === 403)).toEqual([]);
     // The ledger (workerd, hibernatable socket) answered every ping of the agent's.
     expect(stack.agent!.logs.filter((l) => l.msg.includes("did not answer a ping"))).toEqual([]);
     expect(stack.agent!.logs.filter((l) => l.msg.includes("ledger refused") || l.msg.includes("did not accept"))).toEqual([]);
