@@ -7,6 +7,9 @@
 // (wrangler's process group, the stand-ins, the temp ledger state).
 //
 //   npm run demo                       the story on stdout
+//   npm run demo -- --agent            the same through the in-cluster agent (CLUSTER_MODE=agent):
+//                                      the Worker never calls the API server; the agent streams
+//                                      its view and deletes by order
 //   npm run demo -- --result out.json  also the outcome as JSON (for the test)
 import { writeFile } from "node:fs/promises";
 import { makeEphemeralRunner } from "../test/standins/kube/control.ts";
@@ -50,7 +53,11 @@ export interface DemoOutcome {
   seconds: number;
   /** wrangler's process group, killed at the end. */
   wranglerPid: number;
+  /** --agent: from the cancelled runner's grace end to the agent's DELETE at the API server, in ms. */
+  graceEndToDeleteMs?: number;
 }
+
+const AGENT_MODE = process.argv.includes("--agent");
 
 const t0 = Date.now();
 let running: LocalStack | undefined;
@@ -101,8 +108,13 @@ function printSweep(n: number, summary: SweepLog, decisions: DecisionLog[]): voi
 async function main(): Promise<DemoOutcome> {
   console.log("arc-reaper demo: the real Worker (wrangler dev) against stand-in GitHub and Kubernetes APIs on 127.0.0.1");
   console.log(`settings: grace ${GRACE_SECONDS}s, bound ${BOUND_SECONDS}s, deleting (not a dry run), namespace arc-runners\n`);
+  if (AGENT_MODE) {
+    console.log("agent mode: the Worker runs CLUSTER_MODE=agent and never calls the API server; the agent (src/agent) watches the");
+    console.log("cluster under infra/agent's Role, streams its view over one outbound WebSocket to GET /agent, and deletes by order.\n");
+  }
   say("starting the stand-ins and wrangler dev (fresh, empty ledger) ...");
   const stack = await startLocalStack({
+    agent: AGENT_MODE ? { onLog: agentLine } : undefined,
     repositories: [REPO],
     installationId: INSTALLATION,
     settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_MAX_JOB_SECONDS: String(BOUND_SECONDS), REAPER_DRY_RUN: "false" },
@@ -121,6 +133,13 @@ async function main(): Promise<DemoOutcome> {
   }
 }
 
+/** The agent's own log lines worth showing. */
+function agentLine(l: { msg: string; fields: Record<string, unknown> }): void {
+  if (l.msg === "connected to the ledger") say(`agent: dialed out to ${String(l.fields.url)}, connected`);
+  else if (l.msg === "snapshot sent") say(`agent: sent its whole view (${String(l.fields.runners)} runners) as a snapshot`);
+  else if (l.msg === "order") say(`agent: order for ${String(l.fields.name)} (run ${String(l.fields.runId)}): checked against its watch, ${String(l.fields.outcome)}`);
+}
+
 async function story(stack: LocalStack): Promise<DemoOutcome> {
   const ns = stack.namespace;
   say(`Worker ready at ${stack.url}`);
@@ -134,7 +153,8 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
         name: c.name,
         workflowRunId: c.runId,
         jobRepositoryName: c.runId === undefined ? undefined : REPO,
-        creationTimestamp: iso(3 * 3600_000), // ARC made them before they took their jobs
+        // Created before any of their jobs started, as ARC's runners are (a newer object is another runner).
+        creationTimestamp: iso(3 * 3600_000),
       }),
     );
   }
@@ -201,6 +221,11 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
   const remaining = new Set((await stack.kube.list()).map((r) => r.metadata.name ?? ""));
 
   const outcome: DemoOutcome = { runners: [], sweeps, seconds: 0, wranglerPid: stack.pid };
+  if (AGENT_MODE) {
+    const due = new Date(Date.parse(completedAt) + GRACE_SECONDS * 1000).toISOString(); // GitHub's completed_at + the grace
+    const del = (await stack.kube.calls()).find((c) => c.method === "DELETE" && c.path.endsWith(`/${CAST.cancelled.name}`));
+    if (due && del) outcome.graceEndToDeleteMs = Date.parse(del.time) - Date.parse(due);
+  }
   console.log("\nWhat happened:");
   console.log(`  ${pad("runner", 31)} ${pad("role", 26)} ${pad("cluster", 36)} arc-reaper`);
   for (const c of Object.values(CAST) as Cast[]) {
@@ -220,6 +245,14 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
       `and sweep 2 made ${second.summary.githubCalls} (failed webhook deliveries are listed every 5 minutes), and the cancelled run's ` +
       `runner was reaped on the webhook's word alone, ${delay.toFixed(0)}s after completed_at with a ${GRACE_SECONDS}s grace.`,
   );
+  if (AGENT_MODE) {
+    const calls = await stack.kube.calls();
+    const users = [...new Set(calls.map((c) => c.user))].join(", ");
+    console.log(
+      `Through the agent: every API call came from ${users}; the ledger's alarm ordered the cancelled run's runner deleted at its grace end ` +
+        `and the agent's DELETE reached the API server ${outcome.graceEndToDeleteMs ?? "?"} ms after it.`,
+    );
+  }
   console.log(`Try it yourself: npm start, then open http://127.0.0.1:8787/admin (token in .dev.vars.example).`);
   return outcome;
 }

@@ -21,6 +21,7 @@ import { createGithubTenant, type GithubTenant } from "../../test/standins/githu
 import { startKubeStandin, type KubeStandin } from "../../test/standins/kube/server.ts";
 import { createKubeTenant, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
 import type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/log-lines.ts";
+import { addAgentServiceAccount, agentRelay, localAgent, type AgentLogLine, type AgentRelay, type LocalAgent } from "./local-agent.ts";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
@@ -37,6 +38,12 @@ export interface LocalStackOptions {
   onLog?: (line: string) => void;
   /** Bound on starting wrangler dev and seeing /healthz answer 200. Default 90 s. */
   startTimeoutMs?: number;
+  /**
+   * Agent mode: the Worker runs CLUSTER_MODE=agent and the real agent (src/agent)
+   * runs in this process against the stand-in cluster under infra/agent's Role,
+   * connected before startLocalStack resolves.
+   */
+  agent?: { dryRun?: boolean; onLog?: (line: AgentLogLine) => void; /** Dial through a relay (stack.relay) that tests can cut. */ relay?: boolean };
 }
 
 /** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/sweep.ts). */
@@ -53,6 +60,16 @@ export interface LocalStack {
   installationId: number;
   github: GithubTenant;
   kube: KubeTenant;
+  /** Agent mode only: the in-cluster agent (stop and start it to cut and restore the link). */
+  agent?: LocalAgent;
+  /** Agent mode only: AGENT_TOKEN, for tests that dial GET /agent themselves. */
+  agentToken?: string;
+  /** Agent mode with `relay`: the relay between the agent and the Worker. */
+  relay?: AgentRelay;
+  /** GET /metrics with the admin token: the Prometheus text. */
+  metrics(): Promise<string>;
+  /** The Worker's JSON log lines whose msg is `msg`, oldest first. */
+  logLines(msg: string): Record<string, unknown>[];
   /** POST /webhook with a valid signature; a fresh delivery id unless given. */
   postWebhook(event: string, payload: unknown, opts?: { delivery?: string }): Promise<{ status: number; body: unknown }>;
   /** Fires the cron handler and waits (bounded) until the sweep has logged its summary, i.e. its effects are in the ledger and the cluster. */
@@ -147,6 +164,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const jsonLog: Record<string, unknown>[] = [];
   let dropped = 0;
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let agent: LocalAgent | undefined;
+  let relay: AgentRelay | undefined;
+  const agentToken = opts.agent ? `local-agent-${randomBytes(24).toString("base64url")}` : undefined;
 
   const killGroup = (signal: NodeJS.Signals) => {
     if (!child?.pid) return;
@@ -171,6 +191,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     if (stopped) return;
     stopped = true;
     process.off("exit", onExit);
+    await agent?.stop().catch(() => undefined);
+    await relay?.close().catch(() => undefined);
     if (child && !exited) {
       const gone = new Promise<void>((resolve) => child?.once("exit", () => resolve()));
       killGroup("SIGTERM");
@@ -214,6 +236,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         `GITHUB_APP_PRIVATE_KEY=${quoted(github.privateKeyPkcs1.trim())}`,
         `KUBE_TOKEN=${quoted(kubeToken)}`,
         `ADMIN_TOKEN=${quoted(adminToken)}`,
+        ...(agentToken ? [`AGENT_TOKEN=${quoted(agentToken)}`] : []),
         "",
       ].join("\n"),
       { mode: 0o600 },
@@ -227,6 +250,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       REAPER_NAMESPACES: namespace,
       REAPER_DRY_RUN: "false",
       REAPER_GRACE_SECONDS: "5",
+      ...(opts.agent ? { CLUSTER_MODE: "agent" } : {}),
       ...opts.settings,
     };
     const [port, inspectorPort] = [await freePort(), await freePort()];
@@ -309,8 +333,26 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       return { end: jsonLog[i]!, decisions };
     };
 
+    if (opts.agent && agentToken) {
+      const saToken = `local-agent-sa-${randomBytes(18).toString("base64url")}`;
+      await addAgentServiceAccount(kube, [namespace], saToken);
+      if (opts.agent.relay) relay = await agentRelay(url);
+      agent = localAgent({ workerUrl: relay?.url ?? url, agentToken, kube, serviceAccountToken: saToken, namespaces: [namespace], dryRun: opts.agent.dryRun, onLog: opts.agent.onLog });
+      agent.start();
+      await waitFor("the agent to connect and send its snapshot", async () => (jsonLog.some((l) => l.msg === "agent snapshot") ? true : undefined), 30_000, 100);
+    }
+
     const stack: LocalStack = {
       url,
+      agent,
+      agentToken,
+      relay,
+      async metrics() {
+        const res = await fetchWithin(`${url}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+        if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${await res.text()}`);
+        return res.text();
+      },
+      logLines: (msg) => jsonLog.filter((l) => l.msg === msg),
       pid: child.pid ?? 0,
       adminToken,
       namespace,

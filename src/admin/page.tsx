@@ -3,7 +3,9 @@
 // no script at all, so the page's CSP can forbid scripts outright.
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import type { AgentStatus } from "../ledger/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
+import { AgentBanner } from "./agent-banner.tsx";
 import { RUNNER_STATES, type RunnerRow, type RunnerState } from "./runner-rows.ts";
 
 export const PAGE_CSS = `
@@ -54,6 +56,8 @@ export interface AdminPageProps {
   auth: "bearer" | "session";
   /** Deletions paused (POST /admin/pause): since when, by what. */
   paused?: { since: string; by: string };
+  /** Agent mode: the agent's connection (a banner when none is connected); absent in direct mode. */
+  agent?: AgentStatus | null;
 }
 
 /** https://github.com for api.github.com, https://HOST for a GHES https://HOST/api/v3, https://X.ghe.com for api.X.ghe.com. */
@@ -241,6 +245,7 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         {settings.dryRun ? "dry run: nothing is deleted" : p.paused ? "paused: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
+      <AgentBanner agent={p.agent} />
       <h2>Last sweep</h2>
       <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Tracked runners</h2>

@@ -19,13 +19,21 @@ export type DeleteOutcome =
   | { kind: "gone" } // 404 with a Kubernetes Status: nothing to delete
   | { kind: "failed"; status: number | null; why: string };
 
+/** What an order carries besides the object: the run the runner was judged on, and why (the agent checks and logs them). */
+export interface DeleteContext {
+  runId?: number;
+  reason?: string;
+}
+
 export interface Cluster {
+  /** Which kind of error this cluster's failures count as (arc_reaper_errors_total{kind}): "cluster" unless said. */
+  readonly errorKind?: "cluster" | "agent";
   /** Every EphemeralRunner in the namespace (paged), or throws ClusterError. */
   listRunners(namespace: string): Promise<ClusterRunner[]>;
   /** One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise. */
   readRunner(namespace: string, name: string): Promise<ClusterRunner | undefined>;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
-  deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">): Promise<DeleteOutcome>;
+  deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
 }
 
 export class ClusterError extends Error {

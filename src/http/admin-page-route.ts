@@ -52,7 +52,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [page, snapshot] = await Promise.all([ledger.runners(query), ledger.snapshot()]);
+  const [page, snapshot, agent] = await Promise.all([ledger.runners(query), ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
   const html = adminPageHtml({
     rows: page.runners,
     nextCursor: page.nextCursor,
@@ -66,6 +66,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     githubWebUrl: githubWebUrl(settings.githubApiUrl),
     settings,
     auth,
+    agent,
   });
   return c.html(html, 200, headers);
 }

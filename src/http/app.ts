@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { settingsFor } from "../config/settings-for.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
+import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
@@ -75,6 +76,7 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/logout", requireSettings, (c) => adminLogout(c, c.get("settings")));
   app.post("/admin/pause", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
   app.post("/admin/resume", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
+  app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;

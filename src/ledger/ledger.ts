@@ -15,6 +15,8 @@ import { runAlarm } from "../reaper/alarm.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
 import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../store/facts.ts";
+import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { wakeAgentErrors } from "./agent-wake.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -42,10 +44,13 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private readonly sql: Sql;
   /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
   private acting: Promise<unknown> = Promise.resolve();
+  /** Agent mode: the in-cluster agent's WebSocket, its view and the orders awaiting reports. */
+  private readonly agent: AgentLink;
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
+    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: () => void this.wakeAfterAgent() });
     void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
   }
 
@@ -144,6 +149,37 @@ export class Ledger extends DurableObject<WorkerEnv> {
     if (report.judged > 0) logLine({ msg: "alarm", ...report, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
   }
 
+  /** GET /agent, forwarded by the Worker once it checked AGENT_TOKEN: accepted with the Hibernation API. */
+  override async fetch(request: Request): Promise<Response> {
+    return this.agent.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.agent.message(ws, message);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.agent.closed(ws, code, reason);
+  }
+
+  override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
+    this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
+  }
+
+  /** The agent's view is whole again: what was kept for want of it is judged now, by the alarm. */
+  private async wakeAfterAgent(): Promise<void> {
+    try {
+      if (wakeAgentErrors(this.sql, Date.now()) > 0) await this.rearm(this.state(this.settings()));
+    } catch (e) {
+      logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  /** Whether an agent is connected and what it said (agent mode: /metrics, /admin). */
+  async agentStatus(): Promise<AgentStatus> {
+    return this.agent.status();
+  }
+
   async runners(query: RunnerQuery): Promise<RunnerPage> {
     return ledgerQueries(this.sql).page(query);
   }
@@ -237,7 +273,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private edges(settings: Settings, state: LedgerState, tokens = tokenCacheFor(settings)): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(settings.maxGithubCallsPerSweep);
-    const cluster = clusterFor(settings.cluster, { onRequest: () => calls++ });
+    const cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
     let github: Github | Error;
     try {
       github = createGithub({

@@ -87,6 +87,32 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE login_failures (client TEXT NOT NULL, at INTEGER NOT NULL)`,
     `CREATE INDEX login_failures_by_client ON login_failures (client, at)`,
   ],
+  [
+    // Agent mode: the in-cluster agent's view of its namespaces (what the judge
+    // needs of each EphemeralRunner), replaced by each complete snapshot and
+    // kept current by its upserts and removes. agent_snapshot holds the parts of
+    // a snapshot still arriving: a partial view never replaces the whole.
+    `CREATE TABLE agent_view (
+      namespace TEXT NOT NULL,
+      name TEXT NOT NULL,
+      uid TEXT NOT NULL,
+      creation_timestamp TEXT NOT NULL,
+      deletion_timestamp TEXT,
+      workflow_run_id INTEGER,
+      job_repository_name TEXT,
+      PRIMARY KEY (namespace, name)
+    ) WITHOUT ROWID`,
+    `CREATE TABLE agent_snapshot (
+      namespace TEXT NOT NULL,
+      name TEXT NOT NULL,
+      uid TEXT NOT NULL,
+      creation_timestamp TEXT NOT NULL,
+      deletion_timestamp TEXT,
+      workflow_run_id INTEGER,
+      job_repository_name TEXT,
+      PRIMARY KEY (namespace, name)
+    ) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

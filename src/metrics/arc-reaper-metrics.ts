@@ -46,7 +46,7 @@ export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): N
     { name: "arc_reaper_last_sweep_duration_seconds", help: "Wall time of the last sweep, in seconds.", type: "gauge", samples: fromSweep(sweep ? sweep.durationMs / 1000 : undefined) },
     {
       name: "arc_reaper_last_sweep_errors",
-      help: "Errors in the last sweep, by kind (cluster, github, redelivery).",
+      help: "Errors in the last sweep, by kind (cluster, github, redelivery; agent in agent mode).",
       type: "gauge",
       samples: sweep ? Object.entries(sweep.errors).map(([kind, value]) => ({ labels: { kind }, value })) : [],
     },

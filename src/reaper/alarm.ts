@@ -24,7 +24,7 @@ export async function runAlarm(deps: AlarmDeps): Promise<AlarmReport> {
   const cases: Case[] = [];
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
     const cluster = await readView(deps.cluster, record.namespace ? [record.namespace] : settings.namespaces, record.runner);
-    cases.push({ name: record.runner, record, cluster, verdict: judge({ tracked: record, cluster, now, policy }), errorKind: cluster.kind === "unknown" ? "cluster" : undefined });
+    cases.push({ name: record.runner, record, cluster, verdict: judge({ tracked: record, cluster, now, policy }), errorKind: cluster.kind === "unknown" ? (deps.cluster.errorKind ?? "cluster") : undefined });
   }
   for (const unseen of ledger.dueUnseen(now, ALARM_BATCH)) {
     const cluster = await readView(deps.cluster, [unseen.namespace], unseen.name);

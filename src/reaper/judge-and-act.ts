@@ -31,7 +31,7 @@ export interface Case {
 }
 
 export interface ActDeps {
-  cluster: Pick<Cluster, "deleteRunner">;
+  cluster: Pick<Cluster, "deleteRunner" | "errorKind">;
   github: Github | Error;
   policy: Policy;
   now: number;
@@ -158,7 +158,7 @@ async function reap(cases: Case[], deps: ActDeps): Promise<number> {
       continue;
     }
     left--;
-    const outcome = await deps.cluster.deleteRunner(runner);
+    const outcome = await deps.cluster.deleteRunner(runner, { runId: c.record?.runId ?? runner.workflowRunId, reason: c.verdict.reason });
     if (outcome.kind === "deleted") {
       deleted++;
       c.reaped = true;
@@ -167,7 +167,7 @@ async function reap(cases: Case[], deps: ActDeps): Promise<number> {
       c.verdict = { verdict: "gone", reason: `runner ${c.name} was already gone from ${runner.namespace} (404)` };
     } else {
       c.verdict = { verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true };
-      c.errorKind = "cluster";
+      c.errorKind = deps.cluster.errorKind ?? "cluster";
     }
   }
   return deleted;

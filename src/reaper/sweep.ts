@@ -52,6 +52,9 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const policy = policyOf(settings);
   const { byName, listErrors } = await listCluster(deps.cluster, settings.namespaces);
   const cases = sweepCases(ledger.openRunners(), ledger.unseen(), byName, listErrors, now, policy);
+  // Through the agent, a view that could not be had is the agent's error, not the API server's.
+  const clusterKind = deps.cluster.errorKind ?? "cluster";
+  for (const c of cases) if (c.errorKind === "cluster") c.errorKind = clusterKind;
   if (listErrors.length === 0) {
     const busy = new Set([...byName.values()].flat().filter((r) => r.workflowRunId !== undefined).map((r) => `${r.name}#${r.uid}`));
     ledger.forgetUnseen((u) => busy.has(`${u.name}#${u.uid}`));
@@ -62,11 +65,13 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const deleted = await judgeActAndRecord(cases, deps, "sweep");
 
   const count = (v: Verdict["verdict"]) => cases.filter((c) => c.verdict.verdict === v && !c.reaped).length;
-  const errorsByKind = {
-    cluster: listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
+  const errorsByKind: Record<string, number> = {
+    cluster: (clusterKind === "cluster" ? listErrors.length : 0) + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
     github: cases.filter((c) => c.verdict.error && c.errorKind === "github").length,
     redelivery: "error" in redelivery ? 1 : redelivery.failed.length,
   };
+  if (clusterKind === "agent") errorsByKind.agent = listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "agent").length;
+  const errors = Object.values(errorsByKind).reduce((a, b) => a + b, 0);
   return {
     checked: cases.length,
     deleted,
@@ -74,7 +79,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     waiting: count("wait"),
     gone: count("gone"),
     heldBack: cases.filter((c) => c.heldBack).length,
-    errors: errorsByKind.cluster + errorsByKind.github + errorsByKind.redelivery,
+    errors,
     errorsByKind,
     dryRun: settings.dryRun,
     paused,

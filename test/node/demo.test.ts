@@ -28,10 +28,10 @@ async function liveMembers(pgid: number): Promise<string[]> {
   return live;
 }
 
-function runDemo(resultFile: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function runDemo(resultFile: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["scripts/demo.ts", "--result", resultFile], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["scripts/demo.ts", "--result", resultFile, ...extra], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -84,6 +84,26 @@ describe("npm run demo", () => {
 
     // wrangler's whole process group is gone.
     expect(outcome.wranglerPid).toBeGreaterThan(0);
+    expect(await liveMembers(outcome.wranglerPid)).toEqual([]);
+  });
+
+  it("--agent: the same loop through the in-cluster agent; the order is applied within 2 s of the grace end", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-reaper-demo-agent-test-"));
+    dirs.push(dir);
+    const result = join(dir, "result.json");
+    const run = await runDemo(result, ["--agent"]);
+    expect(run.stderr, run.stdout).toBe("");
+    expect(run.code, run.stdout).toBe(0);
+    const outcome = JSON.parse(await readFile(result, "utf8")) as DemoOutcome;
+    const byRole = (role: string) => outcome.runners.find((r) => r.role.includes(role));
+    expect(byRole("cancelled")).toMatchObject({ state: "reaped", deletionTimestamp: expect.any(String), existsAtEnd: false });
+    expect(byRole("past the bound")).toMatchObject({ state: "reaped", existsAtEnd: false });
+    expect(byRole("idle")).toMatchObject({ deletionTimestamp: null, state: null, existsAtEnd: true });
+    expect(byRole("running a job")).toMatchObject({ deletionTimestamp: null, state: "running", existsAtEnd: true });
+    expect(outcome.graceEndToDeleteMs).toBeGreaterThanOrEqual(0);
+    expect(outcome.graceEndToDeleteMs).toBeLessThan(2000);
+    expect(run.stdout).toMatch(/agent: order for arc-runners-x7k2p-runner-c4ncl \(run 9001\): checked against its watch, deleted/);
+    expect(run.stdout).toContain("every API call came from system:serviceaccount:arc-reaper-agent:arc-reaper-agent;");
     expect(await liveMembers(outcome.wranglerPid)).toEqual([]);
   });
 });

@@ -1,0 +1,63 @@
+// The cluster as the in-cluster agent shows it (CLUSTER_MODE=agent): the
+// Worker never calls the API server. Lists and reads come from the view the
+// agent streams to the ledger; a delete is an order the agent checks against
+// its own watch cache before it deletes with the uid precondition. While no
+// agent is connected, or its snapshot is not complete, nothing can be seen,
+// so nothing is judged gone and nothing is deleted: every call is an error of
+// kind "agent".
+import type { DeleteOrder, OrderOutcome } from "./agent-protocol.ts";
+import type { ClusterRunner } from "../reaper/judge.ts";
+import { ClusterError, type Cluster, type DeleteOutcome } from "./ephemeral-runners.ts";
+
+/** What the ledger's agent link offers the cluster (src/ledger/agent-link.ts). */
+export interface AgentPort {
+  /** Why the agent's view of this namespace cannot be used now; undefined when it can. */
+  unavailable(namespace: string): string | undefined;
+  runners(namespace: string): ClusterRunner[];
+  runner(namespace: string, name: string): ClusterRunner | undefined;
+  /** Sends the order and resolves with the agent's report, or undefined when none came in time. */
+  order(order: Omit<DeleteOrder, "type" | "id">): Promise<{ outcome: OrderOutcome; why: string } | undefined>;
+}
+
+export function agentCluster(agent: AgentPort): Cluster {
+  const check = (namespace: string): void => {
+    const why = agent.unavailable(namespace);
+    if (why !== undefined) throw new ClusterError(null, why);
+  };
+  return {
+    errorKind: "agent",
+    listRunners(namespace) {
+      try {
+        check(namespace);
+        return Promise.resolve(agent.runners(namespace));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    readRunner(namespace, name) {
+      try {
+        check(namespace);
+        return Promise.resolve(agent.runner(namespace, name));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    async deleteRunner({ namespace, name, uid }, context = {}): Promise<DeleteOutcome> {
+      const why = agent.unavailable(namespace);
+      if (why !== undefined) return { kind: "failed", status: null, why };
+      if (context.runId === undefined) return { kind: "failed", status: null, why: `no run to order the deletion of ${namespace}/${name} by` };
+      const report = await agent.order({ namespace, name, uid, runId: context.runId, reason: context.reason || "condemned by the judge" });
+      if (report === undefined) return { kind: "failed", status: null, why: "no report from the agent (the next snapshot settles it)" };
+      switch (report.outcome) {
+        case "deleted":
+          return { kind: "deleted" };
+        case "gone":
+          return { kind: "gone" };
+        case "refused":
+          return { kind: "failed", status: null, why: `the agent refused the order: ${report.why}` };
+        default:
+          return { kind: "failed", status: null, why: `the agent's delete failed: ${report.why}` };
+      }
+    },
+  };
+}

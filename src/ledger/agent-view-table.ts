@@ -1,0 +1,88 @@
+// The agent's view of the cluster, as the ledger keeps it (agent mode): one row
+// per EphemeralRunner the agent sees. A snapshot's parts gather in
+// agent_snapshot and replace the view only when the last part is in, so a
+// partial view never reads as runners gone; upserts and removes keep it current.
+import type { AgentRunner } from "../cluster/agent-protocol.ts";
+import type { ClusterRunner } from "../reaper/judge.ts";
+import type { Sql, SqlValue } from "./sql.ts";
+
+interface ViewRow {
+  [column: string]: SqlStorageValue;
+  namespace: string;
+  name: string;
+  uid: string;
+  creation_timestamp: string;
+  deletion_timestamp: string | null;
+  workflow_run_id: number | null;
+  job_repository_name: string | null;
+}
+
+const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name";
+
+const values = (r: AgentRunner): SqlValue[] => [
+  r.namespace,
+  r.name,
+  r.uid,
+  r.creationTimestamp,
+  r.deletionTimestamp ?? null,
+  r.workflowRunId ?? null,
+  r.jobRepositoryName ?? null,
+];
+
+/** A row as the judge sees a runner. */
+function clusterRunner(row: ViewRow): ClusterRunner {
+  const runner: ClusterRunner = { namespace: row.namespace, name: row.name, uid: row.uid, createdAt: row.creation_timestamp };
+  if (row.deletion_timestamp !== null) runner.deletionTimestamp = row.deletion_timestamp;
+  if (row.workflow_run_id !== null) runner.workflowRunId = Number(row.workflow_run_id);
+  if (row.job_repository_name !== null) runner.jobRepositoryName = row.job_repository_name;
+  return runner;
+}
+
+export class AgentViewTable {
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  /** Part 1 of a snapshot: whatever an earlier, unfinished snapshot left is dropped. */
+  startSnapshot(): void {
+    this.sql.run("DELETE FROM agent_snapshot");
+  }
+
+  /** One part's runners, gathered until the last part. */
+  addToSnapshot(runners: readonly AgentRunner[]): void {
+    for (const r of runners) {
+      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, ...values(r));
+    }
+  }
+
+  /** The last part is in: the gathered snapshot becomes the whole view. */
+  finishSnapshot(): number {
+    this.sql.run("DELETE FROM agent_view");
+    const n = this.sql.run(`INSERT INTO agent_view (${COLUMNS}) SELECT ${COLUMNS} FROM agent_snapshot`);
+    this.sql.run("DELETE FROM agent_snapshot");
+    return n;
+  }
+
+  upsert(r: AgentRunner): void {
+    this.sql.run(`INSERT OR REPLACE INTO agent_view (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, ...values(r));
+  }
+
+  /** Removes the runner only if it is still the object of that uid (a name can come back). */
+  remove(namespace: string, name: string, uid: string): void {
+    this.sql.run("DELETE FROM agent_view WHERE namespace = ? AND name = ? AND uid = ?", namespace, name, uid);
+  }
+
+  list(namespace: string): ClusterRunner[] {
+    return this.sql.all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE namespace = ? ORDER BY name`, namespace).map(clusterRunner);
+  }
+
+  get(namespace: string, name: string): ClusterRunner | undefined {
+    const row = this.sql.first<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE namespace = ? AND name = ?`, namespace, name);
+    return row ? clusterRunner(row) : undefined;
+  }
+
+  count(): number {
+    return Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM agent_view")?.n ?? 0);
+  }
+}
