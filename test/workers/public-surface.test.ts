@@ -93,6 +93,8 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("INSERT INTO memory (key, value) VALUES ('kept', '1')");
       state.storage.sql.exec("DROP TABLE sessions");
       state.storage.sql.exec("DROP TABLE login_failures");
+      state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
+      state.storage.sql.exec("DROP TABLE agent_snapshot");
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);
