@@ -48,17 +48,15 @@ async function attempt(name: string, run: () => Promise<string>): Promise<Health
 
 export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   const checks: Promise<HealthCheck>[] = [];
-  if (deps.cluster.mode === "direct") {
-    for (const ns of deps.namespaces) {
-      checks.push(
-        attempt(`namespace ${ns}`, async () => {
-          const runners = await deps.clusterClient.listRunners(ns);
-          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${ns}`;
-        }),
-      );
-    }
-  } else {
-    checks.push(Promise.resolve({ name: "agent", ok: true, detail: "agent mode: not checked here" }));
+  // In agent mode the cluster is the agent's view: a namespace lists only while an agent is connected with a complete snapshot.
+  const via = deps.cluster.mode === "agent" ? " (the agent's view)" : "";
+  for (const ns of deps.namespaces) {
+    checks.push(
+      attempt(`namespace ${ns}${via}`, async () => {
+        const runners = await deps.clusterClient.listRunners(ns);
+        return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${ns}${via}`;
+      }),
+    );
   }
 
   const { github } = deps;

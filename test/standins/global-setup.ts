@@ -19,6 +19,8 @@ declare module "vitest" {
     reportUrl: string;
     /** The real payloads of @octokit/webhooks-examples for the events arc-reaper reads. */
     webhookExamples: { name: string; examples: Record<string, unknown>[] }[];
+    /** SOAK_SEED from the shell (tests inside workerd cannot read Node's environment). */
+    soakSeed: string | undefined;
   }
 }
 
@@ -28,6 +30,7 @@ export default async function setup(project: TestProject) {
   project.provide("githubStandinUrl", github.url);
   project.provide("kubeStandinUrl", kube.url);
   project.provide("reaperRbac", loadReaperRbac("arc-runners"));
+  project.provide("soakSeed", process.env.SOAK_SEED);
   // The package's index is 4 MB; workerd's test channel refuses messages that big
   // when a second test file loads it, so only the events we use cross over.
   const all = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: Record<string, unknown>[] }[];

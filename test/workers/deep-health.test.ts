@@ -76,11 +76,13 @@ describe("GET /healthz/deep", () => {
     ]);
   });
 
-  it("says when no installation is known yet, and that agent mode is not checked here", async () => {
+  it("says when no installation is known yet, and in agent mode that no agent is connected", async () => {
     const s = await stack({ CLUSTER_MODE: "agent", AGENT_TOKEN: "agent-token-0123456789abcdef0123456789" });
-    const body = (await (await deep(s.env)).json()) as Health;
+    const res = await deep(s.env);
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as Health;
     expect(body.checks.slice(0, 2)).toEqual([
-      { name: "agent", ok: true, detail: "agent mode: not checked here" },
+      { name: `namespace ${NS} (the agent's view)`, ok: false, detail: expect.stringMatching(/no agent is connected/) },
       { name: "installations", ok: true, detail: "no installation known yet: the ledger learns them from webhooks" },
     ]);
   });

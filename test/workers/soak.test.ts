@@ -4,13 +4,13 @@
 // while their facts are open, Access-style answers on list, read and delete,
 // completions lost beyond the look-back, 403 secondary rate limits. It prints
 // its figures.
-import { beforeEach, expect, it } from "vitest";
+import { expect, inject, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
 import { report } from "./support/worker.ts";
 
 
 
-const SEED = Number(process.env.SOAK_SEED ?? 20261130);
+const SEED = Number(inject("soakSeed") ?? 20261130);
 
 it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
   const figures = await runFleet({
