@@ -1,13 +1,12 @@
 // For a busy runner no webhook told us about (arc-reaper was down, a delivery
 // was lost, or the runner predates the install): ask GitHub about its run and
-// turn the answer into facts, so the next sweep need not ask again.
+// turn the answer into facts, recorded in the ledger, so it is not asked twice.
 import type { Github, GithubJob } from "../github/github-client.ts";
 import { CLOCK_SKEW_MS, type ClusterRunner } from "./judge.ts";
 import type { Fact } from "../store/facts.ts";
-import { trackedRunners, type TrackedRunner } from "./tracked-runners.ts";
 
 export type Learned =
-  | { kind: "known"; facts: Fact[]; tracked: TrackedRunner; job?: GithubJob }
+  | { kind: "known"; facts: Fact[]; job?: GithubJob }
   | { kind: "unknown"; why: string };
 
 export async function learnFromGithub(github: Github, runner: ClusterRunner): Promise<Learned> {
@@ -26,7 +25,7 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
       // Job unknown (0): recorded so the runner is tracked; the run's completion covers it.
       { type: "job-started", runner: runner.name, repo, runId, runAttempt: run.runAttempt, jobId: 0, startedAt: runner.createdAt ?? run.updatedAt, installationId, source: "rest" },
     );
-    return { kind: "known", facts, tracked: only(facts) };
+    return { kind: "known", facts };
   }
   // Only a job that started after this object was created (less the skew) can be its own: an earlier
   // job of the same run on the same name ran on an earlier runner of that name.
@@ -43,11 +42,5 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   } else {
     return { kind: "unknown", why: `job ${job.id} of run ${runId} in ${repo} has not started according to GitHub` };
   }
-  return { kind: "known", facts, tracked: only(facts), job };
-}
-
-function only(facts: Fact[]): TrackedRunner {
-  const [tracked] = trackedRunners(facts);
-  if (!tracked) throw new Error("arc-reaper: facts learned from GitHub describe no runner");
-  return tracked;
+  return { kind: "known", facts, job };
 }
