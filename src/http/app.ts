@@ -8,6 +8,7 @@ import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
+import { seedHistoryRoute } from "./test-hooks-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 
 
@@ -70,6 +71,7 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
   app.post("/admin/logout", (c) => adminLogout(c));
   app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
+  app.post("/test/seed-history", requireSettings, requireAdmin, (c) => seedHistoryRoute(c, c.get("settings")));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;
 }
