@@ -6,7 +6,8 @@ import { startLocalStack } from "../scripts/lib/local-stack.ts";
 import { startBaselineStack } from "./baseline-stack.ts";
 import { loadFromSecondProcess } from "./load-client.ts";
 import type { LoadResult } from "./load.ts";
-import { cpuMs, workerdPidsFor } from "./proc.ts";
+import { startCpuProfile, type ProfileLine } from "./cpu-profile.ts";
+import { cpuMs, wranglerFlag, workerdPidsFor } from "./proc.ts";
 import { percentile } from "./stats.ts";
 import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
@@ -44,7 +45,17 @@ function pooled(rounds: readonly (LoadResult & { cpuMs: number })[]): IntakeSide
   };
 }
 
-export async function measureIntake(log: (line: string) => void): Promise<IntakeRow[]> {
+/** Where arc-reaper's intake CPU goes: a profile of one more round (not counted above). */
+export interface IntakeProfile {
+  concurrency: number;
+  requests: number;
+  totalMs: number;
+  top: ProfileLine[];
+}
+
+export const PROFILE_CONCURRENCY = 8;
+
+export async function measureIntake(log: (line: string) => void): Promise<{ rows: IntakeRow[]; profile: IntakeProfile }> {
   const secret = `bench-${randomBytes(18).toString("base64url")}`;
   const [product, baseline] = await Promise.all([
     startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
@@ -76,7 +87,12 @@ export async function measureIntake(log: (line: string) => void): Promise<Intake
       }
       rows.push(row);
     }
-    return rows;
+    const port = Number(wranglerFlag(Number(new URL(product.url).port), "--inspector-port"));
+    const session = await startCpuProfile(port);
+    const r = await loadFromSecondProcess({ url: targets.product.url, secret, concurrency: PROFILE_CONCURRENCY, warmupMs: 0, durationMs: INTAKE.durationMs, firstJobId });
+    const p = await session.stop();
+    log(`  profiled ${r.sent} requests at ${PROFILE_CONCURRENCY} connections: ${p.totalMs.toFixed(0)} ms of JavaScript and runtime calls sampled`);
+    return { rows, profile: { concurrency: PROFILE_CONCURRENCY, requests: r.sent, totalMs: p.totalMs, top: p.top } };
   } finally {
     await Promise.all([product.stop(), baseline.stop()]);
   }
