@@ -80,7 +80,7 @@ async function connectAndStart(port: number): Promise<{ stop(): Promise<{ totalM
   await send("Profiler.start");
   return {
     async stop() {
-      const { profile } = (await send("Profiler.stop", {}, 120_000)) as { profile: Profile };
+      const { profile } = (await send("Profiler.stop", {}, 30_000)) as { profile: Profile };
       ws.close();
       return summarise(profile);
     },

@@ -5,14 +5,14 @@ import { DEFAULT_DAY } from "./day/trace.ts";
 import type { AlarmLatency } from "./alarm-latency.ts";
 import type { runDay } from "./day-table.ts";
 import { DAY_POLICY } from "./day-table.ts";
-import { INTAKE, type IntakeProfile, type IntakeRow } from "./intake.ts";
+import { INTAKE, type IntakeProfile, type IntakeRow, type IntakeSplit } from "./intake.ts";
 import type { Machine } from "./machine.ts";
 import { fixed, int } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
-import { bigSweepTable, historyTable, intakeTable, median, profileTable } from "./tables.ts";
+import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, median, profileTable } from "./tables.ts";
 
 export interface Report {
   machine: Machine;
@@ -21,7 +21,7 @@ export interface Report {
   /** 1-minute load average before and after each table's measurement. */
   loads: Partial<Record<"intake" | "history" | "sweep" | "day", [string, string]>>;
   seconds: number;
-  intake: { rows: IntakeRow[]; profile: IntakeProfile };
+  intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];
   big: SweepCost;
   day: { alarm: AlarmLatency; result: ReturnType<typeof runDay> };
@@ -102,15 +102,24 @@ process forwards; that cost is in neither column. ${load("intake")}
 
 ${intakeTable(r.intake.rows)}
 
-Where arc-reaper's intake CPU goes: a profile of one more ${INTAKE.durationMs / 1000} s round at ${it.concurrency}
-connections (${int(it.requests)} requests; ${fixed(it.totalMs, 0)} ms sampled). Of the sampled CPU,
-${pct(shareOf(it.top, /exec|\ball\b|\brun\b|first|put|record|merge|sql/i))} is in the ledger's SQL (statements and their cursors),
-${pct(shareOf(it.top, /parse|JSON/))} in JSON parsing, ${pct(shareOf(it.top, /verify|sign|hmac|digest|subtle|crypto/i))} in the signature check
-and ${pct(shareOf(it.top, /garbage/))} in garbage collection; the rest is spread over Hono, the RPC
-(serialising the facts to the Durable Object and back) and the runtime, each line below 1%
-unless listed:
+**Where the rest of the time goes.** By difference, at ${r.intake.split.concurrency} connections, the same
+${INTAKE.rounds} rounds of warm-up and window, the three alternated: the baseline; arc-reaper
+sent the same signed body as a \`push\` event (verified, parsed, logged, answered 200
+"ignored", and counted by an RPC to the ledger after the answer); and arc-reaper
+recording it (\`workflow_job.in_progress\`: the facts, then an awaited RPC in which the
+ledger writes the runner row and the delivery counter and sets the alarm, then 202).
+The first step is what arc-reaper's Worker does before the ledger (routing, settings,
+JSON.parse, the log line) plus the count RPC; the second is the recording in the ledger
+(the RPC round trip on the answer's path and the SQL writes).
 
-${profileTable(it.top)}
+${intakeSplitTable(r.intake.split)}
+
+${it ? `A CPU profile of one more ${INTAKE.durationMs / 1000} s round at ${it.concurrency} connections (${int(it.requests)} requests; ${fixed(it.totalMs, 0)} ms sampled):
+${pct(shareOf(it.top, /exec|\ball\b|\brun\b|first|put|record|merge|sql/i))} of the sampled CPU is in the ledger's SQL (statements and their cursors),
+${pct(shareOf(it.top, /parse|JSON/))} in JSON parsing, ${pct(shareOf(it.top, /verify|sign|hmac|digest|subtle|crypto/i))} in the signature check
+and ${pct(shareOf(it.top, /garbage/))} in garbage collection (from the functions listed):
+
+${profileTable(it.top)}` : "(No CPU profile of the intake in this run: wrangler's inspector proxy, busy forwarding a log line per delivery, did not answer.)"}
 
 ## 2. Sweep cost against history
 

@@ -16,7 +16,7 @@ import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
-import { bigSweepTable, historyTable, intakeTable, profileTable } from "./tables.ts";
+import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
 
 const GUARD_MS = 30 * 60_000;
 export const HISTORY_SIZES = [0, 10_000, 100_000];
@@ -50,7 +50,7 @@ let intake: Report["intake"] | undefined;
 if (only.includes("intake")) {
   log("\n1. Webhook intake (wrangler dev, load from a second process)");
   intake = await section("intake", () => measureIntake(log));
-  log(`\n${intakeTable(intake.rows)}\n\n${profileTable(intake.profile.top)}`);
+  log(`\n${intakeTable(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`);
 }
 
 let history: SweepCost[] | undefined;

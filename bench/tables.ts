@@ -1,6 +1,6 @@
 // Tables 1, 2 and 3 as Markdown (table 4 is built by day-table.ts).
 import type { ProfileLine } from "./cpu-profile.ts";
-import type { IntakeRow } from "./intake.ts";
+import type { IntakeRow, IntakeSplit } from "./intake.ts";
 import { fixed, int, markdownTable } from "./markdown.ts";
 import type { OneSweep, SweepCost } from "./sweep-cost.ts";
 
@@ -23,6 +23,20 @@ export function intakeTable(rows: readonly IntakeRow[]): string {
       `${r.product.errors} / ${r.baseline.errors}`,
     ]),
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  );
+}
+
+/** Where intake time goes, by difference: baseline → parsed and counted (ignored) → recorded in the ledger. */
+export function intakeSplitTable(s: IntakeSplit): string {
+  const rows: [string, string, IntakeSplit["baseline"]][] = [
+    ["baseline", "verify the signature, answer 202", s.baseline],
+    ["arc-reaper, another event (push)", "+ Hono, settings, JSON.parse, a log line; the count RPC to the ledger (1 counter row) after the answer", s.ignored],
+    ["arc-reaper, workflow_job.in_progress", "+ facts from the payload, the awaited RPC to the ledger: the runner row, the counter, the alarm", s.recorded],
+  ];
+  return markdownTable(
+    ["request", "what it does", "req/s", "p50 ms", "p99 ms", "workerd CPU ms/req", "CPU over the baseline"],
+    rows.map(([name, what, r]) => [name, what, fixed(r.perSecond, 1), fixed(r.p50Ms, 1), fixed(r.p99Ms, 1), fixed(r.cpuMsPerRequest, 2), `+${fixed(r.cpuMsPerRequest - s.baseline.cpuMsPerRequest, 2)}`]),
+    [2, 3, 4, 5, 6],
   );
 }
 
