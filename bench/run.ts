@@ -92,7 +92,10 @@ const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
 if (intake && history && big && day) {
   const path = join(ROOT, "BENCHMARKS.md");
-  await writeFile(path, renderReport({ machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day }));
+  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day };
+  await writeFile(path, renderReport(report));
+  // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
+  await writeFile(join(ROOT, "bench-results.json"), `${JSON.stringify(report, null, 1)}\n`);
   log(`wrote ${path}`);
 }
 clearTimeout(guard);

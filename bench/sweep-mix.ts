@@ -37,7 +37,8 @@ export function mixFor(count: number, now: number): SeedRunner[] {
     const base = { index, role, runner: `arc-runners-x-runner-${index}`, runId: 100_000 + index, jobId: 500_000 + index };
     switch (role) {
       case "running":
-        return { ...base, startedAt: iso(MIN + ((index * 7919) % 60) * MIN), inCluster: true };
+        // 1 to 45 minutes old: none reaches the hourly recheck (REAPER_RECHECK_SECONDS=3600) while the bench runs.
+        return { ...base, startedAt: iso(MIN + ((index * 7919) % 45) * MIN), inCluster: true };
       case "waiting":
         return { ...base, startedAt: iso(20 * MIN), completedAt: iso(0), inCluster: true };
       case "finished":
