@@ -6,7 +6,8 @@ import { startLocalStack } from "../scripts/lib/local-stack.ts";
 import { startBaselineStack } from "./baseline-stack.ts";
 import { loadFromSecondProcess } from "./load-client.ts";
 import type { LoadResult } from "./load.ts";
-import { cpuMs, workerdPidsFor } from "./proc.ts";
+import { startCpuProfile, type ProfileLine } from "./cpu-profile.ts";
+import { cpuMs, wranglerFlag, workerdPidsFor } from "./proc.ts";
 import { percentile } from "./stats.ts";
 import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
@@ -44,7 +45,25 @@ function pooled(rounds: readonly (LoadResult & { cpuMs: number })[]): IntakeSide
   };
 }
 
-export async function measureIntake(log: (line: string) => void): Promise<IntakeRow[]> {
+/** Where arc-reaper's intake CPU goes: a profile of one more round (not counted above). */
+export interface IntakeProfile {
+  concurrency: number;
+  requests: number;
+  totalMs: number;
+  top: ProfileLine[];
+}
+
+/** arc-reaper at one level with the same body sent as another event: verified, parsed and counted over RPC, not recorded. */
+export interface IntakeSplit {
+  concurrency: number;
+  recorded: IntakeSide;
+  ignored: IntakeSide;
+  baseline: IntakeSide;
+}
+
+export const PROFILE_CONCURRENCY = 8;
+
+export async function measureIntake(log: (line: string) => void): Promise<{ rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile }> {
   const secret = `bench-${randomBytes(18).toString("base64url")}`;
   const [product, baseline] = await Promise.all([
     startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
@@ -76,7 +95,33 @@ export async function measureIntake(log: (line: string) => void): Promise<Intake
       }
       rows.push(row);
     }
-    return rows;
+    // The split: the same three kinds of request, alternated, at one level.
+    const kinds = { recorded: { target: targets.product, event: "workflow_job" }, ignored: { target: targets.product, event: "push" }, baseline: { target: targets.baseline, event: "workflow_job" } };
+    const splitRounds: Record<keyof typeof kinds, (LoadResult & { cpuMs: number })[]> = { recorded: [], ignored: [], baseline: [] };
+    for (let round = 0; round < INTAKE.rounds; round++) {
+      for (const name of Object.keys(kinds) as (keyof typeof kinds)[]) {
+        const { target, event } = kinds[name];
+        const cpu0 = cpuMs(target.pids);
+        const r = await loadFromSecondProcess({ url: target.url, secret, event, concurrency: PROFILE_CONCURRENCY, warmupMs: INTAKE.warmupMs, durationMs: INTAKE.durationMs, firstJobId });
+        firstJobId += r.sent + 1;
+        splitRounds[name].push({ ...r, cpuMs: cpuMs(target.pids) - cpu0 });
+      }
+    }
+    const split = { concurrency: PROFILE_CONCURRENCY, recorded: pooled(splitRounds.recorded), ignored: pooled(splitRounds.ignored), baseline: pooled(splitRounds.baseline) };
+    log(`  split at ${PROFILE_CONCURRENCY}: recorded ${split.recorded.cpuMsPerRequest.toFixed(1)}, ignored ${split.ignored.cpuMsPerRequest.toFixed(1)}, baseline ${split.baseline.cpuMsPerRequest.toFixed(1)} ms CPU/req`);
+    // Best effort: wrangler's inspector proxy, busy forwarding a log line per delivery, may not answer.
+    let profile: IntakeProfile | undefined;
+    try {
+      const port = Number(wranglerFlag(Number(new URL(product.url).port), "--inspector-port"));
+      const session = await startCpuProfile(port);
+      const r = await loadFromSecondProcess({ url: targets.product.url, secret, concurrency: PROFILE_CONCURRENCY, warmupMs: 0, durationMs: INTAKE.durationMs, firstJobId });
+      const p = await session.stop();
+      log(`  profiled ${r.sent} requests at ${PROFILE_CONCURRENCY} connections: ${p.totalMs.toFixed(0)} ms sampled`);
+      profile = { concurrency: PROFILE_CONCURRENCY, requests: r.sent, totalMs: p.totalMs, top: p.top };
+    } catch (e) {
+      log(`  no intake profile: ${(e as Error).message}`);
+    }
+    return { rows, split, profile };
   } finally {
     await Promise.all([product.stop(), baseline.stop()]);
   }

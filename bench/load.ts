@@ -15,6 +15,8 @@ import { percentile } from "./stats.ts";
 export interface LoadSpec {
   /** e.g. http://127.0.0.1:41234/webhook */
   url: string;
+  /** X-GitHub-Event sent; default workflow_job. Another event is verified, parsed, counted and not recorded. */
+  event?: string;
   secret: string;
   concurrency: number;
   warmupMs: number;
@@ -90,7 +92,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
             "content-type": "application/json",
             "content-length": Buffer.byteLength(body),
             "user-agent": "GitHub-Hookshot/bench",
-            "x-github-event": "workflow_job",
+            "x-github-event": spec.event ?? "workflow_job",
             "x-github-delivery": randomUUID(),
             "x-hub-signature-256": signature,
           },

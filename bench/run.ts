@@ -1,23 +1,30 @@
-// npm run bench: three tables, printed and written to BENCHMARKS.md.
-//   1. webhook intake under load, beside a signature-only baseline (measured)
-//   2. the cost of one sweep at 100, 1,000 and 10,000 tracked runners (measured)
-//   3. one synthetic day through arc-reaper and a polling reaper (simulated)
-// Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 15 minutes.
-//   npm run bench -- --only=intake,sweep,day   run some tables; BENCHMARKS.md is written only when all ran
+// npm run bench: five tables, printed and written to BENCHMARKS.md.
+//   1. webhook intake under load, beside a signature-only baseline, with a CPU profile (measured)
+//   2. sweep cost against history: 300 live runners, 0 / 10,000 / 100,000 closed rows (measured)
+//   3. one sweep over 10,000 live runners, first and steady state, with a CPU profile (measured)
+//   4. the alarm's latency on a sample (measured), then one synthetic day through
+//      arc-reaper and a polling reaper (simulated, with those latencies)
+// Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 30 minutes.
+//   npm run bench -- --only=intake,history,sweep,day   run some tables; BENCHMARKS.md is written only when all ran
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
+import { measureAlarmLatency } from "./alarm-latency.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
-import { intakeTable, marginalCpu, sweepTable } from "./tables.ts";
+import { PROFILE_RUNNERS } from "./profile-size.ts";
+import { renderReport, type Report } from "./report.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
-import { renderReport } from "./report.ts";
+import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
 
-const GUARD_MS = 15 * 60_000;
-const SWEEP_SIZES = [100, 1_000, 10_000];
+const GUARD_MS = 30 * 60_000;
+export const HISTORY_SIZES = [0, 10_000, 100_000];
+export const HISTORY_LIVE = 300;
+export const BIG_SWEEP = 10_000;
+export const ALARM_SAMPLES = 20;
 
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "sweep", "day"];
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day"];
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 // The stacks kill their process groups on exit, so exiting here leaves nothing behind.
@@ -29,40 +36,66 @@ guard.unref();
 
 const started = performance.now();
 const machine = describeMachine();
+const loads: Report["loads"] = {};
+const section = async <T>(name: keyof Report["loads"], run: () => Promise<T>): Promise<T> => {
+  const before = loadAverage();
+  const result = await run();
+  loads[name] = [before, loadAverage()];
+  return result;
+};
 const loadBefore = loadAverage();
 log(`arc-reaper bench on ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, wrangler ${machine.wrangler}; load average ${loadBefore}`);
 
-let intake: Awaited<ReturnType<typeof measureIntake>> | undefined;
+let intake: Report["intake"] | undefined;
 if (only.includes("intake")) {
   log("\n1. Webhook intake (wrangler dev, load from a second process)");
-  intake = await measureIntake(log);
-  log(`\n${intakeTable(intake)}`);
+  intake = await section("intake", () => measureIntake(log));
+  log(`\n${intakeTable(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`);
 }
 
-let sweeps: SweepCost[] | undefined;
+let history: SweepCost[] | undefined;
+if (only.includes("history")) {
+  log(`\n2. Sweep cost against history (${HISTORY_LIVE} live runners)`);
+  history = await section("history", async () => {
+    const rows: SweepCost[] = [];
+    for (const h of HISTORY_SIZES) rows.push(await measureSweep({ runners: HISTORY_LIVE, history: h, steadySweeps: 5 }, log));
+    return rows;
+  });
+  log(`\n${historyTable(history)}`);
+}
+
+let big: SweepCost | undefined;
 if (only.includes("sweep")) {
-  log("\n2. Sweep cost (wrangler dev against the stand-ins)");
-  sweeps = [];
-  for (const runners of SWEEP_SIZES) sweeps.push(await measureSweep({ runners }, log));
-  log(`\n${sweepTable(sweeps)}`);
-  const marginal = marginalCpu(sweeps);
-  if (marginal) log(marginal);
+  log(`\n3. One sweep over ${BIG_SWEEP.toLocaleString("en-US")} live runners`);
+  big = await section("sweep", async () => {
+    const measured = await measureSweep({ runners: BIG_SWEEP, steadySweeps: 3 }, log);
+    log(`  profiling a steady sweep over ${PROFILE_RUNNERS.toLocaleString("en-US")} live runners`);
+    const profiled = await measureSweep({ runners: PROFILE_RUNNERS, steadySweeps: 1, profile: true }, log);
+    return { ...measured, profile: profiled.profile };
+  });
+  log(`\n${bigSweepTable(big)}\n\n${profileTable(big.profile?.top ?? [])}`);
 }
 
-let day: ReturnType<typeof runDay> | undefined;
+let day: Report["day"] | undefined;
 if (only.includes("day")) {
-  log("\n3. One synthetic day (simulation with the real judge)");
-  day = runDay();
-  log(`\n${day.table}`);
-  for (const f of day.facts) log(`- ${f}`);
+  log(`\n4. The alarm's latency (${ALARM_SAMPLES} runners under wrangler dev), then one synthetic day (simulation with the real judge)`);
+  day = await section("day", async () => {
+    const alarm = await measureAlarmLatency(ALARM_SAMPLES, log);
+    return { alarm, result: runDay(alarm.samplesMs) };
+  });
+  log(`\n${day.result.table}`);
+  for (const f of day.result.facts) log(`- ${f}`);
 }
 
 const seconds = (performance.now() - started) / 1000;
 const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
-if (intake && sweeps && day) {
+if (intake && history && big && day) {
   const path = join(ROOT, "BENCHMARKS.md");
-  await writeFile(path, renderReport({ machine, loadBefore, loadAfter, seconds, intake, sweeps, day }));
+  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day };
+  await writeFile(path, renderReport(report));
+  // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
+  await writeFile(join(ROOT, "bench-results.json"), `${JSON.stringify(report, null, 1)}\n`);
   log(`wrote ${path}`);
 }
 clearTimeout(guard);

@@ -1,37 +1,50 @@
-// Table 2: what one sweep costs with 100, 1,000 and 10,000 tracked runners,
-// measured on the real Worker under `wrangler dev` against the stand-ins.
-// Facts are seeded through POST /webhook (real, signed payloads); the cluster
-// through the Kubernetes stand-in's control API; then one cron sweep runs.
+// What one cron sweep costs, measured on the real Worker under `wrangler dev`
+// against the stand-ins: live runners seeded through POST /webhook (real,
+// signed payloads) and the Kubernetes stand-in's control API; closed history
+// seeded straight into the ledger (POST /test/seed-history, bench only); then
+// the alarm settles and sweeps run: the first (it writes every row's verdict)
+// and then steady-state ones (they write only changes).
 import { randomBytes } from "node:crypto";
-import { startLocalStack, workflowJobPayload, workflowRunPayload, type LocalStack } from "../scripts/lib/local-stack.ts";
+import { startLocalStack, workflowJobPayload, type LocalStack, type SweepLog } from "../scripts/lib/local-stack.ts";
 import { createKubeTenant, makeEphemeralRunner, roleBindings, type KubeTenant } from "../test/standins/kube/control.ts";
 import { startKubeRouter } from "./kube-router.ts";
-import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
+import { startCpuProfile, type ProfileLine } from "./cpu-profile.ts";
+import { cpuMs, waitIdle, wranglerFlag, workerdPidsFor } from "./proc.ts";
 import { mixFor, type SeedRunner } from "./sweep-mix.ts";
 
 export interface SweepCase {
   runners: number;
-  /** Settings over the production defaults (e.g. lifted caps). */
-  settings?: Record<string, string>;
-  label?: string;
+  /** Closed rows put in the ledger before the sweeps. */
+  history?: number;
+  /** Steady-state sweeps after the first; the median is reported. */
+  steadySweeps?: number;
+  /** Also take a CPU profile of one more steady-state sweep (not counted in its CPU figures). */
+  profile?: boolean;
 }
 
-export interface SweepCost {
-  label: string;
-  runners: number;
-  seedSeconds: number;
-  webhooks: number;
-  kvLists: number;
-  kvGets: number;
-  kvPuts: number;
+/** One sweep as measured. */
+export interface OneSweep {
+  checked: number;
+  deleted: number;
+  rowsRead: number;
+  rowsWritten: number;
   clusterCalls: number;
   clusterByVerb: Record<string, number>;
   githubCalls: number;
-  githubLogged: number;
-  subrequests: number;
+  decisionLines: number;
   wallMs: number;
   cpuMs: number;
-  verdicts: { deleted: number; kept: number; waiting: number; gone: number; errors: number };
+}
+
+export interface SweepCost {
+  runners: number;
+  history: number;
+  seedSeconds: number;
+  webhooks: number;
+  first: OneSweep;
+  /** The steady-state sweeps, in order. */
+  steady: OneSweep[];
+  profile?: { totalMs: number; top: ProfileLine[] };
 }
 
 // The values of wrangler.toml [vars]: what a deployment runs with.
@@ -41,6 +54,9 @@ export const PRODUCTION_SETTINGS: Record<string, string> = {
   REAPER_MAX_DELETIONS_PER_SWEEP: "50",
   REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "100",
   REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600",
+  REAPER_DELIVERIES_EVERY_SECONDS: "300",
+  REAPER_RECHECK_SECONDS: "3600",
+  REAPER_HISTORY_DAYS: "7",
   REAPER_DRY_RUN: "false",
 };
 
@@ -51,6 +67,7 @@ export const NAMESPACES = ["arc-runners", "arc-runners-b"] as const;
 const INSTALLATION = 4242;
 const SEED_CONCURRENCY = 16;
 const CLUSTER_BATCH = 500;
+export const HISTORY_BATCH = 50_000;
 
 async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -64,16 +81,11 @@ async function pool<T>(items: readonly T[], concurrency: number, work: (item: T)
 function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, unknown> }[] {
   const job = { runner: r.runner, repo: REPO, runId: r.runId, runAttempt: 1, jobId: r.jobId, installationId: INSTALLATION, startedAt: r.startedAt };
   const hooks = [{ event: "workflow_job", payload: workflowJobPayload("in_progress", job) }];
-  if (r.completedAt && r.role !== "cancelled") {
-    hooks.push({ event: "workflow_job", payload: workflowJobPayload("completed", { ...job, completedAt: r.completedAt, conclusion: "success" }) });
-  }
-  if (r.role === "cancelled" && r.completedAt) {
-    hooks.push({ event: "workflow_run", payload: workflowRunPayload({ repo: REPO, runId: r.runId, runAttempt: 1, installationId: INSTALLATION, updatedAt: r.completedAt, conclusion: "cancelled" }) });
-  }
+  if (r.completedAt) hooks.push({ event: "workflow_job", payload: workflowJobPayload("completed", { ...job, completedAt: r.completedAt, conclusion: "success" }) });
   return hooks;
 }
 
-async function seed(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[]): Promise<number> {
+async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[]): Promise<number> {
   const hooks = runners.flatMap(webhooksFor);
   await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
     const res = await stack.postWebhook(event, payload);
@@ -96,11 +108,46 @@ async function seed(stack: LocalStack, tenants: readonly KubeTenant[], runners: 
       );
     }
   }
-  // Past the bound: GitHub still shows the job in_progress when asked.
-  for (const r of runners.filter((x) => x.role === "over-bound")) {
-    await stack.github.putJob({ repo: REPO, id: r.jobId, run_id: r.runId, run_attempt: 1, status: "in_progress", started_at: r.startedAt, runner_name: r.runner });
-  }
   return hooks.length;
+}
+
+async function seedHistory(stack: LocalStack, count: number): Promise<void> {
+  for (let from = 0; from < count; from += HISTORY_BATCH) {
+    const n = Math.min(HISTORY_BATCH, count - from);
+    const res = await fetch(`${stack.url}/test/seed-history?from=${from}&count=${n}`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` } });
+    const body = (await res.json()) as { written?: number };
+    if (res.status !== 200 || (body.written ?? 0) < n) throw new Error(`seeding history: answered ${res.status}: ${JSON.stringify(body)}`);
+  }
+}
+
+async function measureOne(stack: LocalStack, tenants: readonly KubeTenant[], pids: readonly number[], log: (line: string) => void): Promise<OneSweep> {
+  // Earlier work (seeding, the alarm, the last sweep's log lines) must not land in this sweep's CPU.
+  if (!(await waitIdle(pids))) log("  workerd did not go idle: the CPU figure includes some other work");
+  await Promise.all([...tenants.map((t) => t.clearCalls()), stack.github.clearCalls()]);
+  const cpu0 = cpuMs(pids);
+  const t0 = performance.now();
+  const { summary, decisions } = await stack.sweep({ timeoutMs: 300_000 });
+  const wallMs = performance.now() - t0;
+  const cpu = cpuMs(pids) - cpu0;
+  const s: SweepLog = summary;
+  const kubeCalls = (await Promise.all(tenants.map((t) => t.calls()))).flat().filter((k) => k.auth === "serviceaccount");
+  const clusterByVerb: Record<string, number> = {};
+  for (const k of kubeCalls) {
+    const verb = k.method === "GET" ? (k.path.endsWith("/ephemeralrunners") ? "list" : "get") : k.method.toLowerCase();
+    clusterByVerb[verb] = (clusterByVerb[verb] ?? 0) + 1;
+  }
+  return {
+    checked: s.checked,
+    deleted: s.deleted,
+    rowsRead: s.rowsRead,
+    rowsWritten: s.rowsWritten,
+    clusterCalls: kubeCalls.length,
+    clusterByVerb,
+    githubCalls: (await stack.github.calls()).length,
+    decisionLines: decisions.length,
+    wallMs,
+    cpuMs: cpu,
+  };
 }
 
 export async function measureSweep(c: SweepCase, log: (line: string) => void): Promise<SweepCost> {
@@ -112,7 +159,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       repositories: [REPO],
       installationId: INSTALLATION,
       namespace: NAMESPACES[0],
-      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: NAMESPACES.join(","), ...c.settings },
+      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: NAMESPACES.join(","), ARC_REAPER_TEST_HOOKS: "on" },
       startTimeoutMs: 120_000,
     });
     // The first namespace is the stack's own tenant, with arc-reaper's token; the second
@@ -125,53 +172,33 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     const tenants = [stack.kube, second];
 
     const seedStart = performance.now();
-    const runners = mixFor(c.runners, Date.now());
-    const webhooks = await seed(stack, tenants, runners);
+    const history = c.history ?? 0;
+    if (history > 0) await seedHistory(stack, history);
+    const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now()));
     const seedSeconds = (performance.now() - seedStart) / 1000;
-    log(`  seeded ${c.runners} runners (${webhooks} webhooks) in ${seedSeconds.toFixed(1)} s`);
+    log(`  seeded ${c.runners} live runners (${webhooks} webhooks) and ${history} closed rows in ${seedSeconds.toFixed(1)} s`);
 
-    await Promise.all([...tenants.map((t) => t.clearCalls()), stack.github.clearCalls()]);
     const pids = workerdPidsFor(Number(new URL(stack.url).port));
     if (pids.length === 0) throw new Error("sweep cost: found no workerd process under wrangler dev");
-    // The seeding's log output and garbage collection must not land in the sweep's CPU.
-    if (!(await waitIdle(pids))) log("  workerd did not go idle after seeding: the CPU figure includes some of it");
-    const cpu0 = cpuMs(pids);
-    const t0 = performance.now();
-    const { summary } = await stack.sweep({ timeoutMs: 300_000 });
-    const wallMs = performance.now() - t0;
-    const cpu = cpuMs(pids) - cpu0;
-
-    // Every tracked runner is judged once: fewer means the seeding did not land.
-    if (summary.checked !== c.runners) throw new Error(`sweep cost: the sweep checked ${summary.checked} runners, not the ${c.runners} seeded`);
-    const line = summary as unknown as Record<string, unknown>;
-    const kvLists = Number(line.kvLists);
-    const kvPuts = Number(line.kvPuts);
-    // The sweep's store type is Pick<KVNamespace, "put" | "list">: it cannot get.
-    const kvGets = typeof line.kvGets === "number" ? line.kvGets : 0;
-    const kubeCalls = (await Promise.all(tenants.map((t) => t.calls()))).flat().filter((k) => k.auth === "serviceaccount");
-    const clusterByVerb: Record<string, number> = {};
-    for (const k of kubeCalls) {
-      const verb = k.method === "GET" ? (k.path.endsWith("/ephemeralrunners") ? "list" : "get") : k.method.toLowerCase();
-      clusterByVerb[verb] = (clusterByVerb[verb] ?? 0) + 1;
+    const first = await measureOne(stack, tenants, pids, log);
+    const steady: OneSweep[] = [];
+    for (let i = 0; i < (c.steadySweeps ?? 3); i++) steady.push(await measureOne(stack, tenants, pids, log));
+    let profile: SweepCost["profile"];
+    if (c.profile) {
+      const port = Number(wranglerFlag(Number(new URL(stack.url).port), "--inspector-port"));
+      await waitIdle(pids);
+      log(`  profiling one more sweep over the inspector on port ${port}`);
+      try {
+        const session = await startCpuProfile(port);
+        await stack.sweep({ timeoutMs: 300_000 });
+        profile = await session.stop();
+      } catch (e) {
+        log(`  no profile: ${(e as Error).message}`);
+      }
     }
-    const githubCalls = (await stack.github.calls()).length;
-    return {
-      label: c.label ?? c.runners.toLocaleString("en-US"),
-      runners: c.runners,
-      seedSeconds,
-      webhooks,
-      kvLists,
-      kvGets,
-      kvPuts,
-      clusterCalls: kubeCalls.length,
-      clusterByVerb,
-      githubCalls,
-      githubLogged: summary.githubCalls,
-      subrequests: kubeCalls.length + githubCalls + kvLists + kvGets + kvPuts,
-      wallMs,
-      cpuMs: cpu,
-      verdicts: { deleted: summary.deleted, kept: summary.kept, waiting: summary.waiting, gone: summary.gone, errors: summary.errors },
-    };
+    const open = first.checked;
+    log(`  first sweep: ${open} checked, ${first.rowsRead} rows read, ${first.rowsWritten} written, ${first.cpuMs} ms CPU; steady: ${steady.map((s) => `${s.rowsRead} read / ${s.cpuMs} ms`).join(", ")}`);
+    return { runners: c.runners, history, seedSeconds, webhooks, first, steady, profile };
   } finally {
     await stack?.stop();
     await second?.dispose().catch(() => undefined);

@@ -1,15 +1,14 @@
-// The tracked runners a sweep-cost run seeds: a realistic mix, as webhooks
-// (for arc-reaper's KV), EphemeralRunners (for the cluster stand-in) and, for
-// runners past the bound, the job on the GitHub stand-in.
-export type Role = "running" | "waiting" | "finished" | "cancelled" | "gone" | "over-bound";
+// The live runners a sweep-cost run seeds: a mix as the sweep meets it once the
+// alarm has done its work, as webhooks (for the ledger), EphemeralRunners (for
+// the cluster stand-in). Completions past the grace are due at once, so the
+// alarm reaps ("finished") or closes ("gone") them before the sweep runs.
+export type Role = "running" | "waiting" | "finished" | "gone";
 
-/** Share of the tracked runners per role; "running" takes what the others leave. */
+/** Share of the live runners per role; "running" takes what the others leave. */
 export const MIX: Record<Exclude<Role, "running">, number> = {
-  waiting: 0.05, // job completed < grace ago: wait
-  finished: 0.05, // job completed > grace ago, runner still there (hung): delete
-  cancelled: 0.02, // run cancelled > grace ago (workflow_run only): delete
-  gone: 0.05, // job completed, ARC already removed the runner: close the facts
-  "over-bound": 0.01, // started 6 days ago, still in_progress on GitHub: ask GitHub, delete
+  waiting: 0.05, // job completed < grace ago, runner still there: the alarm is due later; the sweep keeps it open
+  finished: 0.005, // job completed 10 minutes ago, runner still there (hung): the alarm deletes it before the sweep
+  gone: 0.05, // job completed 20 minutes ago, ARC already removed the runner: the alarm closes it before the sweep
 };
 
 export interface SeedRunner {
@@ -38,17 +37,14 @@ export function mixFor(count: number, now: number): SeedRunner[] {
     const base = { index, role, runner: `arc-runners-x-runner-${index}`, runId: 100_000 + index, jobId: 500_000 + index };
     switch (role) {
       case "running":
-        return { ...base, startedAt: iso(MIN + ((index * 7919) % 60) * MIN), inCluster: true };
+        // 1 to 45 minutes old: none reaches the hourly recheck (REAPER_RECHECK_SECONDS=3600) while the bench runs.
+        return { ...base, startedAt: iso(MIN + ((index * 7919) % 45) * MIN), inCluster: true };
       case "waiting":
         return { ...base, startedAt: iso(20 * MIN), completedAt: iso(0), inCluster: true };
       case "finished":
         return { ...base, startedAt: iso(30 * MIN), completedAt: iso(10 * MIN), inCluster: true };
-      case "cancelled":
-        return { ...base, startedAt: iso(30 * MIN), completedAt: iso(10 * MIN), inCluster: true };
       case "gone":
         return { ...base, startedAt: iso(40 * MIN), completedAt: iso(20 * MIN), inCluster: false };
-      case "over-bound":
-        return { ...base, startedAt: iso(6 * 24 * 60 * MIN), inCluster: true };
     }
   });
 }

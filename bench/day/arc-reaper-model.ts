@@ -1,16 +1,23 @@
 // A model of arc-reaper on the synthetic day. Decisions come from the real
-// code (src/reaper/judge.ts and tracked-runners.ts, which are pure); the I/O
-// around them follows src/reaper/sweep.ts and is modelled:
+// code (src/reaper/judge.ts, tracked-runners.ts and src/ledger/due-at.ts, which
+// are pure); the I/O around them follows src/ledger/ and src/reaper/ and is modelled:
 // - webhooks reach POST /webhook WEBHOOK_LATENCY_MS after GitHub sends them;
 //   LOSS_RATE of them fail (no 2xx), and GitHub lists them as failed deliveries;
-// - a fact written to KV is seen by a list KV_LAG_MS later (KV's worst case);
-// - a sweep a minute: judge every tracked runner; list the deliveries since the
-//   previous sweep's listing (minus a 2-minute overlap), 100 a page, and ask
-//   redelivery of each failed workflow_job/workflow_run GUID once (at most half
-//   the budget); ask GitHub only about runners past the bound, or busy runners
-//   without facts for 3 minutes (run, then the run's jobs); delete at most 50;
+// - the ledger is strongly consistent: a recorded fact is seen at once;
+// - the alarm: each open runner is due when its facts say (dueFromFacts: the
+//   grace end of a completion, else the bound); the alarm fires at the due time
+//   plus a latency drawn from the samples measured under wrangler dev
+//   (bench/alarm-latency.ts), judges it with the real judge and deletes at once
+//   (a cluster GET and DELETE, 0 GitHub calls); a "wait" is due again at its time;
+// - a sweep a minute, the net: judge every open runner; every
+//   DELIVERIES_EVERY_MS list the deliveries since the previous listing (minus a
+//   2-minute overlap), 100 a page, and ask redelivery of each failed
+//   workflow_job/workflow_run GUID once (at most half the budget); ask GitHub
+//   only about runners past the bound, or busy runners without facts for 3
+//   minutes (run, then the run's jobs); delete at most 50;
 // - installation tokens are minted once and cached for an hour (refreshed 5
 //   minutes early); the installation id comes with the webhook payload.
+import { dueFromFacts } from "../../src/ledger/due-at.ts";
 import { judge, type GithubWord, type Policy } from "../../src/reaper/judge.ts";
 import { trackedRunners, type TrackedRunner } from "../../src/reaper/tracked-runners.ts";
 import type { Fact, JobCompleted, JobStarted, RunCompleted } from "../../src/store/facts.ts";
@@ -24,7 +31,8 @@ export const ARC_REAPER_MODEL = {
   sweepEveryMs: 60_000,
   webhookLatencyMs: 1_000,
   lossRate: 0.001,
-  kvLagMs: 60_000,
+  /** REAPER_DELIVERIES_EVERY_SECONDS: the deliveries listing runs at most this often. */
+  deliveriesEveryMs: 300_000,
   /** GitHub ends a failed attempt after its 10 s timeout; the listing shows it then. */
   failedListedAfterMs: 10_000,
   listingOverlapMs: 120_000,
@@ -44,7 +52,8 @@ interface Pending {
   run: number;
 }
 
-export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): ReaperOutcome {
+/** `alarmLatencyMs`: measured delays from a due time to the alarm's delete; one is drawn per firing. */
+export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, alarmLatencyMs: readonly number[]): ReaperOutcome {
   const m = ARC_REAPER_MODEL;
   const rng = seededRng(trace.spec.seed ^ 0x5eed);
   const cluster = new SimCluster(trace);
@@ -59,6 +68,10 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
   const redeliveredAt: number[] = []; // redeliveries show in the listing too
   const busyWithoutFacts = new Map<number, number>();
   let listedUntil = 0;
+  let lastListingAt = -Infinity;
+  const alarms = new Map<number, number>(); // job index → when the alarm judges it (due + latency)
+  const latency = () => alarmLatencyMs[Math.floor(rng.next() * alarmLatencyMs.length)] ?? 0;
+  let alarmFirings = 0;
   let tokenExpiresAt = -Infinity;
   const installationsKnown = new Set<string>(); // installationFor() caches per repository
   const open = new Set<number>(); // jobs with facts whose runner is not closed
@@ -70,6 +83,16 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
     const key = p.job ?? p.run;
     into.set(key, [...(into.get(key) ?? []), p]);
     if (p.job !== null && !closed.has(p.job)) open.add(p.job);
+    // The ledger sets each touched open runner's due time from its facts; the alarm follows the earliest.
+    const touched = p.job !== null ? [p.job] : trace.runs[p.run]!.jobs.filter((j) => open.has(j));
+    for (const index of touched) schedule(index, p.visibleAt);
+  };
+  const schedule = (index: number, at: number) => {
+    const t0 = tracked(trace.jobs[index]!, at);
+    if (!t0) return;
+    const due = dueFromFacts({ ...t0, state: "running", reason: "", dueAt: null, story: [] }, policy);
+    if (due === null) return;
+    alarms.set(index, Math.max(at, due - trace.epoch) + latency());
   };
   const close = (index: number) => {
     closed.add(index);
@@ -88,7 +111,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
   };
   const deliver = (d: TraceDelivery, arrivesAt: number, source: string) => {
     const fact = factOf(d, source);
-    if (fact) record({ visibleAt: arrivesAt + m.kvLagMs, fact, job: d.job, run: d.run });
+    if (fact) record({ visibleAt: arrivesAt, fact, job: d.job, run: d.run });
   };
   const visible = (list: Pending[] | undefined, t: number): Fact[] => (list ?? []).filter((p) => p.visibleAt <= t).map((p) => p.fact);
   const tracked = (job: TraceJob, t: number): TrackedRunner | undefined => {
@@ -108,15 +131,41 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
     return true;
   };
 
+  // The alarm at time a: judge each runner due by then, in order; delete at once, close the gone, re-arm a wait.
+  const fireAlarms = (until: number) => {
+    for (;;) {
+      let next: [number, number] | undefined;
+      for (const e of alarms) if (e[1] <= until && (!next || e[1] < next[1])) next = e;
+      if (!next) return;
+      const [index, a] = next;
+      alarms.delete(index);
+      if (closed.has(index)) continue;
+      const job = trace.jobs[index]!;
+      const t0 = tracked(job, a);
+      if (!t0) continue;
+      alarmFirings++;
+      const view = cluster.exists(job, a) ? { kind: "found" as const, runner: cluster.runner(job) } : { kind: "missing" as const };
+      const verdict = judge({ tracked: t0, cluster: view, now: trace.epoch + a, policy });
+      if (verdict.verdict === "gone") close(index);
+      else if (verdict.verdict === "delete" && view.kind === "found") {
+        if (job.completedAt > a && verdict.cause !== "over-bound") wrongDeletions++;
+        cluster.delete(job, a);
+        close(index);
+      } else if (verdict.dueAt) alarms.set(index, Date.parse(verdict.dueAt) - trace.epoch + latency());
+    }
+  };
+
   for (let t = m.sweepEveryMs; t <= horizonMs; t += m.sweepEveryMs) {
-    // Webhooks GitHub sent since the last sweep.
+    // Webhooks GitHub sent since the last sweep, each recorded when it arrives, with the alarms in between.
     for (; nextDelivery < trace.deliveries.length && trace.deliveries[nextDelivery]!.at <= t; nextDelivery++) {
       const d = trace.deliveries[nextDelivery]!;
+      fireAlarms(d.at + m.webhookLatencyMs);
       if (rng.next() < m.lossRate) failed.push({ listedFrom: d.at + m.failedListedAfterMs, delivery: d });
       else deliver(d, d.at + m.webhookLatencyMs, "webhook");
     }
+    fireAlarms(t);
 
-    // Judge what the facts and the cluster say (one KV list pass, one cluster list).
+    // Judge what the facts and the cluster say (the open rows, one cluster list).
     const busy = cluster.busyAt(t);
     const cases: { job: TraceJob; tracked?: TrackedRunner; verdict: ReturnType<typeof judge> }[] = [];
     const withFacts = new Set<number>();
@@ -142,10 +191,12 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
 
     // Redelivery: list what the previous listing did not cover, then ask for each failed GUID.
     const budget = { used: 0 };
+    const listing = t - lastListingAt >= m.deliveriesEveryMs;
+    if (listing) lastListingAt = t;
     const since = Math.max(t - m.lookbackMs, listedUntil - m.listingOverlapMs);
     const listed = countBetween(trace.deliveries, since, t) + redeliveredAt.filter((r) => r >= since && r <= t).length;
-    const pages = Math.floor(listed / m.deliveriesPerPage) + 1; // the page with an older delivery ends the listing
-    let listedAll = true;
+    const pages = listing ? Math.floor(listed / m.deliveriesPerPage) + 1 : 0; // the page with an older delivery ends the listing
+    let listedAll = listing;
     for (let p = 0; p < pages; p++) {
       if (budget.used >= m.maxCallsPerSweep || !calls.take(t, "deliveries listing")) {
         listedAll = false;
@@ -207,7 +258,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
         );
       }
       for (const fact of learned) {
-        record({ visibleAt: t + m.kvLagMs, fact, job: fact.type === "run-completed" ? null : c.job.index, run: c.job.run });
+        record({ visibleAt: t, fact, job: fact.type === "run-completed" ? null : c.job.index, run: c.job.run });
       }
       const t1 = trackedRunners(learned)[0]!;
       c.tracked = t1;
@@ -231,6 +282,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number): R
     calls,
     delays: trace.jobs.flatMap((j) => (j.stuck === null ? [] : [{ job: j.index, stuck: j.stuck, delayMs: delayOf(cluster, j) }])),
     wrongDeletions,
+    alarmFirings,
   };
 }
 

@@ -11,4 +11,6 @@ export interface ReaperOutcome {
   wrongDeletions: number;
   /** Busy runners a poll did not get to because the hour's GitHub requests were spent. */
   skippedChecks?: number;
+  /** Runners the alarm judged (arc-reaper only). */
+  alarmFirings?: number;
 }

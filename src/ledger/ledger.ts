@@ -27,6 +27,7 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import { knownInstallations } from "./known-installations.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
 import { SessionsTable, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
+import { seedHistory } from "./seed-history.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
@@ -242,6 +243,12 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async useTestSettings(vars: Record<string, string>): Promise<void> {
     if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: test settings are refused unless ${TEST_HOOKS}=on`);
     new MemoryTable(this.sql).set("test-settings", vars);
+  }
+
+  /** Bench only: inserts closed rows of history in one statement; refused unless ARC_REAPER_TEST_HOOKS=on. */
+  async seedHistory(from: number, count: number): Promise<number> {
+    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: seedHistory is refused unless ${TEST_HOOKS}=on`);
+    return seedHistory(this.sql, from, count, Date.now());
   }
 
   /** Ensures the alarm is at the earliest due time (now when already due). */

@@ -1,0 +1,32 @@
+// Bench only (refused unless ARC_REAPER_TEST_HOOKS=on): inserts `count` closed
+// rows, as a week of finished jobs would leave them, in one SQL statement, so
+// a benchmark can put 100,000 rows of history behind a sweep in seconds
+// instead of replaying 200,000 webhooks. The rows look like real closed rows:
+// reaped or gone, a verdict, a reason, a three-entry story, pruned in 7 days.
+import type { Sql } from "./sql.ts";
+
+const STORY = JSON.stringify([
+  { at: "2026-01-01T00:00:00.000Z", what: "job in_progress", source: "00000000-0000-0000-0000-000000000000" },
+  { at: "2026-01-01T00:06:00.000Z", what: "job completed (success)", source: "00000000-0000-0000-0000-000000000001" },
+  { at: "2026-01-01T00:11:00.000Z", what: "gone: the runner is no longer in the cluster", source: "sweep" },
+]);
+
+/** Inserts closed rows named history-runner-<from..from+count-1>; answers the rows written (each row and its index entries). */
+export function seedHistory(sql: Sql, from: number, count: number, now: number): number {
+  return sql.run(
+    `WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, installation_id, started_at, job_completed_at, job_conclusion,
+       uid, namespace, checked_at, state, verdict, reason, verdict_key, cause, decided_at, due_at, story)
+     SELECT 'history-runner-' || i, 90000000 + i, 'octo-org/octo-repo', 80000000 + i, 1, 4242,
+       '2026-01-01T00:00:00Z', '2026-01-01T00:06:00Z', 'success',
+       'uid-history-' || i, 'arc-runners', ?, CASE WHEN i % 2 = 0 THEN 'gone' ELSE 'reaped' END, 'delete',
+       'job completed 300s ago (grace 300s)', 'delete:completed', 'completed', ?, ?, ?
+     FROM n`,
+    from,
+    from + count - 1,
+    now,
+    now,
+    now + 7 * 86_400_000,
+    STORY,
+  );
+}
