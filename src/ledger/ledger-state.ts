@@ -122,7 +122,7 @@ export class LedgerState implements LedgerPort {
       this.counters.add("arc_reaper_closed_runners", { state });
       if (c.reaped) this.counters.add("arc_reaper_deletions_total", { cause: c.verdict.cause ?? "unknown" });
     } else {
-      next = { ...record, ...identity, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, dueAt: c.heldBack ? now + HELD_BACK_RETRY_MS : dueOfVerdict(c.verdict, now) };
+      next = { ...record, ...identity, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, dueAt: c.heldBack || c.deferred ? now + HELD_BACK_RETRY_MS : dueOfVerdict(c.verdict, now) };
       if (c.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;
@@ -165,6 +165,23 @@ export class LedgerState implements LedgerPort {
     const minute = Math.floor(now / 60_000);
     const window = this.memory.get<{ minute: number; count: number }>("deletions-window");
     this.memory.set("deletions-window", { minute, count: (window?.minute === minute ? window.count : 0) + n });
+  }
+
+  /**
+   * GitHub calls left in this minute's window: the alarm and the sweep share
+   * REAPER_MAX_GITHUB_CALLS_PER_SWEEP a minute, so many alarms in one minute
+   * cannot each spend a whole budget.
+   */
+  githubCallsLeft(now: number, limit: number): number {
+    const window = this.memory.get<{ minute: number; count: number }>("github-window");
+    return Math.max(0, limit - (window && window.minute === Math.floor(now / 60_000) ? window.count : 0));
+  }
+
+  spendGithubCalls(now: number, n: number): void {
+    if (n === 0) return;
+    const minute = Math.floor(now / 60_000);
+    const window = this.memory.get<{ minute: number; count: number }>("github-window");
+    this.memory.set("github-window", { minute, count: (window?.minute === minute ? window.count : 0) + n });
   }
 
   paused(): boolean {

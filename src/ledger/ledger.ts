@@ -102,8 +102,9 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state);
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), now);
     const report = await sweep({ ledger: state, cluster, github, budget, settings, now, log: logLine });
+    state.spendGithubCalls(now, budget.used);
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
       state.prune(now);
@@ -142,8 +143,9 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = result.settings;
     const state = this.state(settings);
     const before = this.cost();
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state);
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), now);
     const report = await runAlarm({ ledger: state, cluster, github, budget, settings, now });
+    state.spendGithubCalls(now, budget.used);
     state.counters.add("arc_reaper_alarms_total");
     await this.rearm(state);
     const cost = this.costSince(before);
@@ -277,9 +279,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return new LedgerState(this.sql, { policy: policyOf(settings), historyDays: settings.historyDays, maxDeletionsPerMinute: settings.maxDeletionsPerSweep, log: logLine });
   }
 
-  private edges(settings: Settings, state: LedgerState, tokens = tokenCacheFor(settings)): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  /** The clients of one invocation. With `now`, its GitHub budget is what the minute's earlier sweeps and alarms left. */
+  private edges(settings: Settings, state: LedgerState, tokens = tokenCacheFor(settings), now?: number): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
-    const budget = newCallBudget(settings.maxGithubCallsPerSweep);
+    const budget = newCallBudget(now === undefined ? settings.maxGithubCallsPerSweep : state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
     const cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
     let github: Github | Error;
     try {

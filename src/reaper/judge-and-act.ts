@@ -28,6 +28,8 @@ export interface Case {
   reaped?: boolean;
   /** Condemned, but kept because the deletion cap was reached. */
   heldBack?: boolean;
+  /** Not asked about because the minute's GitHub budget was spent or GitHub asked us to wait: due again in a minute. */
+  deferred?: boolean;
 }
 
 export interface ActDeps {
@@ -68,6 +70,7 @@ async function askGithub(cases: Case[], deps: ActDeps): Promise<void> {
   for (const c of asks) {
     if (stopped) {
       c.verdict = { verdict: "keep", reason: `${withoutAsk(c.verdict.reason)}: not asked now (${stopped})` };
+      c.deferred = true;
       continue;
     }
     try {
@@ -77,6 +80,7 @@ async function askGithub(cases: Case[], deps: ActDeps): Promise<void> {
       if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) {
         stopped = e.message;
         c.verdict = { verdict: "keep", reason: `${withoutAsk(c.verdict.reason)}: not asked now (${stopped})` };
+        c.deferred = true;
         continue;
       }
       // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot

@@ -145,3 +145,24 @@ describe("cost follows the open runners", () => {
     expect((await adminRunners(s.env, "?state=gone")).runners).toEqual([]);
   });
 });
+
+describe("the GitHub budget", () => {
+  it("is shared by every alarm and sweep of a minute", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "3", REAPER_MAX_JOB_SECONDS: "3600" });
+    for (let i = 0; i < 3; i++) {
+      const name = `arc-runners-abcde-runner-gb${i}`;
+      await s.runner({ name, workflowRunId: 1500 + i });
+      const job = await s.github.putJob({ repo: REPO, run_id: 1500 + i, run_attempt: 1, status: "in_progress", runner_name: name, started_at: before(NOW, 7200 + i) });
+      await s.jobStarted({ runner: name, runId: 1500 + i, jobId: Number(job.id), startedAt: before(NOW, 7200 + i) });
+    }
+    const minute = Math.floor(NOW / 60_000) * 60_000;
+    await ledgerOf(s.env).alarmAt(minute + 1_000); // a token and two job reads: the minute's 3 calls
+    expect(await s.github.calls()).toHaveLength(3);
+    expect(await deletes(s)).toHaveLength(2);
+    await ledgerOf(s.env).alarmAt(minute + 30_000); // same minute: nothing left to ask with
+    expect(await s.github.calls()).toHaveLength(3);
+    await ledgerOf(s.env).alarmAt(minute + 61_000); // the next minute
+    expect(await s.github.calls()).toHaveLength(4);
+    expect(await deletes(s)).toHaveLength(3);
+  });
+});
