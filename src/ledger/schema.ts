@@ -4,6 +4,17 @@
 // working only while the schema it knows is a prefix of this one.
 import type { Sql } from "./sql.ts";
 
+// The columns of an EphemeralRunner as the agent reports it, in both agent tables.
+const AGENT_RUNNER_COLUMNS = `
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  creation_timestamp TEXT NOT NULL,
+  deletion_timestamp TEXT,
+  workflow_run_id INTEGER,
+  job_repository_name TEXT,
+  PRIMARY KEY (namespace, name)`;
+
 const MIGRATIONS: readonly (readonly string[])[] = [
   [
     // One row per (runner, job): what GitHub said about the job, the object seen
@@ -92,26 +103,8 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // needs of each EphemeralRunner), replaced by each complete snapshot and
     // kept current by its upserts and removes. agent_snapshot holds the parts of
     // a snapshot still arriving: a partial view never replaces the whole.
-    `CREATE TABLE agent_view (
-      namespace TEXT NOT NULL,
-      name TEXT NOT NULL,
-      uid TEXT NOT NULL,
-      creation_timestamp TEXT NOT NULL,
-      deletion_timestamp TEXT,
-      workflow_run_id INTEGER,
-      job_repository_name TEXT,
-      PRIMARY KEY (namespace, name)
-    ) WITHOUT ROWID`,
-    `CREATE TABLE agent_snapshot (
-      namespace TEXT NOT NULL,
-      name TEXT NOT NULL,
-      uid TEXT NOT NULL,
-      creation_timestamp TEXT NOT NULL,
-      deletion_timestamp TEXT,
-      workflow_run_id INTEGER,
-      job_repository_name TEXT,
-      PRIMARY KEY (namespace, name)
-    ) WITHOUT ROWID`,
+    `CREATE TABLE agent_view (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
+    `CREATE TABLE agent_snapshot (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
   ],
 ];
 
