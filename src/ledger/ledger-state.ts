@@ -83,10 +83,8 @@ export class LedgerState implements LedgerPort {
 
   apply(cases: Case[], by: Caller, now: number): Applied {
     let logged = 0;
-    // One read for all rows instead of one per row; only rows that changed meanwhile are read again.
-    const unchanged = this.runners.unchanged(cases.flatMap((c) => (c.record ? [c.record] : [])));
     for (const c of cases) {
-      const line = c.record ? this.applyToRecord(c, c.record, by, now, unchanged) : c.unseen ? this.applyToUnseen(c, c.unseen, now) : false;
+      const line = c.record ? this.applyToRecord(c, c.record, by, now) : c.unseen ? this.applyToUnseen(c, c.unseen, now) : false;
       if (c.record && c.unseen) this.unseenRunners.remove(c.unseen.name, c.unseen.uid);
       if (c.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: c.errorKind ?? "github" });
       if (c.heldBack) this.counters.add("arc_reaper_deletions_held_back_total");
@@ -98,12 +96,7 @@ export class LedgerState implements LedgerPort {
     return { logged };
   }
 
-  private applyToRecord(c: Case, judged: RunnerRecord, by: Caller, now: number, unchanged: ReadonlySet<number>): boolean {
-    // Facts may have come in while the runner was being judged: apply the verdict to the row as it is now.
-    const record = judged.id !== undefined && unchanged.has(judged.id) ? judged : this.runners.get(judged.runner, judged.jobId);
-    if (!record || record.closed) return false;
-    const factsMoved = !c.reaped && c.verdict.verdict !== "gone" && !sameFacts(record, judged);
-    if (factsMoved) return false; // its due time was set by the new facts; the alarm judges it again
+  private applyToRecord(c: Case, record: RunnerRecord, by: Caller, now: number): boolean {
     const key = verdictKey(c.verdict);
     const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
     // The object seen busy on the job's run is the job's runner: only its uid may be deleted for this job.
@@ -132,7 +125,9 @@ export class LedgerState implements LedgerPort {
     const changed =
       key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid ||
       next.namespace !== record.namespace || next.checkedAt !== record.checkedAt;
-    if (changed) this.runners.put(next);
+    // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
+    // they made it (their due time stands; the alarm judges it again). A close is written regardless.
+    if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
     return key !== record.verdictKey || c.reaped === true || c.verdict.error === true;
   }
 
@@ -214,10 +209,6 @@ export class LedgerState implements LedgerPort {
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }
-}
-
-function sameFacts(a: RunnerRecord, b: RunnerRecord): boolean {
-  return JSON.stringify([a.startedAt, a.jobCompleted, a.runCompleted]) === JSON.stringify([b.startedAt, b.jobCompleted, b.runCompleted]);
 }
 
 function decisionLine(c: Case, by: Caller): DecisionLine {

@@ -80,8 +80,8 @@ function values(r: RunnerRecord): (string | number | null)[] {
   ];
 }
 
-/** From this many records, unchanged() reads the open rows once rather than leaving each to its own read. */
-const BATCH_CHECK_FROM = 20;
+// What webhooks change: a verdict applies only to the facts it was made on.
+const FACT_COLUMNS = ["state", "started_at", "job_completed_at", "job_conclusion", "run_completed_at", "run_conclusion", "run_completed_attempt"] as const;
 
 const OPEN = `state IN ('${OPEN_STATES.join("','")}')`;
 
@@ -107,21 +107,18 @@ export class RunnersTable {
   }
 
   /**
-   * The ids of these records whose rows still hold exactly what they say (every
-   * column equal): for them a fresh read would give the same record. Many
-   * records (a sweep's) are checked in one read of the open rows, by the index,
-   * instead of one statement per row; a few (under 20, as an alarm's usually are) are not checked here
-   * and are read one at a time as before.
+   * Writes `next` over the row only if it is still open and holds the facts
+   * `judged` had (one conditional UPDATE, no read); with `closing`, only if it
+   * is still open. Answers whether the row was written.
    */
-  unchanged(records: readonly RunnerRecord[]): Set<number> {
-    const same = new Set<number>();
-    if (records.length < BATCH_CHECK_FROM) return same;
-    const byId = new Map(records.flatMap((r) => (r.id === undefined ? [] : [[r.id, r] as const])));
-    for (const row of this.sql.all<Row>(`SELECT * FROM runners WHERE ${OPEN}`)) {
-      const record = byId.get(row.id);
-      if (record && values(record).every((v, i) => v === row[COLUMNS[i]!])) same.add(row.id);
-    }
-    return same;
+  update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
+    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => `${c} = ?`).join(", ");
+    const nextValues = values(next).slice(2);
+    const open = `id = ? AND ${OPEN}`;
+    if (opts.closing) return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open}`, ...nextValues, judged.id ?? -1) > 0;
+    const j = values(judged);
+    const factsSame = FACT_COLUMNS.map((c) => `${c} IS ?`).join(" AND ");
+    return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open} AND ${factsSame}`, ...nextValues, judged.id ?? -1, ...FACT_COLUMNS.map((c) => j[COLUMNS.indexOf(c)]!)) > 0;
   }
 
   /** Every open runner (running or finished). */

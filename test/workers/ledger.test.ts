@@ -166,3 +166,23 @@ describe("the GitHub budget", () => {
     expect(await deletes(s)).toHaveLength(3);
   });
 });
+
+describe("a verdict meets the facts it was made on", () => {
+  it("is not written over a row whose facts changed while it was judged; a close still is", async () => {
+    const s = await stack();
+    await s.jobStarted({ runner: "arc-runners-abcde-runner-v1", runId: 1600, jobId: 16000, startedAt: before(NOW, 600) });
+    const written = await runInDurableObject(ledgerOf(s.env), async (_i, state) => {
+      const { Sql } = await import("../../src/ledger/sql.ts");
+      const { RunnersTable } = await import("../../src/ledger/runners-table.ts");
+      const runners = new RunnersTable(new Sql(state.storage.sql));
+      const judged = runners.get("arc-runners-abcde-runner-v1", 16000)!;
+      const verdict = { ...judged, reason: "judged on the old facts", verdictKey: "keep: judged on the old facts" };
+      // A webhook lands meanwhile: the job completed.
+      runners.put({ ...judged, state: "finished", jobCompleted: { at: before(NOW, 10), conclusion: "success" } });
+      const stale = runners.update(verdict, judged, { closing: false });
+      const close = runners.update({ ...verdict, state: "gone" }, { ...judged, state: "finished" }, { closing: true });
+      return { stale, close, after: runners.get("arc-runners-abcde-runner-v1", 16000)!.state };
+    });
+    expect(written).toEqual({ stale: false, close: true, after: "gone" });
+  });
+});
