@@ -6,10 +6,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { clusterFor } from "../cluster/cluster-for.ts";
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
-import { readSettings, type Settings } from "../config/settings.ts";
+import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
-import { createGithub, type Github } from "../github/github-client.ts";
+import { createGithub, type Github, type GithubCache } from "../github/github-client.ts";
 import { logLine } from "../log.ts";
 import { runAlarm } from "../reaper/alarm.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
@@ -21,7 +21,7 @@ import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { LedgerState } from "./ledger-state.ts";
-import { ledgerQueries, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
+import { lastSweepOf, ledgerQueries, type LastSweep, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
 import { migrate } from "./schema.ts";
 import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import { knownInstallations } from "./known-installations.ts";
@@ -47,6 +47,8 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private acting: Promise<unknown> = Promise.resolve();
   /** Agent mode: the in-cluster agent's WebSocket, its view and the orders awaiting reports. */
   private readonly agent: AgentLink;
+  /** A cache: the settings read from the env (and, in tests, the ledger's test settings). */
+  private settingsCache?: { overrides: string; result: SettingsResult };
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
@@ -102,7 +104,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), now);
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
     const report = await sweep({ ledger: state, cluster, github, budget, settings, now, log: logLine });
     state.spendGithubCalls(now, budget.used);
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
@@ -112,22 +114,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     }
     state.counters.add("arc_reaper_sweeps_total");
     const durationMs = Date.now() - started;
-    state.memory.set("last-sweep", {
-      at: new Date(now).toISOString(),
-      durationMs,
-      checked: report.checked,
-      deleted: report.deleted,
-      kept: report.kept,
-      waiting: report.waiting,
-      gone: report.gone,
-      heldBack: report.heldBack,
-      errors: report.errorsByKind,
-      githubCalls: budget.used,
-      rateLimitRemaining: budget.rateLimitRemaining,
-      rateLimitLimit: budget.rateLimitLimit,
-      dryRun: settings.dryRun,
-      paused: report.paused,
-    });
+    state.memory.set("last-sweep", lastSweepOf(report, budget, now, durationMs) satisfies LastSweep);
     await this.rearm(state);
     const cost = this.costSince(before);
     logLine({ msg: "sweep", ...report, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs } satisfies SweepLine);
@@ -143,7 +130,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = result.settings;
     const state = this.state(settings);
     const before = this.cost();
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), now);
+    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
     const report = await runAlarm({ ledger: state, cluster, github, budget, settings, now });
     state.spendGithubCalls(now, budget.used);
     state.counters.add("arc_reaper_alarms_total");
@@ -235,7 +222,8 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async deepHealth(): Promise<DeepHealth> {
     const settings = this.settings();
     const state = this.state(settings);
-    const { cluster, github } = this.edges(settings, state, new Map());
+    // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
+    const { cluster, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
     const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusterClient: cluster, github, installations: knownInstallations(this.sql) });
     logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
     return health;
@@ -264,9 +252,14 @@ export class Ledger extends DurableObject<WorkerEnv> {
     if (current !== next) await this.ctx.storage.setAlarm(next);
   }
 
-  private settingsResult() {
-    const overrides = this.env[TEST_HOOKS] === "on" ? this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = 'test-settings'") : undefined;
-    return readSettings({ ...this.env, ...(overrides ? (JSON.parse(overrides.value) as Record<string, string>) : {}) });
+  /** Read and validated once per instance (its env never changes), not once per delivery. */
+  private settingsResult(): SettingsResult {
+    const overrides = this.env[TEST_HOOKS] === "on" ? (this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = 'test-settings'")?.value ?? "") : "";
+    if (this.settingsCache?.overrides !== overrides) {
+      const vars = overrides ? (JSON.parse(overrides) as Record<string, string>) : {};
+      this.settingsCache = { overrides, result: readSettings({ ...this.env, ...vars }) };
+    }
+    return this.settingsCache.result;
   }
 
   private settings(): Settings {
@@ -279,10 +272,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return new LedgerState(this.sql, { policy: policyOf(settings), historyDays: settings.historyDays, maxDeletionsPerMinute: settings.maxDeletionsPerSweep, log: logLine });
   }
 
-  /** The clients of one invocation. With `now`, its GitHub budget is what the minute's earlier sweeps and alarms left. */
-  private edges(settings: Settings, state: LedgerState, tokens = tokenCacheFor(settings), now?: number): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
+  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
-    const budget = newCallBudget(now === undefined ? settings.maxGithubCallsPerSweep : state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
+    const budget = newCallBudget(githubCalls);
     const cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
     let github: Github | Error;
     try {

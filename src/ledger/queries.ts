@@ -1,6 +1,8 @@
 // What the admin views and /metrics read: a page of runners (filtered and paged
 // in the store), one runner's story, and a snapshot of counts and counters that
 // reads the open rows' index and the counters, never the closed history.
+import type { CallBudget } from "../github/call-budget.ts";
+import type { SweepReport } from "../reaper/sweep.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -42,21 +44,16 @@ export interface RunnerPage {
   nextCursor: string | null;
 }
 
-export interface LastSweep {
-  at: string;
-  durationMs: number;
-  checked: number;
-  deleted: number;
-  kept: number;
-  waiting: number;
-  gone: number;
-  heldBack: number;
-  errors: Record<string, number>;
-  githubCalls: number;
-  rateLimitRemaining: number | null;
-  rateLimitLimit: number | null;
-  dryRun: boolean;
-  paused: boolean;
+/** The last sweep's figures, for /metrics and the admin page: its report's counts, its time and what GitHub said. */
+export type LastSweep = Pick<SweepReport, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
+  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number> };
+
+export function lastSweepOf(report: SweepReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
+  const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
+  return {
+    at: new Date(now).toISOString(), durationMs, checked, deleted, kept, waiting, gone, heldBack, errors: report.errorsByKind,
+    githubCalls, rateLimitRemaining: budget.rateLimitRemaining, rateLimitLimit: budget.rateLimitLimit, dryRun, paused,
+  };
 }
 
 export interface LedgerSnapshot {
