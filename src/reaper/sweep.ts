@@ -10,7 +10,7 @@ import type { Github } from "../github/github-client.ts";
 import type { RunnerRecord } from "../ledger/runner-record.ts";
 import type { UnseenRunner } from "../ledger/unseen-table.ts";
 import { judge, type ClusterRunner, type ClusterView, type Policy, type Verdict } from "./judge.ts";
-import { judgeAndAct, type Case } from "./judge-and-act.ts";
+import { judgeAndAct, type Case, type ErrorKind } from "./judge-and-act.ts";
 import type { Caller, LedgerPort } from "./ledger-port.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
 
@@ -51,10 +51,9 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const { settings, now, ledger } = deps;
   const policy = policyOf(settings);
   const { byName, listErrors } = await listCluster(deps.cluster, settings.namespaces);
-  const cases = sweepCases(ledger.openRunners(), ledger.unseen(), byName, listErrors, now, policy);
   // Through the agent, a view that could not be had is the agent's error, not the API server's.
   const clusterKind = deps.cluster.errorKind ?? "cluster";
-  for (const c of cases) if (c.errorKind === "cluster") c.errorKind = clusterKind;
+  const cases = sweepCases(ledger.openRunners(), ledger.unseen(), byName, listErrors, now, policy, clusterKind);
   if (listErrors.length === 0) {
     const busy = new Set([...byName.values()].flat().filter((r) => r.workflowRunId !== undefined).map((r) => `${r.name}#${r.uid}`));
     ledger.forgetUnseen((u) => busy.has(`${u.name}#${u.uid}`));
@@ -65,12 +64,9 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const deleted = await judgeActAndRecord(cases, deps, "sweep");
 
   const count = (v: Verdict["verdict"]) => cases.filter((c) => c.verdict.verdict === v && !c.reaped).length;
-  const errorsByKind: Record<string, number> = {
-    cluster: (clusterKind === "cluster" ? listErrors.length : 0) + cases.filter((c) => c.verdict.error && c.errorKind === "cluster").length,
-    github: cases.filter((c) => c.verdict.error && c.errorKind === "github").length,
-    redelivery: "error" in redelivery ? 1 : redelivery.failed.length,
-  };
-  if (clusterKind === "agent") errorsByKind.agent = listErrors.length + cases.filter((c) => c.verdict.error && c.errorKind === "agent").length;
+  const errorsByKind: Record<string, number> = { cluster: 0, github: 0, redelivery: "error" in redelivery ? 1 : redelivery.failed.length };
+  errorsByKind[clusterKind] = listErrors.length;
+  for (const c of cases) if (c.verdict.error) errorsByKind[c.errorKind ?? "github"] = (errorsByKind[c.errorKind ?? "github"] ?? 0) + 1;
   const errors = Object.values(errorsByKind).reduce((a, b) => a + b, 0);
   return {
     checked: cases.length,
@@ -115,6 +111,7 @@ export function sweepCases(
   listErrors: string[],
   now: number,
   policy: Policy,
+  clusterErrorKind: ErrorKind = "cluster",
 ): Case[] {
   const viewOf = (name: string): ClusterView => {
     const found = byName.get(name) ?? [];
@@ -128,7 +125,7 @@ export function sweepCases(
   for (const record of open) {
     const cluster = viewOf(record.runner);
     const verdict = judge({ tracked: record, cluster, now, policy });
-    cases.push({ name: record.runner, record, cluster, verdict, errorKind: cluster.kind === "unknown" ? "cluster" : undefined });
+    cases.push({ name: record.runner, record, cluster, verdict, errorKind: cluster.kind === "unknown" ? clusterErrorKind : undefined });
     // A replaced runner's facts close as gone; the object of that name is judged on its own below.
     if (!(verdict.verdict === "gone" && cluster.kind === "found")) accounted.add(record.runner);
   }
