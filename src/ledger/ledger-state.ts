@@ -133,13 +133,12 @@ export class LedgerState implements LedgerPort {
 
   private applyToUnseen(c: Case, unseen: UnseenRunner, now: number): boolean {
     const settling = now - unseen.firstSeen < RECONCILE_SETTLE_MS;
-    const dueAt = settling
-      ? unseen.firstSeen + RECONCILE_SETTLE_MS
-      : c.asked || c.verdict.reason.includes("GitHub lists no job") || c.verdict.reason.includes("cannot ask GitHub")
-        ? now + UNSEEN_RETRY_MS
-        : (unseen.dueAt ?? now) > now
-          ? unseen.dueAt
-          : now + HELD_BACK_RETRY_MS;
+    // GitHub answered but could not place it: back off. Not asked (budget) or an error: the next minute.
+    let dueAt: number | null;
+    if (settling) dueAt = unseen.firstSeen + RECONCILE_SETTLE_MS;
+    else if (c.asked && !c.verdict.error) dueAt = now + UNSEEN_RETRY_MS;
+    else if (!c.deferred && !c.verdict.error && unseen.dueAt !== null && unseen.dueAt > now) dueAt = unseen.dueAt;
+    else dueAt = now + HELD_BACK_RETRY_MS;
     const fresh = unseen.reason === "";
     if (fresh || unseen.reason !== c.verdict.reason || unseen.dueAt !== dueAt) this.unseenRunners.put({ ...unseen, reason: c.verdict.reason, dueAt });
     return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(c.verdict) || c.verdict.error === true;

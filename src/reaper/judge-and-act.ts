@@ -112,6 +112,7 @@ async function askAboutJob(c: Case, record: RunnerRecord, github: Github, deps: 
 /** A busy runner no webhook told us about: what GitHub says of its run becomes facts, then it is judged like any other. */
 async function learnAboutRunner(c: Case, runner: ClusterRunner, github: Github, deps: ActDeps): Promise<void> {
   const learned = await learnFromGithub(github, runner);
+  c.asked = true;
   if (learned.kind === "unknown") {
     c.verdict = { verdict: "keep", reason: learned.why };
     return;
@@ -122,7 +123,6 @@ async function learnAboutRunner(c: Case, runner: ClusterRunner, github: Github, 
     return;
   }
   c.record = record;
-  c.asked = true;
   c.verdict = judge({ tracked: record, cluster: c.cluster, now: deps.now, policy: deps.policy });
   // Learned from GitHub just now: an over-the-bound job was confirmed running by this very read.
   if (c.verdict.askGithub && learned.job) {
