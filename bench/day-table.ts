@@ -1,6 +1,6 @@
 // Table 3: one synthetic day replayed through arc-reaper and through a
 // polling reaper. A simulation in Node: decisions by the real judge, I/O modelled.
-import type { Policy } from "../src/reaper/judge.ts";
+import type { Policy } from "../src/model/policy.ts";
 import { runArcReaper } from "./day/arc-reaper-model.ts";
 import { GITHUB_REQUESTS_PER_HOUR } from "./day/hourly-limit.ts";
 import type { ReaperOutcome } from "./day/outcome.ts";

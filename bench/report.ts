@@ -239,7 +239,7 @@ of the due time. ${load("day")}
 
 **The day** is a simulation in Node (bench/day/), not a measurement: both reapers replay
 the same trace, and every decision is made by arc-reaper's real code
-(src/reaper/judge.ts, src/reaper/tracked-runners.ts, src/ledger/due-at.ts, which are
+(src/reaper/judge.ts, bench/day/fold-facts.ts, src/reaper/schedule-facts.ts, which are
 pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_POLICY.maxJobSeconds)} s). What is modelled:
 
 - **The day** (seed ${DEFAULT_DAY.seed}): ${int(DEFAULT_DAY.jobs)} jobs in runs of 1 to 8 jobs arriving over 24 h with an office-hours
@@ -254,7 +254,7 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
 - **arc-reaper** (bench/day/arc-reaper-model.ts), following src/ledger/ and src/reaper/:
   webhooks arrive ${a.webhookLatencyMs / 1000} s after GitHub sends them and are recorded at once (the ledger is
   strongly consistent); ${pct(a.lossRate)} fail (no 2xx) and show as failed deliveries ${a.failedListedAfterMs / 1000} s later.
-  **The alarm**: each open runner is due when its facts say (\`dueFromFacts\`: the grace
+  **The alarm**: each open runner is due when its facts say (\`scheduleFromFacts\`: the grace
   end of a completion or of its run's, else the bound); the alarm judges it at its due
   time plus a latency drawn from the ${samples.length} measured samples above, and deletes at once
   (a cluster GET and DELETE, no GitHub call). **The sweep**, every ${a.sweepEveryMs / 1000} s, is the net: it

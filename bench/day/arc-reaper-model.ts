@@ -1,10 +1,10 @@
 // A model of arc-reaper on the synthetic day. Decisions come from the real
-// code (src/reaper/judge.ts, tracked-runners.ts and src/ledger/due-at.ts, which
+// code (src/reaper/judge.ts, bench/day/fold-facts.ts and src/reaper/schedule-facts.ts, which
 // are pure); the I/O around them follows src/ledger/ and src/reaper/ and is modelled:
 // - webhooks reach POST /webhook WEBHOOK_LATENCY_MS after GitHub sends them;
 //   LOSS_RATE of them fail (no 2xx), and GitHub lists them as failed deliveries;
 // - the ledger is strongly consistent: a recorded fact is seen at once;
-// - the alarm: each open runner is due when its facts say (dueFromFacts: the
+// - the alarm: each open runner is due when its facts say (scheduleFromFacts: the
 //   grace end of a completion, else the bound); the alarm fires at the due time
 //   plus a latency drawn from the samples measured under wrangler dev
 //   (bench/alarm-latency.ts), judges it with the real judge and deletes at once
@@ -17,10 +17,12 @@
 //   minutes (run, then the run's jobs); delete at most 50;
 // - installation tokens are minted once and cached for an hour (refreshed 5
 //   minutes early); the installation id comes with the webhook payload.
-import { dueFromFacts } from "../../src/ledger/due-at.ts";
-import { judge, type GithubWord, type Policy } from "../../src/reaper/judge.ts";
-import { trackedRunners, type TrackedRunner } from "../../src/reaper/tracked-runners.ts";
-import type { Fact, JobCompleted, JobStarted, RunCompleted } from "../../src/store/facts.ts";
+import { scheduleFromFacts } from "../../src/reaper/schedule-facts.ts";
+import { judge } from "../../src/reaper/judge.ts";
+import type { Policy } from "../../src/model/policy.ts";
+import type { GithubWord } from "../../src/model/verdict.ts";
+import { trackedRunners, type TrackedRunner } from "./fold-facts.ts";
+import type { Fact, JobCompleted, JobStarted, RunCompleted } from "../../src/model/facts.ts";
 import { GithubCalls } from "./hourly-limit.ts";
 import type { ReaperOutcome } from "./outcome.ts";
 import { seededRng } from "./prng.ts";
@@ -90,7 +92,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const schedule = (index: number, at: number) => {
     const t0 = tracked(trace.jobs[index]!, at);
     if (!t0) return;
-    const due = dueFromFacts({ ...t0, state: "running", reason: "", dueAt: null, story: [] }, policy);
+    const due = scheduleFromFacts(t0, at, policy).dueAt;
     if (due === null) return;
     alarms.set(index, Math.max(at, due - trace.epoch) + latency());
   };

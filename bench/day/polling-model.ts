@@ -5,9 +5,11 @@
 // over. It decides with the same judge and policy as arc-reaper (so the
 // difference is only in what each knows, and when). When the installation's
 // 5,000 requests of the hour are spent, the rest of the poll is skipped.
-import { judge, type GithubWord, type Policy } from "../../src/reaper/judge.ts";
-import { trackedRunners } from "../../src/reaper/tracked-runners.ts";
-import type { Fact } from "../../src/store/facts.ts";
+import { judge } from "../../src/reaper/judge.ts";
+import type { Policy } from "../../src/model/policy.ts";
+import type { GithubWord } from "../../src/model/verdict.ts";
+import { trackedRunners } from "./fold-facts.ts";
+import type { Fact } from "../../src/model/facts.ts";
 import { GithubCalls } from "./hourly-limit.ts";
 import type { ReaperOutcome } from "./outcome.ts";
 import { SimCluster } from "./sim-cluster.ts";

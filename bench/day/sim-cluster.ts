@@ -1,7 +1,7 @@
 // The cluster as both reaper models see it: a runner is busy (its
 // status.workflowRunId set by ARC's listener) from its job's start until ARC
 // removes it (a runner that exited normally) or a reaper deletes it (a stuck one).
-import type { ClusterRunner } from "../../src/reaper/judge.ts";
+import type { ClusterRunner } from "../../src/model/runner.ts";
 import type { Trace, TraceJob } from "./trace.ts";
 
 export class SimCluster {

@@ -6,7 +6,8 @@
 // so nothing is judged gone and nothing is deleted: every call is an error of
 // kind "agent".
 import type { DeleteOrder, OrderOutcome } from "./agent-protocol.ts";
-import type { ClusterRunner } from "../reaper/judge.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import { VIEW_FRESH_MARGIN_MS } from "../model/policy.ts";
 import { ClusterError, type Cluster, type DeleteOutcome } from "./ephemeral-runners.ts";
 
 /** What the ledger's agent link offers the cluster (src/ledger/agent-link.ts). */
@@ -14,6 +15,10 @@ export interface AgentPort {
   /** Why the agent's view of this namespace cannot be used now; undefined when it can. */
   unavailable(namespace: string): string | undefined;
   runners(namespace: string): ClusterRunner[];
+  /** When the view's last complete snapshot arrived (ms), or 0. */
+  completeAt(): number;
+  /** When the watch last said an object of this name left the namespace (ms), or 0. */
+  removedAt(namespace: string, name: string): number;
   runner(namespace: string, name: string): ClusterRunner | undefined;
   /** Sends the order and resolves with the agent's report, or undefined when none came in time. */
   order(order: Omit<DeleteOrder, "type" | "id">): Promise<{ outcome: OrderOutcome; why: string } | undefined>;
@@ -34,6 +39,10 @@ export function agentCluster(agent: AgentPort): Cluster {
         return Promise.reject(e);
       }
     },
+    // The view is whole as of its last snapshot, less a margin: the list that fed it was taken
+    // before it arrived, and runners created meanwhile reach the view by the watch, later.
+    // A remove event is the watch's own word that the object left.
+    viewAsOf: (namespace, name) => Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name)),
     readRunner(namespace, name) {
       try {
         check(namespace);

@@ -4,7 +4,7 @@
 // (runner-answers.ts, http-answer.ts): a redirect, HTML or `{}` is an error,
 // never an empty list or a deletion.
 import { createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
-import type { ClusterRunner } from "../reaper/judge.ts";
+import type { ClusterRunner } from "../model/runner.ts";
 import { fetchHttpLibrary } from "./fetch-http-library.ts";
 import { checkDeleteAnswer, describe, isNotFound, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
 
@@ -32,6 +32,11 @@ export interface Cluster {
   listRunners(namespace: string): Promise<ClusterRunner[]>;
   /** One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise. */
   readRunner(namespace: string, name: string): Promise<ClusterRunner | undefined>;
+  /**
+   * For a view that is not a read of the API server (the agent's): the absence of
+   * `name` in it is certain as of this time (ms). Absent: every answer is a fresh read, as of when it was sent.
+   */
+  viewAsOf?(namespace: string, name: string): number;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
 }

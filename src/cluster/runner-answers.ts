@@ -5,7 +5,7 @@
 // Anything else throws UnacceptableAnswer, which keeps every runner of the
 // namespace rather than reading a proxy's answer as the cluster's.
 import { ApiException } from "@kubernetes/client-node";
-import type { ClusterRunner } from "../reaper/judge.ts";
+import type { ClusterRunner } from "../model/runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
 
 type Obj = Record<string, unknown>;

@@ -1,6 +1,6 @@
 // Turns a verified GitHub webhook into the facts it teaches. Pure: the caller
 // verified the signature and parsed the JSON; this checks the shape.
-import type { Fact } from "../store/facts.ts";
+import type { Fact } from "../model/facts.ts";
 
 export type WebhookOutcome =
   | { kind: "facts"; facts: Fact[]; summary: string }

@@ -8,7 +8,7 @@
 import { CLOSE_REPLACED, type AgentMessage, type DeleteOrder, type OrderOutcome } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
-import type { ClusterRunner } from "../reaper/judge.ts";
+import type { ClusterRunner } from "../model/runner.ts";
 import { AgentViewTable } from "./agent-view-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import type { Sql } from "./sql.ts";
@@ -127,7 +127,7 @@ export class AgentLink implements AgentPort {
         if (at.completeAt !== undefined) this.view.upsert(message.runner);
         return;
       case "remove":
-        if (at.completeAt !== undefined) this.view.remove(message.namespace, message.name, message.uid);
+        if (at.completeAt !== undefined) this.view.remove(message.namespace, message.name, message.uid, Date.now());
         return;
       case "report":
         this.report(socket, message);
@@ -162,6 +162,15 @@ export class AgentLink implements AgentPort {
 
   runners(namespace: string): ClusterRunner[] {
     return this.view.list(namespace);
+  }
+
+  completeAt(): number {
+    const socket = this.current();
+    return (socket && attachment(socket).completeAt) ?? 0;
+  }
+
+  removedAt(namespace: string, name: string): number {
+    return this.view.removedAt(namespace, name);
   }
 
   runner(namespace: string, name: string): ClusterRunner | undefined {

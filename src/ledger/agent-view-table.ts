@@ -3,7 +3,7 @@
 // agent_snapshot and replace the view only when the last part is in, so a
 // partial view never reads as runners gone; upserts and removes keep it current.
 import type { AgentRunner } from "../cluster/agent-protocol.ts";
-import type { ClusterRunner } from "../reaper/judge.ts";
+import type { ClusterRunner } from "../model/runner.ts";
 import type { Sql, SqlValue } from "./sql.ts";
 
 interface ViewRow {
@@ -59,6 +59,7 @@ export class AgentViewTable {
   /** The last part is in: the gathered snapshot becomes the whole view. */
   finishSnapshot(): number {
     this.sql.run("DELETE FROM agent_view");
+    this.pruneRemoved(Date.now() - 86_400_000);
     const n = this.sql.run(`INSERT INTO agent_view (${COLUMNS}) SELECT ${COLUMNS} FROM agent_snapshot`);
     this.sql.run("DELETE FROM agent_snapshot");
     return n;
@@ -68,9 +69,23 @@ export class AgentViewTable {
     this.sql.run(`INSERT OR REPLACE INTO agent_view (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, ...values(r));
   }
 
-  /** Removes the runner only if it is still the object of that uid (a name can come back). */
-  remove(namespace: string, name: string, uid: string): void {
+  /**
+   * Removes the runner only if it is still the object of that uid (a name can come back),
+   * and remembers that the watch saw it leave: positive evidence of its absence.
+   */
+  remove(namespace: string, name: string, uid: string, at: number): void {
     this.sql.run("DELETE FROM agent_view WHERE namespace = ? AND name = ? AND uid = ?", namespace, name, uid);
+    this.sql.run("INSERT OR REPLACE INTO agent_removed (namespace, name, uid, removed_at) VALUES (?, ?, ?, ?)", namespace, name, uid, at);
+  }
+
+  /** When the watch last saw an object of this name leave (ms), or 0. */
+  removedAt(namespace: string, name: string): number {
+    return Number(this.sql.first<{ at: number | null }>("SELECT MAX(removed_at) AS at FROM agent_removed WHERE namespace = ? AND name = ?", namespace, name)?.at ?? 0);
+  }
+
+  /** Removals older than `before` are forgotten (a complete snapshot since then says as much). */
+  pruneRemoved(before: number): void {
+    this.sql.run("DELETE FROM agent_removed WHERE removed_at < ?", before);
   }
 
   list(namespace: string): ClusterRunner[] {

@@ -1,28 +1,30 @@
 // The ledger's tables behind the LedgerPort the reaper uses: recording facts,
-// keeping verdicts and due times, closing runners, the unseen runners, the
-// deletion window, the deliveries mark and the pause switch.
-import type { Case } from "../reaper/judge-and-act.ts";
+// storing what reconcile answered (verdicts, due times, holds, closes, unseen
+// rows), the deletion window, the deliveries mark and the pause switch. It
+// stores; it decides nothing (decisions come in as reconcile's results, and the
+// facts' schedule as a function).
+import type { Fact } from "../model/facts.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import { verdictKey, type HeldFor } from "../model/verdict.ts";
+import { SlidingWindow } from "../model/window.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
-import { notTheJobsRunner, type ClusterRunner, type Policy } from "../reaper/judge.ts";
-import type { Applied, Caller, LedgerPort } from "../reaper/ledger-port.ts";
+import type { LedgerPort, Stored } from "../reaper/ports.ts";
+import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
-import { RECONCILE_SETTLE_MS, UNSEEN_RETRY_MS } from "../reaper/sweep.ts";
-import type { Fact } from "../store/facts.ts";
 import { CountersTable } from "./counters-table.ts";
-import { dueOfVerdict, verdictKey } from "./due-at.ts";
 import { MemoryTable } from "./memory-table.ts";
-import { recordFacts } from "./record-facts.ts";
+import { recordFacts, type ScheduleFacts } from "./record-facts.ts";
 import { RedeliveriesTable } from "./redeliveries-table.ts";
 import { withStory, type RunnerRecord } from "./runner-record.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
 
-/** A condemned runner held back by the cap is due again in the next minute's window. */
-const HELD_BACK_RETRY_MS = 60_000;
+const DELETIONS_KEY = "deletions-times";
+const GITHUB_KEY = "github-times";
 
 export interface LedgerOptions {
-  policy: Policy;
+  schedule: ScheduleFacts;
   historyDays: number;
   maxDeletionsPerMinute: number;
   log: (line: DecisionLine) => void;
@@ -47,9 +49,10 @@ export class LedgerState implements LedgerPort {
     this.redeliveries = new RedeliveriesTable(sql);
   }
 
-  /** Facts from a webhook or GitHub's REST API; answers the rows they changed. */
+  /** Facts from a webhook or GitHub's REST API; answers the rows they changed. A job fact ends any unseen row of its runner. */
   record(facts: readonly Fact[], now: number): RunnerRecord[] {
-    return recordFacts(this.sql, this.runners, facts, now, this.opts.policy).changed;
+    for (const f of facts) if (f.type !== "run-completed") this.unseenRunners.removeName(f.runner);
+    return recordFacts(this.sql, this.runners, facts, now, this.opts.schedule, Date.now()).changed;
   }
 
   openRunners(): RunnerRecord[] {
@@ -68,7 +71,7 @@ export class LedgerState implements LedgerPort {
     return this.unseenRunners.due(now, limit);
   }
 
-  learn(facts: Fact[], now: number, runner?: ClusterRunner): RunnerRecord | undefined {
+  learn(facts: Fact[], runner?: ClusterRunner, now = Date.now()): RunnerRecord | undefined {
     const job = facts.find((f) => f.type === "job-started" || f.type === "job-completed");
     if (!job || (job.type !== "job-started" && job.type !== "job-completed")) return undefined;
     const existing = this.runners.get(job.runner, job.jobId);
@@ -81,101 +84,84 @@ export class LedgerState implements LedgerPort {
     return this.runners.get(job.runner, job.jobId);
   }
 
-  apply(cases: Case[], by: Caller, now: number): Applied {
+  store(results: readonly Result[], by: Caller, now: number): Stored {
     let logged = 0;
-    for (const c of cases) {
-      const line = c.record ? this.applyToRecord(c, c.record, by, now) : c.unseen ? this.applyToUnseen(c, c.unseen, now) : false;
-      if (c.record && c.unseen) this.unseenRunners.remove(c.unseen.name, c.unseen.uid);
-      if (c.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: c.errorKind ?? "github" });
-      if (c.heldBack) this.counters.add("arc_reaper_deletions_held_back_total");
+    for (const r of results) {
+      const line = r.record ? this.storeRecord(r, r.record, by, now) : r.unseen ? this.storeUnseen(r, r.unseen) : false;
+      if (r.record && r.unseen) this.unseenRunners.remove(r.unseen.name, r.unseen.uid);
+      if (r.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: r.errorKind ?? "github" });
+      if (r.heldFor === "cap") this.counters.add("arc_reaper_deletions_held_back_total");
       if (line) {
         logged++;
-        this.opts.log(decisionLine(c, by));
+        this.opts.log(decisionLine(r, by));
       }
     }
     return { logged };
   }
 
-  private applyToRecord(c: Case, record: RunnerRecord, by: Caller, now: number): boolean {
-    const key = verdictKey(c.verdict);
-    const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
-    // The object seen busy on the job's run is the job's runner: only its uid may be deleted for this job.
-    const identity: Pick<RunnerRecord, "uid" | "namespace"> = { uid: record.uid, namespace: record.namespace };
-    if (runner && runner.workflowRunId === record.runId && !notTheJobsRunner(record, runner)) {
-      identity.uid ??= runner.uid;
-      identity.namespace ??= runner.namespace;
-    }
+  private storeRecord(r: Result, record: RunnerRecord, by: Caller, now: number): boolean {
+    const key = verdictKey(r.verdict);
+    const identity = { uid: record.uid ?? r.identity?.uid, namespace: record.namespace ?? r.identity?.namespace, cluster: record.cluster ?? r.identity?.cluster };
     let next: RunnerRecord;
-    if (c.reaped || c.verdict.verdict === "gone") {
-      const state = c.reaped ? "reaped" : "gone";
+    if (r.close) {
       next = withStory(
-        { ...record, ...identity, state, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, cause: c.reaped ? c.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000 },
-        { at: new Date(now).toISOString(), what: `${state}: ${c.verdict.reason}`, source: by },
+        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000, heldFor: undefined },
+        { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
       );
-      this.counters.add("arc_reaper_closed_runners", { state });
-      if (c.reaped) this.counters.add("arc_reaper_deletions_total", { cause: c.verdict.cause ?? "unknown" });
+      this.counters.add("arc_reaper_closed_runners", { state: r.close });
+      if (r.close === "reaped") this.counters.add("arc_reaper_deletions_total", { cause: r.verdict.cause ?? "unknown" });
     } else {
-      next = { ...record, ...identity, verdict: c.verdict.verdict, reason: c.verdict.reason, verdictKey: key, dueAt: c.heldBack || c.deferred ? now + HELD_BACK_RETRY_MS : dueOfVerdict(c.verdict, now) };
-      if (c.asked) next.checkedAt = now;
+      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: r.dueAt, heldFor: r.heldFor };
+      if (r.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;
-        next = withStory(next, { at: new Date(now).toISOString(), what: `${c.verdict.verdict}: ${c.verdict.reason}`, source: by });
+        next = withStory(next, { at: new Date(now).toISOString(), what: `${r.verdict.verdict}: ${r.verdict.reason}`, source: by });
       }
     }
     const changed =
-      key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid ||
-      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt;
+      key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid || next.cluster !== record.cluster ||
+      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor;
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
-    return key !== record.verdictKey || c.reaped === true || c.verdict.error === true;
+    return key !== record.verdictKey || r.close === "reaped" || r.verdict.error === true;
   }
 
-  private applyToUnseen(c: Case, unseen: UnseenRunner, now: number): boolean {
-    const settling = now - unseen.firstSeen < RECONCILE_SETTLE_MS;
-    // GitHub answered but could not place it: back off. Not asked (budget) or an error: the next minute.
-    let dueAt: number | null;
-    if (settling) dueAt = unseen.firstSeen + RECONCILE_SETTLE_MS;
-    else if (c.asked && !c.verdict.error) dueAt = now + UNSEEN_RETRY_MS;
-    else if (!c.deferred && !c.verdict.error && unseen.dueAt !== null && unseen.dueAt > now) dueAt = unseen.dueAt;
-    else dueAt = now + HELD_BACK_RETRY_MS;
+  private storeUnseen(r: Result, unseen: UnseenRunner): boolean {
+    if (r.close) {
+      this.unseenRunners.remove(unseen.name, unseen.uid);
+      return unseen.reason !== "";
+    }
     const fresh = unseen.reason === "";
-    if (fresh || unseen.reason !== c.verdict.reason || unseen.dueAt !== dueAt) this.unseenRunners.put({ ...unseen, reason: c.verdict.reason, dueAt });
-    return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(c.verdict) || c.verdict.error === true;
+    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: r.dueAt, heldFor: r.heldFor };
+    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor) this.unseenRunners.put(next);
+    return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
   }
 
-  forgetUnseen(keep: (u: UnseenRunner) => boolean): void {
-    for (const u of this.unseenRunners.all()) if (!keep(u)) this.unseenRunners.remove(u.name, u.uid);
+  deletions(now: number): SlidingWindow {
+    return new SlidingWindow(this.memory.get<number[]>(DELETIONS_KEY) ?? [], this.opts.maxDeletionsPerMinute, now);
   }
 
-  deletionsLeft(now: number): number {
-    const window = this.memory.get<{ minute: number; count: number }>("deletions-window");
-    const used = window && window.minute === Math.floor(now / 60_000) ? window.count : 0;
-    return Math.max(0, this.opts.maxDeletionsPerMinute - used);
+  saveDeletions(window: SlidingWindow): void {
+    const times = window.toJSON();
+    if (JSON.stringify(times) !== JSON.stringify(this.memory.get<number[]>(DELETIONS_KEY) ?? [])) this.memory.set(DELETIONS_KEY, times);
   }
 
-  spendDeletions(now: number, n: number): void {
+  /** GitHub calls of the last 60 s: the alarm and the sweep share REAPER_MAX_GITHUB_CALLS_PER_SWEEP in any 60 s. */
+  githubTimes(now: number, limit: number): number[] {
+    return new SlidingWindow(this.memory.get<number[]>(GITHUB_KEY) ?? [], limit, now).toJSON();
+  }
+
+  spendGithubCalls(now: number, n: number, limit: number): void {
     if (n === 0) return;
-    const minute = Math.floor(now / 60_000);
-    const window = this.memory.get<{ minute: number; count: number }>("deletions-window");
-    this.memory.set("deletions-window", { minute, count: (window?.minute === minute ? window.count : 0) + n });
+    const window = new SlidingWindow(this.memory.get<number[]>(GITHUB_KEY) ?? [], limit, now);
+    window.take(now, n);
+    this.memory.set(GITHUB_KEY, window.toJSON());
   }
 
-  /**
-   * GitHub calls left in this minute's window: the alarm and the sweep share
-   * REAPER_MAX_GITHUB_CALLS_PER_SWEEP a minute, so many alarms in one minute
-   * cannot each spend a whole budget.
-   */
-  githubCallsLeft(now: number, limit: number): number {
-    const window = this.memory.get<{ minute: number; count: number }>("github-window");
-    return Math.max(0, limit - (window && window.minute === Math.floor(now / 60_000) ? window.count : 0));
-  }
-
-  spendGithubCalls(now: number, n: number): void {
-    if (n === 0) return;
-    const minute = Math.floor(now / 60_000);
-    const window = this.memory.get<{ minute: number; count: number }>("github-window");
-    this.memory.set("github-window", { minute, count: (window?.minute === minute ? window.count : 0) + n });
+  /** Lifts a hold (resume, the agent's return): the rows it held are due now; answers how many. */
+  release(hold: HeldFor, now: number): number {
+    return this.runners.release(hold, now) + this.unseenRunners.release(hold, now);
   }
 
   paused(): boolean {
@@ -210,19 +196,21 @@ export class LedgerState implements LedgerPort {
   }
 }
 
-function decisionLine(c: Case, by: Caller): DecisionLine {
-  const runner = c.cluster.kind === "found" ? c.cluster.runner : undefined;
+function decisionLine(r: Result, by: Caller): DecisionLine {
+  const runner = r.view.kind === "found" ? r.view.runner : undefined;
   const line: DecisionLine = {
     msg: "decision",
     by,
-    runner: c.name,
-    namespace: runner?.namespace ?? c.record?.namespace ?? null,
-    repository: c.record?.repo ?? runner?.jobRepositoryName ?? null,
-    run: c.record?.runId ?? runner?.workflowRunId ?? null,
-    job: c.record?.jobId ?? null,
-    verdict: c.reaped ? "deleted" : c.verdict.verdict,
-    reason: c.verdict.reason,
+    runner: r.name,
+    namespace: runner?.namespace ?? r.record?.namespace ?? null,
+    repository: r.record?.repo ?? runner?.jobRepositoryName ?? null,
+    run: r.record?.runId ?? runner?.workflowRunId ?? null,
+    job: r.record?.jobId ?? null,
+    verdict: r.close === "reaped" ? "deleted" : r.verdict.verdict,
+    reason: r.verdict.reason,
   };
-  if (c.verdict.error) line.error = c.errorKind ?? "github";
+  if (runner?.cluster && runner.cluster !== "default") line.cluster = runner.cluster;
+  if (r.verdict.error) line.error = r.errorKind ?? "github";
+  if (r.heldFor) line.heldFor = r.heldFor;
   return line;
 }

@@ -13,10 +13,12 @@ import { createGithub, type Github, type GithubCache } from "../github/github-cl
 import { logLine } from "../log.ts";
 import { runAlarm } from "../reaper/alarm.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
-import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
-import type { Fact } from "../store/facts.ts";
+import type { Watched } from "../reaper/look.ts";
+import { policyOf } from "../reaper/reconcile-all.ts";
+import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
+import { sweep, type SweepReport } from "../reaper/sweep.ts";
+import type { Fact } from "../model/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
-import { wakeAgentErrors } from "./agent-wake.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -104,9 +106,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
-    const report = await sweep({ ledger: state, cluster, github, budget, settings, now, log: logLine });
-    state.spendGithubCalls(now, budget.used);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const report = await sweep({ ledger: state, watched, github, budget, githubTimes, settings, now });
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
       state.prune(now);
@@ -130,13 +133,18 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = result.settings;
     const state = this.state(settings);
     const before = this.cost();
-    const { cluster, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), state.githubCallsLeft(now, settings.maxGithubCallsPerSweep));
-    const report = await runAlarm({ ledger: state, cluster, github, budget, settings, now });
-    state.spendGithubCalls(now, budget.used);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const report = await runAlarm({ ledger: state, watched, github, budget, githubTimes, settings, now });
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
     state.counters.add("arc_reaper_alarms_total");
     await this.rearm(state);
     const cost = this.costSince(before);
-    if (report.judged > 0) logLine({ msg: "alarm", ...report, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
+    const judged = report.results.length;
+    if (judged > 0) {
+      const errors = report.results.filter((r) => r.verdict.error).length;
+      logLine({ msg: "alarm", judged, deleted: report.deleted, errors, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
+    }
   }
 
   /** GET /agent, forwarded by the Worker once it checked AGENT_TOKEN: accepted with the Hibernation API. */
@@ -156,10 +164,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
     this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
   }
 
-  /** The agent's view is whole again: what was kept for want of it is judged now, by the alarm. */
+  /** The agent's view is whole again: what was held for want of it is judged now, by the alarm. */
   private async wakeAfterAgent(): Promise<void> {
     try {
-      if (wakeAgentErrors(this.sql, Date.now()) > 0) await this.rearm(this.state(this.settings()));
+      const state = this.state(this.settings());
+      if (state.release("agent", Date.now()) > 0) await this.rearm(state);
     } catch (e) {
       logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
     }
@@ -211,11 +220,16 @@ export class Ledger extends DurableObject<WorkerEnv> {
 
   /** POST /admin/resume: the runners the pause kept are due now, and the alarm is set for them. */
   async resume(by: PausedBy): Promise<{ wasPaused: boolean; madeDue: number }> {
-    const result = resume(this.sql, Date.now());
-    logLine({ msg: "resumed", by, ...result });
+    const { wasPaused } = resume(this.sql);
     const settings = this.settingsResult();
-    if (settings.ok) await this.rearm(this.state(settings.settings));
-    return result;
+    let madeDue = 0;
+    if (settings.ok) {
+      const state = this.state(settings.settings);
+      madeDue = state.release("paused", Date.now());
+      await this.rearm(state);
+    }
+    logLine({ msg: "resumed", by, wasPaused, madeDue });
+    return { wasPaused, madeDue };
   }
 
   /** GET /healthz/deep: each namespace listed, a token minted per known installation, the deliveries listed. */
@@ -223,8 +237,8 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = this.settings();
     const state = this.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { cluster, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
-    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusterClient: cluster, github, installations: knownInstallations(this.sql) });
+    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
+    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusterClient: watched[0]!.cluster, github, installations: knownInstallations(this.sql) });
     logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
     return health;
   }
@@ -269,14 +283,21 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   private state(settings: Settings): LedgerState {
-    return new LedgerState(this.sql, { policy: policyOf(settings), historyDays: settings.historyDays, maxDeletionsPerMinute: settings.maxDeletionsPerSweep, log: logLine });
+    const policy = policyOf(settings);
+    return new LedgerState(this.sql, {
+      schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
+      historyDays: settings.historyDays,
+      maxDeletionsPerMinute: settings.maxDeletionsPerSweep,
+      log: logLine,
+    });
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { cluster: Cluster; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
-    const budget = newCallBudget(githubCalls);
-    const cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
+    const budget = newCallBudget(Math.max(0, githubCalls));
+    const cluster: Cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
+    const watched: Watched[] = [{ name: "default", cluster, namespaces: settings.namespaces }];
     let github: Github | Error;
     try {
       github = createGithub({
@@ -289,7 +310,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     } catch (e) {
       github = e instanceof Error ? e : new Error(String(e));
     }
-    return { cluster, github, budget, clusterCalls: () => calls };
+    return { watched, github, budget, clusterCalls: () => calls };
   }
 
   private cost(): SqlCost {

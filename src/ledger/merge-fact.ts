@@ -1,7 +1,7 @@
 // Folding one fact into a runner's record. Pure and commutative: any order of
 // the same facts gives the same fields, and a fact already folded in changes
 // nothing, so a duplicated or reordered delivery writes no row.
-import type { JobCompleted, JobStarted, RunCompleted } from "../store/facts.ts";
+import type { JobCompleted, JobStarted, RunCompleted } from "../model/facts.ts";
 import { isOpen, withStory, type RunnerRecord } from "./runner-record.ts";
 
 const SAME_FIELDS = ["startedAt", "installationId", "jobCompleted", "runCompleted", "state"] as const;

@@ -1,10 +1,8 @@
 // Recording what GitHub said, idempotently: a job fact touches its own row, a
 // run completion adds one run row and touches the open rows of its jobs. A fact
 // already known writes nothing, so duplicates and any order give one state.
-import type { Policy } from "../reaper/judge.ts";
-import type { Fact, RunCompleted } from "../store/facts.ts";
-import { dueFromFacts } from "./due-at.ts";
-import { judgeByFacts } from "../reaper/judge.ts";
+import type { Fact, RunCompleted } from "../model/facts.ts";
+import type { TrackedRunner } from "../model/runner.ts";
 import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
 import type { RunnerRecord } from "./runner-record.ts";
 import type { RunnersTable } from "./runners-table.ts";
@@ -24,13 +22,19 @@ export interface Recorded {
   changed: RunnerRecord[];
 }
 
-export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fact[], now: number, policy: Policy): Recorded {
+/** The due time and reason the facts alone give a row: decided by the reaper (src/reaper/schedule-facts.ts), passed in. */
+export type ScheduleFacts = (record: TrackedRunner) => { dueAt: number | null; reason: string };
+
+/** `now` dates the story; `factAt` (the ledger's clock) marks when the row last learned something. */
+export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fact[], now: number, schedule: ScheduleFacts, factAt: number): Recorded {
   const changed: RunnerRecord[] = [];
   const nowIso = new Date(now).toISOString();
   const save = (before: RunnerRecord | undefined, after: RunnerRecord) => {
     if (after === before) return;
     // Until the alarm or a sweep judges it with the cluster's view, the facts' own words stand as its reason.
-    const record = { ...after, dueAt: dueFromFacts(after, policy), reason: after.verdictKey ? after.reason : factsReason(after, now, policy) };
+    const planned = schedule(after);
+    const record: RunnerRecord = { ...after, dueAt: planned.dueAt, reason: after.verdictKey ? after.reason : planned.reason, factAt };
+    delete record.heldFor;
     runners.put(record);
     changed.push(record);
   };
@@ -66,11 +70,4 @@ function coveringRun(sql: Sql, repo: string, runId: number, attempt: number): Ru
 /** Runs completed long ago cover nothing new: pruned with the history. */
 export function pruneRuns(sql: Sql, olderThanIso: string): number {
   return sql.run("DELETE FROM runs WHERE updated_at < ?", olderThanIso);
-}
-
-function factsReason(record: RunnerRecord, now: number, policy: Policy): string {
-  const verdict = judgeByFacts(record, undefined, now, policy);
-  if (verdict.verdict === "wait") return `waiting for the grace: ${verdict.reason}`;
-  if (verdict.verdict === "delete") return `due now: ${verdict.reason}`;
-  return verdict.reason;
 }

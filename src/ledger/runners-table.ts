@@ -1,7 +1,7 @@
 // The runners table: reads and writes of RunnerRecords. Open rows are read by
 // state and due time (an index); closed rows only by the admin listing and the
 // pruning, so a sweep's cost follows the live runners, never the history.
-import type { DeleteCause, VerdictKind } from "../reaper/judge.ts";
+import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
@@ -30,6 +30,9 @@ interface Row extends SqlRow {
   decided_at: number | null;
   due_at: number | null;
   story: string;
+  held_for: string | null;
+  cluster: string | null;
+  fact_at: number | null;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -57,6 +60,9 @@ export function toRecord(row: Row): RunnerRecord {
     dueAt: row.due_at,
     story: JSON.parse(row.story) as StoryEntry[],
   };
+  if (row.held_for !== null) record.heldFor = row.held_for as HeldFor;
+  if (row.cluster !== null) record.cluster = row.cluster;
+  if (row.fact_at !== null) record.factAt = row.fact_at;
   if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
   if (row.run_completed_at !== null) {
     record.runCompleted = { at: row.run_completed_at, conclusion: row.run_conclusion ?? "completed", attempt: row.run_completed_attempt ?? row.run_attempt };
@@ -68,7 +74,7 @@ export function toRecord(row: Row): RunnerRecord {
 const COLUMNS = [
   "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
   "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
-  "verdict_key", "cause", "decided_at", "due_at", "story",
+  "verdict_key", "cause", "decided_at", "due_at", "story", "held_for", "cluster", "fact_at",
 ] as const;
 
 function values(r: RunnerRecord): (string | number | null)[] {
@@ -76,7 +82,7 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.runner, r.jobId, r.repo, r.runId, r.runAttempt, r.installationId ?? null, r.startedAt ?? null, r.jobCompleted?.at ?? null,
     r.jobCompleted?.conclusion ?? null, r.runCompleted?.at ?? null, r.runCompleted?.conclusion ?? null, r.runCompleted?.attempt ?? null,
     r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
-    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story),
+    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story), r.heldFor ?? null, r.cluster ?? null, r.factAt ?? null,
   ];
 }
 
@@ -145,6 +151,14 @@ export class RunnersTable {
       .map((state) => this.sql.first<{ due: number | null }>("SELECT MIN(due_at) AS due FROM runners WHERE state = ? AND due_at IS NOT NULL", state)?.due ?? null)
       .filter((d): d is number => d !== null);
     return dues.length > 0 ? Math.min(...dues) : null;
+  }
+
+  /** Lifts a hold: the open rows it held are due at `now`; answers how many. */
+  release(hold: HeldFor, now: number): number {
+    const held = `held_for = ? AND ${OPEN}`;
+    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, hold)?.n ?? 0);
+    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, hold);
+    return n;
   }
 
   /** Closed rows whose history time ran out are deleted. */

@@ -106,6 +106,22 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE agent_view (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
     `CREATE TABLE agent_snapshot (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
   ],
+  [
+    // One reconcile: what holds a row's decision (paused, agent, cap, budget), so
+    // that resume and the agent's return find their rows by it, not by reason
+    // text; the cluster of the object seen doing the job; and when the row last
+    // learned a fact (the ledger's clock), so that a view older than that is
+    // never taken as the runner's absence.
+    `ALTER TABLE runners ADD COLUMN held_for TEXT`,
+    `ALTER TABLE runners ADD COLUMN cluster TEXT`,
+    `ALTER TABLE runners ADD COLUMN fact_at INTEGER`,
+    `CREATE INDEX runners_held ON runners (held_for) WHERE held_for IS NOT NULL`,
+    `ALTER TABLE unseen ADD COLUMN held_for TEXT`,
+    `ALTER TABLE unseen ADD COLUMN cluster TEXT`,
+    `CREATE INDEX unseen_by_due ON unseen (due_at)`,
+    // Agent mode: objects the watch saw leave, so their absence is known though the view's snapshot is older.
+    `CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,18 +1,11 @@
 // Busy runners no webhook told us about, by name and uid: when they were first
 // seen busy, and when they are next due to be asked about (the end of the wait
 // for a webhook, then a back-off when GitHub could not place them).
+import type { UnseenRunner } from "../model/runner.ts";
+import type { HeldFor } from "../model/verdict.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
-export interface UnseenRunner {
-  name: string;
-  uid: string;
-  namespace: string;
-  runId: number;
-  repo: string | null;
-  firstSeen: number;
-  dueAt: number | null;
-  reason: string;
-}
+export type { UnseenRunner };
 
 interface Row extends SqlRow {
   name: string;
@@ -23,9 +16,13 @@ interface Row extends SqlRow {
   first_seen: number;
   due_at: number | null;
   reason: string;
+  held_for: string | null;
+  cluster: string | null;
 }
 
 const toUnseen = (r: Row): UnseenRunner => ({
+  ...(r.cluster !== null ? { cluster: r.cluster } : {}),
+  ...(r.held_for !== null ? { heldFor: r.held_for as HeldFor } : {}),
   name: r.name,
   uid: r.uid,
   namespace: r.namespace,
@@ -52,15 +49,27 @@ export class UnseenTable {
 
   put(u: UnseenRunner): void {
     this.sql.run(
-      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name, uid) DO UPDATE SET namespace = excluded.namespace, run_id = excluded.run_id, repo = excluded.repo,
-       due_at = excluded.due_at, reason = excluded.reason`,
-      u.name, u.uid, u.namespace, u.runId, u.repo, u.firstSeen, u.dueAt, u.reason,
+       due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster`,
+      u.name, u.uid, u.namespace, u.runId, u.repo, u.firstSeen, u.dueAt, u.reason, u.heldFor ?? null, u.cluster ?? null,
     );
   }
 
   remove(name: string, uid: string): void {
     this.sql.run("DELETE FROM unseen WHERE name = ? AND uid = ?", name, uid);
+  }
+
+  /** A fact named this runner: whatever was remembered of it unseen is over. */
+  removeName(name: string): void {
+    this.sql.run("DELETE FROM unseen WHERE name = ?", name);
+  }
+
+  /** Lifts a hold: the rows it held are due at `now`. */
+  release(hold: HeldFor, now: number): number {
+    const n = Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM unseen WHERE held_for = ?", hold)?.n ?? 0);
+    if (n > 0) this.sql.run("UPDATE unseen SET due_at = ?, held_for = NULL WHERE held_for = ?", now, hold);
+    return n;
   }
 
   nextDue(): number | null {

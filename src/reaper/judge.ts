@@ -24,37 +24,10 @@
 //     GitHub says completed                       -> as row 9 with GitHub's completed_at
 //
 // Pure: no I/O, no clock, no settings beyond the policy passed in.
-import type { TrackedRunner } from "./tracked-runners.ts";
-
-export interface ClusterRunner {
-  namespace: string;
-  name: string;
-  uid: string;
-  deletionTimestamp?: string;
-  workflowRunId?: number;
-  jobRepositoryName?: string;
-  createdAt?: string;
-}
-
-export type ClusterView =
-  | { kind: "found"; runner: ClusterRunner }
-  | { kind: "missing" }
-  | { kind: "unknown"; why: string };
-
-/** What GitHub's REST API said about the runner's job, when it was asked. */
-export type GithubWord =
-  | { kind: "job"; status: string; conclusion: string | null; completedAt: string | null }
-  | { kind: "error"; why: string };
-
-export interface Policy {
-  graceSeconds: number;
-  maxJobSeconds: number;
-  /** Re-read a running job from GitHub this often; no rechecks when absent. */
-  recheckSeconds?: number;
-}
-
-/** Clock skew allowed between GitHub's times and the API server's creationTimestamp. */
-export const CLOCK_SKEW_MS = 60_000;
+import type { ClusterRunner, TrackedRunner } from "../model/runner.ts";
+import type { ClusterView } from "../model/view.ts";
+import { CLOCK_SKEW_MS, type Policy } from "../model/policy.ts";
+import type { GithubWord, Verdict } from "../model/verdict.ts";
 
 export interface JudgeInput {
   tracked?: TrackedRunner;
@@ -63,25 +36,6 @@ export interface JudgeInput {
   now: number; // ms since epoch
   policy: Policy;
 }
-
-export type VerdictKind = "delete" | "keep" | "wait" | "gone";
-
-export interface Verdict {
-  verdict: VerdictKind;
-  reason: string;
-  /** When a wait or a keep within the bound turns into a decision. */
-  dueAt?: string;
-  /** The judge needs GitHub's word on this runner before it can decide. */
-  askGithub?: boolean;
-  /** The ask is a periodic re-read of a running job (row 10), not a bound check. */
-  recheck?: boolean;
-  /** The verdict is a keep because something could not be read. */
-  error?: boolean;
-  /** For a delete: which evidence condemned the runner (for metrics). */
-  cause?: DeleteCause;
-}
-
-export type DeleteCause = "job-completed" | "run-completed" | "over-bound";
 
 const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -2,8 +2,9 @@
 // was lost, or the runner predates the install): ask GitHub about its run and
 // turn the answer into facts, recorded in the ledger, so it is not asked twice.
 import type { Github, GithubJob } from "../github/github-client.ts";
-import { CLOCK_SKEW_MS, type ClusterRunner } from "./judge.ts";
-import type { Fact } from "../store/facts.ts";
+import { CLOCK_SKEW_MS } from "../model/policy.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import type { Fact } from "../model/facts.ts";
 
 export type Learned =
   | { kind: "known"; facts: Fact[]; job?: GithubJob }

@@ -1,8 +1,8 @@
 // The shapes of the JSON lines the reaper logs, for operators' queries and the
 // local stack that reads them.
-import type { VerdictKind } from "./judge.ts";
-import type { ErrorKind } from "./judge-and-act.ts";
-import type { Caller } from "./ledger-port.ts";
+import type { VerdictKind } from "../model/verdict.ts";
+import type { HeldFor } from "../model/verdict.ts";
+import type { Caller, ErrorKind } from "./reconcile.ts";
 import type { SweepReport } from "./sweep.ts";
 
 /** One line when a runner's verdict or reason changes, and for every delete and every error. */
@@ -17,6 +17,8 @@ export interface DecisionLine {
   verdict: VerdictKind | "deleted";
   reason: string;
   error?: ErrorKind;
+  cluster?: string;
+  heldFor?: HeldFor;
 }
 
 /** One line per sweep: what it found and did, and what it cost. */

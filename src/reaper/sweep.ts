@@ -1,34 +1,15 @@
-// The sweep: the level-triggered net, once a minute. It lists every
-// EphemeralRunner (one list per namespace) and reads the ledger's open runners
-// only, judges them with the same step as the alarm, asks about busy runners
-// nobody told us about (after a wait for their webhook), redelivers failed
-// deliveries now and then, and deletes what the judge condemned.
-import type { Cluster } from "../cluster/ephemeral-runners.ts";
-import type { Settings } from "../config/settings.ts";
-import type { CallBudget } from "../github/call-budget.ts";
-import type { Github } from "../github/github-client.ts";
-import type { RunnerRecord } from "../ledger/runner-record.ts";
-import type { UnseenRunner } from "../ledger/unseen-table.ts";
-import { judge, type ClusterRunner, type ClusterView, type Policy, type Verdict } from "./judge.ts";
-import { judgeAndAct, type Case, type ErrorKind } from "./judge-and-act.ts";
-import type { Caller, LedgerPort } from "./ledger-port.ts";
+// The sweep: the level-triggered net, once a minute. It lists every watched
+// place once, reads the ledger's open runners and unseen rows only (never the
+// closed history), brings every busy runner that no open row accounts for, and
+// hands each to the same reconcile step as the alarm. Now and then it also
+// redelivers failed deliveries.
+import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
+import { identifyTracked, identifyUnseen } from "./identify.ts";
+import { notTheJobsRunner } from "./judge.ts";
+import { listWatched } from "./look.ts";
+import type { Item } from "./reconcile.ts";
+import { reconcileAll, type PassDeps } from "./reconcile-all.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
-
-// A runner's in_progress webhook arrives seconds after ARC marks it busy: give it
-// this long before spending GitHub calls on a runner no webhook told us about.
-export const RECONCILE_SETTLE_MS = 3 * 60_000;
-/** A busy runner GitHub could not place is asked about again after this long. */
-export const UNSEEN_RETRY_MS = 10 * 60_000;
-
-export interface SweepDeps {
-  ledger: LedgerPort;
-  cluster: Cluster;
-  github: Github | Error;
-  budget: CallBudget;
-  settings: Settings;
-  now: number;
-  log: (fields: Record<string, unknown>) => void;
-}
 
 export interface SweepReport {
   checked: number;
@@ -45,126 +26,68 @@ export interface SweepReport {
   redelivery: RedeliveryReport | { error: string };
 }
 
-export const policyOf = (s: Settings): Policy => ({ graceSeconds: s.graceSeconds, maxJobSeconds: s.maxJobSeconds, recheckSeconds: s.recheckSeconds });
-
-export async function sweep(deps: SweepDeps): Promise<SweepReport> {
+export async function sweep(deps: PassDeps): Promise<SweepReport> {
   const { settings, now, ledger } = deps;
-  const policy = policyOf(settings);
-  const { byName, listErrors } = await listCluster(deps.cluster, settings.namespaces);
-  // Through the agent, a view that could not be had is the agent's error, not the API server's.
-  const clusterKind = deps.cluster.errorKind ?? "cluster";
-  const cases = sweepCases(ledger.openRunners(), ledger.unseen(), byName, listErrors, now, policy, clusterKind);
-  if (listErrors.length === 0) {
-    const busy = new Set([...byName.values()].flat().filter((r) => r.workflowRunId !== undefined).map((r) => `${r.name}#${r.uid}`));
-    ledger.forgetUnseen((u) => busy.has(`${u.name}#${u.uid}`));
+  // The ledger's rows are read before the cluster is listed: a row whose facts come in while the
+  // lists are out is judged by the next look, never against lists taken before it existed.
+  const open = ledger.openRunners();
+  const unseen = ledger.unseen();
+  const listing = await listWatched(deps.watched);
+  const viewErrorKind = listing.lookup("").agentAway ? "agent" : "cluster";
+
+  const items: Item[] = open.map((record) => ({ name: record.runner, record, view: identifyTracked(record, listing.lookup(record.runner)), viewErrorKind }));
+  // A replaced runner's facts close as gone; the object of that name is judged on its own below.
+  const accounted = new Set(items.filter((i) => !(i.view.kind === "found" && notTheJobsRunner(i.record!, i.view.runner))).map((i) => i.name));
+  const remembered = new Map(unseen.map((u) => [`${u.name}#${u.uid}`, u]));
+  for (const name of listing.names()) {
+    if (accounted.has(name)) continue;
+    for (const runner of listing.lookup(name).found) {
+      if (runner.workflowRunId === undefined || runner.deletionTimestamp) continue; // idle or being deleted: nothing to do, nothing to log
+      const known = remembered.get(`${name}#${runner.uid}`);
+      remembered.delete(`${name}#${runner.uid}`);
+      items.push({ name, unseen: known ?? firstSeen(runner, now), view: { kind: "found", runner } });
+    }
   }
+  // Unseen rows whose object the lists no longer show busy: judged on the same lookups (gone only when they are fresh).
+  for (const u of remembered.values()) items.push({ name: u.name, unseen: u, view: identifyUnseen(u, listing.lookup(u.name)), viewErrorKind });
 
   const redelivery = await redeliverIfDue(deps);
-  const paused = ledger.paused();
-  const deleted = await judgeActAndRecord(cases, deps, "sweep");
+  const { results, deleted } = await reconcileAll(items, deps, "sweep");
 
-  const count = (v: Verdict["verdict"]) => cases.filter((c) => c.verdict.verdict === v && !c.reaped).length;
+  const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;
   const errorsByKind: Record<string, number> = { cluster: 0, github: 0, redelivery: "error" in redelivery ? 1 : redelivery.failed.length };
-  errorsByKind[clusterKind] = listErrors.length;
-  for (const c of cases) if (c.verdict.error) errorsByKind[c.errorKind ?? "github"] = (errorsByKind[c.errorKind ?? "github"] ?? 0) + 1;
-  const errors = Object.values(errorsByKind).reduce((a, b) => a + b, 0);
+  for (const r of results) if (r.verdict.error) errorsByKind[r.errorKind ?? "github"] = (errorsByKind[r.errorKind ?? "github"] ?? 0) + 1;
   return {
-    checked: cases.length,
+    checked: results.length,
     deleted,
     kept: count("keep") + count("delete"),
     waiting: count("wait"),
-    gone: count("gone"),
-    heldBack: cases.filter((c) => c.heldBack).length,
-    errors,
+    gone: results.filter((r) => r.close === "gone").length,
+    heldBack: results.filter((r) => r.heldFor === "cap").length,
+    errors: Object.values(errorsByKind).reduce((a, b) => a + b, 0),
     errorsByKind,
     dryRun: settings.dryRun,
-    paused,
+    paused: ledger.paused(),
     githubCalls: deps.budget.used,
     redelivery,
   };
 }
 
-/** The one step both callers share: judge and act on the cases, then record what came of them in the ledger. */
-export async function judgeActAndRecord(cases: Case[], deps: Omit<SweepDeps, "log">, by: Caller): Promise<number> {
-  const { ledger, settings, now } = deps;
-  const deleted = await judgeAndAct(cases, {
-    cluster: deps.cluster,
-    github: deps.github,
-    policy: policyOf(settings),
-    now,
-    dryRun: settings.dryRun,
-    paused: ledger.paused(),
-    maxDeletions: settings.maxDeletionsPerSweep,
-    deletionsLeft: ledger.deletionsLeft(now),
-    learn: (facts, runner) => ledger.learn(facts, now, runner),
-  });
-  ledger.spendDeletions(now, deleted);
-  ledger.apply(cases, by, now);
-  return deleted;
-}
-
-/** Every open runner, plus every busy runner in the cluster that no open runner accounts for. */
-export function sweepCases(
-  open: RunnerRecord[],
-  unseen: UnseenRunner[],
-  byName: Map<string, ClusterRunner[]>,
-  listErrors: string[],
-  now: number,
-  policy: Policy,
-  clusterErrorKind: ErrorKind = "cluster",
-): Case[] {
-  const viewOf = (name: string): ClusterView => {
-    const found = byName.get(name) ?? [];
-    if (found.length === 1) return { kind: "found", runner: found[0]! };
-    if (found.length > 1) return { kind: "unknown", why: `a runner named ${name} is in several namespaces` };
-    if (listErrors.length > 0) return { kind: "unknown", why: listErrors.join("; ") };
-    return { kind: "missing" };
-  };
-  const cases: Case[] = [];
-  const accounted = new Set<string>();
-  for (const record of open) {
-    const cluster = viewOf(record.runner);
-    const verdict = judge({ tracked: record, cluster, now, policy });
-    cases.push({ name: record.runner, record, cluster, verdict, errorKind: cluster.kind === "unknown" ? clusterErrorKind : undefined });
-    // A replaced runner's facts close as gone; the object of that name is judged on its own below.
-    if (!(verdict.verdict === "gone" && cluster.kind === "found")) accounted.add(record.runner);
-  }
-  const remembered = new Map(unseen.map((u) => [`${u.name}#${u.uid}`, u]));
-  for (const [name, found] of byName) {
-    if (accounted.has(name) || found.length !== 1) continue;
-    const runner = found[0]!;
-    const cluster: ClusterView = { kind: "found", runner };
-    const verdict = judge({ cluster, now, policy });
-    if (!verdict.askGithub) continue; // idle or being deleted: nothing to do, nothing to log
-    cases.push(unseenCase(runner, remembered.get(`${name}#${runner.uid}`), verdict, now));
-  }
-  return cases;
-}
-
-/** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
-export function unseenCase(runner: ClusterRunner, known: UnseenRunner | undefined, verdict: Verdict, now: number): Case {
-  const unseen: UnseenRunner = known ?? {
+function firstSeen(runner: ClusterRunner, now: number): UnseenRunner {
+  return {
     name: runner.name,
     uid: runner.uid,
+    cluster: runner.cluster,
     namespace: runner.namespace,
     runId: runner.workflowRunId ?? 0,
     repo: runner.jobRepositoryName ?? null,
     firstSeen: now,
-    dueAt: now + RECONCILE_SETTLE_MS,
+    dueAt: null,
     reason: "",
   };
-  const cluster: ClusterView = { kind: "found", runner };
-  if (now - unseen.firstSeen < RECONCILE_SETTLE_MS) {
-    const reason = `runner works on run ${runner.workflowRunId} and no webhook told us about it yet: waiting ${RECONCILE_SETTLE_MS / 1000}s for one before asking GitHub`;
-    return { name: runner.name, unseen, cluster, verdict: { verdict: "keep", reason } };
-  }
-  if (unseen.dueAt !== null && unseen.dueAt > now) {
-    return { name: runner.name, unseen, cluster, verdict: { verdict: "keep", reason: unseen.reason || verdict.reason } };
-  }
-  return { name: runner.name, unseen, cluster, verdict };
 }
 
-async function redeliverIfDue(deps: SweepDeps): Promise<RedeliveryReport | { error: string }> {
+async function redeliverIfDue(deps: PassDeps): Promise<RedeliveryReport | { error: string }> {
   const { ledger, settings, now, github, budget } = deps;
   if (github instanceof Error) return { error: github.message };
   try {
@@ -183,21 +106,4 @@ async function redeliverIfDue(deps: SweepDeps): Promise<RedeliveryReport | { err
   } catch (e) {
     return { error: (e as Error).message };
   }
-}
-
-async function listCluster(cluster: Cluster, namespaces: string[]) {
-  const byName = new Map<string, ClusterRunner[]>();
-  const listErrors: string[] = [];
-  await Promise.all(
-    namespaces.map(async (ns) => {
-      try {
-        for (const runner of await cluster.listRunners(ns)) {
-          byName.set(runner.name, [...(byName.get(runner.name) ?? []), runner]);
-        }
-      } catch (e) {
-        listErrors.push((e as Error).message);
-      }
-    }),
-  );
-  return { byName, listErrors };
 }

@@ -2,63 +2,11 @@
 // accepts the agent's WebSocket (Hibernation API), builds its view only from
 // complete snapshots, judges nothing it cannot see, and deletes by order.
 import { describe, expect, it } from "vitest";
-import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.ts";
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
+import { AGENT_TOKEN, agentEnv, completed, connect, dial, NOW, REPO, runner } from "./support/fake-agent.ts";
 import { before, NS } from "./support/stack.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { adminRunners, call, deliver, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
-
-const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
-const REPO = "octo-org/octo-repo";
-const NOW = Date.now();
-
-const agentEnv = (over: Record<string, string | undefined> = {}) => testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
-
-function dial(env: ReturnType<typeof testEnv>, headers: Record<string, string>): Promise<Response> {
-  return call(env, new Request("https://arc-reaper.test/agent", { headers }));
-}
-
-interface Agent {
-  ws: WebSocket;
-  orders: DeleteOrder[];
-  closed: Promise<{ code: number; reason: string }>;
-  send(message: unknown): void;
-  /** Answers every order with this outcome (none: orders go unanswered). */
-  answer: "deleted" | "refused" | undefined;
-}
-
-async function connect(env: ReturnType<typeof testEnv>): Promise<Agent> {
-  const res = await dial(env, { upgrade: "websocket", authorization: `Bearer ${AGENT_TOKEN}` });
-  expect(res.status).toBe(101);
-  const ws = res.webSocket!;
-  ws.accept();
-  const agent: Agent = {
-    ws,
-    orders: [],
-    answer: "deleted",
-    closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
-    send: (m) => ws.send(JSON.stringify(m)),
-  };
-  ws.addEventListener("message", (e) => {
-    const order = JSON.parse(String(e.data)) as DeleteOrder;
-    agent.orders.push(order);
-    if (agent.answer) agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
-  });
-  agent.send({ type: "hello", version: "0.1.0", namespaces: [NS], dryRun: false });
-  return agent;
-}
-
-const runner = (name: string, o: Partial<AgentRunner> = {}): AgentRunner => ({ namespace: NS, name, uid: `uid-${name}`, creationTimestamp: before(NOW, 86_400), ...o });
-
-/** A job on `name` in run `runId` that completed 600 s ago: due at once. */
-async function completed(env: ReturnType<typeof testEnv>, name: string, runId: number): Promise<void> {
-  const res = await deliver(
-    env,
-    "workflow_job",
-    workflowJobPayload("completed", { runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: 4242, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" }),
-  );
-  expect(res.status).toBe(202);
-}
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
 

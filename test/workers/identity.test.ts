@@ -3,7 +3,7 @@
 // a new object can carry a name that still has open facts, or one whose row has
 // closed: neither is deleted on the old job's word, and each is judged on its own.
 import { describe, expect, it } from "vitest";
-import { RECONCILE_SETTLE_MS } from "../../src/reaper/sweep.ts";
+import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
 

@@ -1,7 +1,9 @@
 // The decision table of DESIGN.md, row by row, against the pure judge.
 import { describe, expect, it } from "vitest";
-import { judge, type ClusterView, type GithubWord, type JudgeInput } from "../../src/reaper/judge.ts";
-import type { TrackedRunner } from "../../src/reaper/tracked-runners.ts";
+import { judge, type JudgeInput } from "../../src/reaper/judge.ts";
+import type { ClusterView } from "../../src/model/view.ts";
+import type { GithubWord } from "../../src/model/verdict.ts";
+import type { TrackedRunner } from "../../src/model/runner.ts";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const policy = { graceSeconds: 300, maxJobSeconds: 432_000 };

@@ -95,6 +95,12 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE login_failures");
       state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
       state.storage.sql.exec("DROP TABLE agent_snapshot");
+      // Migration 4 (one reconcile), undone too.
+      for (const statement of [
+        "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
+        "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
+        "ALTER TABLE unseen DROP COLUMN held_for", "ALTER TABLE unseen DROP COLUMN cluster",
+      ]) state.storage.sql.exec(statement);
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
 import { makeEphemeralRunner } from "../standins/kube/control.ts";
-import { RECONCILE_SETTLE_MS } from "../../src/reaper/sweep.ts";
+import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 
 
 

@@ -7,7 +7,7 @@ import type { WorkerEnv } from "../../../src/env.ts";
 import { MemoryTable } from "../../../src/ledger/memory-table.ts";
 import type { LastSweep } from "../../../src/ledger/queries.ts";
 import { Sql } from "../../../src/ledger/sql.ts";
-import type { Fact, JobCompleted, JobStarted } from "../../../src/store/facts.ts";
+import type { Fact, JobCompleted, JobStarted } from "../../../src/model/facts.ts";
 import { before, type Stack } from "./stack.ts";
 import { configureLedger, ledgerOf } from "./worker.ts";
 

@@ -1,24 +1,18 @@
-import type { Fact, JobCompleted, JobStarted, RunCompleted, RunnerClosed } from "../store/facts.ts";
+// The bench's model of the day folds a runner's facts the way the ledger does
+// (src/ledger/merge-fact.ts), from a list rather than from rows.
+import type { Fact, JobCompleted, JobStarted, RunCompleted } from "../../src/model/facts.ts";
+import type { TrackedRunner } from "../../src/model/runner.ts";
 
-/** Everything the facts say about one runner's job. */
-export interface TrackedRunner {
+export type { TrackedRunner };
+
+/** Written when a runner's story ends (the model's own fact). */
+export interface RunnerClosed {
+  type: "runner-closed";
   runner: string;
-  repo: string;
-  runId: number;
-  runAttempt: number;
   jobId: number;
-  startedAt?: string;
-  installationId?: number;
-  jobCompleted?: { at: string; conclusion: string };
-  /** The completion of the job's run attempt, or of a later attempt (which implies this one ended). */
-  runCompleted?: { at: string; conclusion: string; attempt: number };
-  closed?: { outcome: RunnerClosed["outcome"]; at: string; reason: string };
-  /** The uid of the object seen busy on the job's run: only that object may be deleted for this job. */
-  uid?: string;
-  /** Where that object lives. */
-  namespace?: string;
-  /** When GitHub's REST API was last asked about this job (ms). */
-  checkedAt?: number;
+  outcome: "reaped" | "gone";
+  at: string;
+  reason: string;
 }
 
 const runKey = (repo: string, runId: number): string => `${repo}#${runId}`;
@@ -28,11 +22,10 @@ const runKey = (repo: string, runId: number): string => `${repo}#${runId}`;
  * of facts, never on the order they arrived in, so duplicated and reordered
  * deliveries give the same state.
  */
-export function trackedRunners(facts: readonly Fact[]): TrackedRunner[] {
+export function trackedRunners(facts: readonly (Fact | RunnerClosed)[]): TrackedRunner[] {
   const jobs = new Map<string, { started?: JobStarted; completed?: JobCompleted; closed?: RunnerClosed }>();
   const runs = new Map<string, RunCompleted[]>();
   for (const fact of facts) {
-    if (fact.type === "redelivery-requested") continue;
     if (fact.type === "run-completed") {
       const key = runKey(fact.repo, fact.runId);
       runs.set(key, [...(runs.get(key) ?? []), fact]);

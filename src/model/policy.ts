@@ -1,0 +1,28 @@
+// The policy the judge and reconcile apply, and the fixed times they use.
+
+export interface Policy {
+  graceSeconds: number;
+  maxJobSeconds: number;
+  /** Re-read a running job from GitHub this often; no rechecks when absent. */
+  recheckSeconds?: number;
+}
+
+/** Clock skew allowed between GitHub's times and the API server's creationTimestamp. */
+export const CLOCK_SKEW_MS = 60_000;
+
+// A runner's in_progress webhook arrives seconds after ARC marks it busy: give it
+// this long before spending GitHub calls on a runner no webhook told us about.
+export const SETTLE_MS = 3 * 60_000;
+
+/** A busy runner GitHub could not place is asked about again after this long. */
+export const UNSEEN_RETRY_MS = 10 * 60_000;
+
+/** The deletion cap and the GitHub budget count what happened in the last this-many ms. */
+export const WINDOW_MS = 60_000;
+
+/**
+ * A view that is not a fresh read (the agent's) shows a runner absent only if it was
+ * taken this long after the runner's last fact: the list that fed it may have been
+ * started before it arrived, and the agent's clock is not ours.
+ */
+export const VIEW_FRESH_MARGIN_MS = 60_000;

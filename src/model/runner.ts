@@ -1,0 +1,81 @@
+// A runner as the cluster shows it, and as the ledger keeps it: what the facts
+// say of its job (TrackedRunner), and the row around it (RunnerRecord).
+import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
+
+/** What the judge needs of one EphemeralRunner. Identity: (cluster, namespace, name, uid). */
+export interface ClusterRunner {
+  /** The cluster it lives in (KUBE_CLUSTER_NAME, or the agent's AGENT_CLUSTER); "default" when unnamed. */
+  cluster?: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  deletionTimestamp?: string;
+  workflowRunId?: number;
+  jobRepositoryName?: string;
+  createdAt?: string;
+}
+
+/** Everything the facts say about one runner's job. */
+export interface TrackedRunner {
+  runner: string;
+  repo: string;
+  runId: number;
+  runAttempt: number;
+  jobId: number;
+  startedAt?: string;
+  installationId?: number;
+  jobCompleted?: { at: string; conclusion: string };
+  /** The completion of the job's run attempt, or of a later attempt (which implies this one ended). */
+  runCompleted?: { at: string; conclusion: string; attempt: number };
+  closed?: { outcome: "reaped" | "gone"; at: string; reason: string };
+  /** The uid of the object seen busy on the job's run: only that object may be deleted for this job. */
+  uid?: string;
+  /** Where that object lives. */
+  namespace?: string;
+  cluster?: string;
+  /** When GitHub's REST API was last asked about this job (ms). */
+  checkedAt?: number;
+  /** When the ledger last learned a fact about this job (ms, the ledger's clock). */
+  factAt?: number;
+}
+
+export const RUNNER_STATES = ["running", "finished", "reaped", "gone"] as const;
+export type RunnerState = (typeof RUNNER_STATES)[number];
+export const OPEN_STATES: readonly RunnerState[] = ["running", "finished"];
+
+/** Where a story entry came from: a delivery GUID, "rest", "cluster", "alarm", "sweep", "admin". */
+export interface StoryEntry {
+  at: string;
+  what: string;
+  source: string;
+}
+
+export interface RunnerRecord extends TrackedRunner {
+  id?: number;
+  state: RunnerState;
+  verdict?: VerdictKind;
+  reason: string;
+  /** The verdict and reason without their ages: a change of it is worth a log line. */
+  verdictKey?: string;
+  cause?: DeleteCause;
+  decidedAt?: number;
+  /** Open: when reconcile next looks at it (ms); null: the sweep's minute. Closed: when it is pruned. */
+  dueAt: number | null;
+  /** What holds its decision back, if anything. */
+  heldFor?: HeldFor;
+  story: StoryEntry[];
+}
+
+/** A busy runner no webhook told us about, by name and uid. */
+export interface UnseenRunner {
+  name: string;
+  uid: string;
+  cluster?: string;
+  namespace: string;
+  runId: number;
+  repo: string | null;
+  firstSeen: number;
+  dueAt: number | null;
+  heldFor?: HeldFor;
+  reason: string;
+}

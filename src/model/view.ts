@@ -1,0 +1,33 @@
+// What one look at the cluster showed of one runner name: every object of that
+// name in every watched place (cluster, namespace), the places that could not be
+// read, and how fresh an absence is. Both the alarm (reads by name) and the
+// sweep (lists) build this, and reconcile reads it one way.
+import type { ClusterRunner } from "./runner.ts";
+
+export interface Lookup {
+  /** Every object of the name in every place that could be read. */
+  found: ClusterRunner[];
+  /** Why places could not be read (one entry each). */
+  unreadable: string[];
+  /**
+   * Absence of the name is certain as of this time (ms, the ledger's clock), in
+   * one place or (no place) in all of them: when the read or list of the API
+   * server was sent; for the agent's view, its last complete snapshot less a
+   * margin, or the watch's word that the object left (a remove event).
+   */
+  absentAsOf: (place?: Place) => number;
+  /** The places that were looked in are held by an agent that is away or incomplete: say "agent". */
+  agentAway?: boolean;
+}
+
+/** The one object the facts (or the unseen row) name, or why none can be named. */
+export type ClusterView =
+  | { kind: "found"; runner: ClusterRunner }
+  | { kind: "missing" }
+  | { kind: "unknown"; why: string; agent?: boolean };
+
+/** A place: one namespace of one cluster. */
+export interface Place {
+  cluster: string;
+  namespace: string;
+}

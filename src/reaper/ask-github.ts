@@ -1,0 +1,56 @@
+// Asking GitHub on the judge's behalf: a tracked job past the bound or due for
+// a recheck, or a busy runner no webhook told us about. What GitHub says is
+// recorded as facts (through `learn`), then judged like a webhook's word.
+import type { Github } from "../github/github-client.ts";
+import type { Fact } from "../model/facts.ts";
+import type { Policy } from "../model/policy.ts";
+import type { ClusterRunner, RunnerRecord } from "../model/runner.ts";
+import type { ClusterView } from "../model/view.ts";
+import type { GithubWord, Verdict } from "../model/verdict.ts";
+import { judge } from "./judge.ts";
+import { learnFromGithub } from "./learn-from-github.ts";
+
+export interface AskDeps {
+  github: Github;
+  policy: Policy;
+  now: number;
+  /** Records facts learned from GitHub and answers the runner's record. */
+  learn: (facts: Fact[], runner?: ClusterRunner) => RunnerRecord | undefined;
+}
+
+export interface Asked {
+  verdict: Verdict;
+  record?: RunnerRecord;
+}
+
+/** A tracked job past the bound or due for a recheck: GitHub's word on it, recorded when it completed. */
+export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps: AskDeps): Promise<Asked> {
+  const installation = record.installationId ?? (await deps.github.installationFor(record.repo));
+  const job = await deps.github.job(record.repo, record.jobId, installation);
+  let current = record;
+  if (job.status === "completed" && job.completedAt) {
+    // A completion GitHub reports counts like the webhook's would.
+    const fact: Fact = {
+      type: "job-completed", runner: record.runner, repo: record.repo, runId: record.runId, runAttempt: record.runAttempt, jobId: record.jobId,
+      startedAt: record.startedAt, completedAt: job.completedAt, conclusion: job.conclusion ?? "completed", installationId: installation, source: "rest",
+    };
+    current = deps.learn([fact]) ?? record;
+  }
+  const word: GithubWord = { kind: "job", status: job.status, conclusion: job.conclusion, completedAt: job.completedAt };
+  return { record: current, verdict: judge({ tracked: { ...current, checkedAt: deps.now }, cluster: view, github: word, now: deps.now, policy: deps.policy }) };
+}
+
+/** A busy runner no webhook told us about: what GitHub says of its run becomes facts, then it is judged like any other. */
+export async function askAboutRunner(runner: ClusterRunner, view: ClusterView, deps: AskDeps): Promise<Asked> {
+  const learned = await learnFromGithub(deps.github, runner);
+  if (learned.kind === "unknown") return { verdict: { verdict: "keep", reason: learned.why } };
+  const record = deps.learn(learned.facts, runner);
+  if (!record) return { verdict: { verdict: "keep", reason: `what GitHub said of runner ${runner.name} could not be recorded`, error: true } };
+  let verdict = judge({ tracked: record, cluster: view, now: deps.now, policy: deps.policy });
+  // Learned from GitHub just now: an over-the-bound job was confirmed running by this very read.
+  if (verdict.askGithub && learned.job) {
+    const word: GithubWord = { kind: "job", status: learned.job.status, conclusion: learned.job.conclusion, completedAt: learned.job.completedAt };
+    verdict = judge({ tracked: record, cluster: view, github: word, now: deps.now, policy: deps.policy });
+  }
+  return { record, verdict };
+}

@@ -1,0 +1,89 @@
+// How the callers look at the cluster: the alarm reads one name in every
+// watched place, the sweep lists every place once. Both answer Lookups with the
+// same meaning (src/model/view.ts), so reconcile judges them one way.
+import type { Cluster } from "../cluster/ephemeral-runners.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import type { Lookup, Place } from "../model/view.ts";
+
+/** One cluster and the namespaces watched in it. */
+export interface Watched {
+  name: string;
+  cluster: Cluster;
+  namespaces: readonly string[];
+}
+
+// Errors name their place when there are several to tell apart.
+const placeName = (watched: readonly Watched[], w: Watched, ns: string): string =>
+  watched.reduce((n, x) => n + x.namespaces.length, 0) === 1 ? "" : `${w.name === "default" ? ns : `${w.name}/${ns}`}: `;
+
+/** The cluster a runner lives in. */
+export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunner, "cluster">): Watched | undefined {
+  return watched.find((w) => w.name === (runner.cluster ?? "default"));
+}
+
+/** One name, read in every watched place (a read by name: fresh as of when it was sent). */
+export async function readByName(watched: readonly Watched[], name: string): Promise<Lookup> {
+  const asOf = new Map<string, number>();
+  const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place) };
+  await Promise.all(
+    watched.flatMap((w) =>
+      w.namespaces.map(async (ns) => {
+        const sent = Date.now();
+        try {
+          const runner = await w.cluster.readRunner(ns, name);
+          if (runner) lookup.found.push({ ...runner, cluster: w.name });
+          asOf.set(key({ cluster: w.name, namespace: ns }), w.cluster.viewAsOf?.(ns, name) ?? sent);
+        } catch (e) {
+          lookup.unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
+          asOf.set(key({ cluster: w.name, namespace: ns }), 0);
+          if (w.cluster.errorKind === "agent") lookup.agentAway = true;
+        }
+      }),
+    ),
+  );
+  return lookup;
+}
+
+/** Every place listed once; answers each name's Lookup, and every name seen. */
+export async function listWatched(watched: readonly Watched[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; complete: boolean }> {
+  const byName = new Map<string, ClusterRunner[]>();
+  const unreadable: string[] = [];
+  // Per place: the time its list was sent, or how the agent's view says absence (per name).
+  const asOfIn = new Map<string, (name: string) => number>();
+  let agentAway = false;
+  await Promise.all(
+    watched.flatMap((w) =>
+      w.namespaces.map(async (ns) => {
+        const sent = Date.now();
+        const place = key({ cluster: w.name, namespace: ns });
+        try {
+          for (const runner of await w.cluster.listRunners(ns)) byName.set(runner.name, [...(byName.get(runner.name) ?? []), { ...runner, cluster: w.name }]);
+          const viewAsOf = w.cluster.viewAsOf?.bind(w.cluster);
+          asOfIn.set(place, viewAsOf ? (name) => viewAsOf(ns, name) : () => sent);
+        } catch (e) {
+          unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
+          asOfIn.set(place, () => 0);
+          if (w.cluster.errorKind === "agent") agentAway = true;
+        }
+      }),
+    ),
+  );
+  return {
+    lookup: (name) => ({
+      found: byName.get(name) ?? [],
+      unreadable,
+      agentAway,
+      absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
+    }),
+    names: () => byName.keys(),
+    complete: unreadable.length === 0,
+  };
+}
+
+const key = (p: Place): string => `${p.cluster}\u0000${p.namespace}`;
+
+/** In one place (when it was looked in), else the oldest over all places looked in. */
+function absentAsOf(asOf: ReadonlyMap<string, number>, place?: Place): number {
+  if (place && asOf.has(key(place))) return asOf.get(key(place))!;
+  return asOf.size === 0 ? Number.POSITIVE_INFINITY : Math.min(...asOf.values());
+}

@@ -1,0 +1,30 @@
+// What the alarm and the sweep need of the ledger: a small interface, so the
+// reaper knows nothing of SQL or Durable Objects.
+import type { Fact } from "../model/facts.ts";
+import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
+import type { SlidingWindow } from "../model/window.ts";
+import type { Caller, Result } from "./reconcile.ts";
+import type { DeliveriesMark, RedeliveryStore } from "./redeliver-failed.ts";
+
+export interface Stored {
+  /** Decision lines logged (a verdict that changed, a delete, an error). */
+  logged: number;
+}
+
+export interface LedgerPort {
+  openRunners(): RunnerRecord[];
+  dueRunners(now: number, limit: number): RunnerRecord[];
+  unseen(): UnseenRunner[];
+  dueUnseen(now: number, limit: number): UnseenRunner[];
+  /** Records facts learned from GitHub (and the object they are about); answers that runner's record. */
+  learn(facts: Fact[], runner?: ClusterRunner): RunnerRecord | undefined;
+  /** Stores what reconcile answered: verdicts, due times, holds, closes, unseen rows; logs what changed. */
+  store(results: readonly Result[], by: Caller, now: number): Stored;
+  /** The deletions of the last 60 s, and (after acting) the window to keep. */
+  deletions(now: number): SlidingWindow;
+  saveDeletions(window: SlidingWindow): void;
+  paused(): boolean;
+  deliveriesMark(): DeliveriesMark;
+  setDeliveriesMark(mark: DeliveriesMark): void;
+  redeliveries: RedeliveryStore;
+}

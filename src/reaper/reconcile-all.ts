@@ -1,0 +1,71 @@
+// Reconcile over the runners one caller brings, oldest first (so the GitHub
+// budget goes to the oldest), then the ledger stores what came of each.
+import type { Settings } from "../config/settings.ts";
+import type { CallBudget } from "../github/call-budget.ts";
+import type { Github } from "../github/github-client.ts";
+import type { Policy } from "../model/policy.ts";
+import { SlidingWindow } from "../model/window.ts";
+import { clusterOf, type Watched } from "./look.ts";
+import type { LedgerPort } from "./ports.ts";
+import { reconcile, type Caller, type Item, type Result } from "./reconcile.ts";
+
+export interface PassDeps {
+  ledger: LedgerPort;
+  watched: readonly Watched[];
+  github: Github | Error;
+  budget: CallBudget;
+  /** GitHub calls made in the last 60 s before this pass (the budget's limit is what they leave). */
+  githubTimes: readonly number[];
+  settings: Settings;
+  now: number;
+}
+
+export interface PassReport {
+  results: Result[];
+  deleted: number;
+}
+
+export const policyOf = (s: Settings): Policy => ({ graceSeconds: s.graceSeconds, maxJobSeconds: s.maxJobSeconds, recheckSeconds: s.recheckSeconds });
+
+export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): Promise<PassReport> {
+  const { ledger, settings, now, github, budget } = deps;
+  if (items.length === 0) return { results: [], deleted: 0 };
+  const deletions = ledger.deletions(now);
+  const paused = ledger.paused();
+  const reapedUids = new Set<string>();
+  const results: Result[] = [];
+  for (const item of oldestFirst(items, github)) {
+    results.push(
+      await reconcile(item, {
+        now,
+        policy: policyOf(settings),
+        dryRun: settings.dryRun,
+        paused,
+        github,
+        githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerSweep, now).freeAt(now),
+        deletions,
+        deleteRunner: (runner, context) => {
+          const w = clusterOf(deps.watched, runner);
+          return w ? w.cluster.deleteRunner(runner, context) : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
+        },
+        deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
+        learn: (facts, runner) => ledger.learn(facts, runner),
+        reapedUids,
+      }),
+    );
+  }
+  ledger.saveDeletions(deletions);
+  ledger.store(results, by, now);
+  return { results, deleted: reapedUids.size };
+}
+
+/** Oldest first (a job's start, or a runner's creation); repositories whose installation could not be found go last. */
+function oldestFirst(items: Item[], github: Github | Error): Item[] {
+  const repoOf = (i: Item) => i.record?.repo ?? (i.view.kind === "found" ? i.view.runner.jobRepositoryName : undefined);
+  const failed = (i: Item): number => {
+    const repo = repoOf(i);
+    return repo && !(github instanceof Error) && github.cache.memory.installationFailedUntil(repo) > Date.now() ? 1 : 0;
+  };
+  const age = (i: Item): string => i.record?.startedAt ?? (i.view.kind === "found" ? (i.view.runner.createdAt ?? "") : "");
+  return [...items].sort((a, b) => failed(a) - failed(b) || age(a).localeCompare(age(b)));
+}

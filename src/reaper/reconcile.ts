@@ -1,0 +1,165 @@
+// The one reconcile step, like a Kubernetes controller's Reconcile(key) ->
+// Result{RequeueAfter}: for one runner (its open row, or a busy runner nobody
+// told us about) and one view of the cluster, judge, act (delete, ask GitHub
+// within the budget, or nothing) and answer the verdict, what was done, when to
+// look again and what holds it. The alarm and the sweep are its two callers;
+// the ledger stores what it answers, and nothing else picks a due time.
+import type { DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
+import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
+import type { Github } from "../github/github-client.ts";
+import { SETTLE_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
+import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
+import type { ClusterView } from "../model/view.ts";
+import type { HeldFor, Verdict } from "../model/verdict.ts";
+import type { SlidingWindow } from "../model/window.ts";
+import { askAboutJob, askAboutRunner, type AskDeps } from "./ask-github.ts";
+import { judge, notTheJobsRunner } from "./judge.ts";
+
+export type ErrorKind = "cluster" | "github" | "agent";
+export type Caller = "alarm" | "sweep";
+
+/** One runner to reconcile: an open row, or an unseen busy runner, and the object the view names. */
+export interface Item {
+  name: string;
+  record?: RunnerRecord;
+  unseen?: UnseenRunner;
+  view: ClusterView;
+  /** The kind of error a view that could not be had counts as. */
+  viewErrorKind?: ErrorKind;
+}
+
+export interface Result extends Item {
+  verdict: Verdict;
+  /** Close the row (an unseen row: end it). */
+  close?: "reaped" | "gone";
+  /** GitHub's REST API was asked about this runner now. */
+  asked?: boolean;
+  /** When to look again (ms); null: no time of its own, the sweep looks every minute. */
+  dueAt: number | null;
+  heldFor?: HeldFor;
+  errorKind?: ErrorKind;
+  /** The object seen doing the facts' job: only its uid may ever be deleted for it. */
+  identity?: Pick<ClusterRunner, "uid" | "namespace" | "cluster">;
+}
+
+export interface ReconcileContext {
+  now: number;
+  policy: Policy;
+  dryRun: boolean;
+  paused: boolean;
+  github: Github | Error;
+  /** When GitHub may be asked again after the window's budget ran out. */
+  githubFreeAt: () => number;
+  deletions: SlidingWindow;
+  deleteRunner: (runner: ClusterRunner, context: DeleteContext) => Promise<DeleteOutcome>;
+  /** The error kind of a failed delete of this runner (its cluster's: "cluster" or "agent"). */
+  deleteErrorKind: (runner: ClusterRunner) => ErrorKind;
+  learn: AskDeps["learn"];
+  /** Objects deleted in this invocation: two open jobs naming one object are served by one delete. */
+  reapedUids: Set<string>;
+}
+
+export async function reconcile(item: Item, ctx: ReconcileContext): Promise<Result> {
+  const first = item.record ? trackedVerdict(item.record, item.view, ctx) : unseenVerdict(item.unseen!, item.view, ctx.now, ctx.policy);
+  if (first.close || first.dueAt !== undefined) return finish(item, first.verdict, first);
+  let result: Result = finish(item, first.verdict, {});
+  if (result.verdict.askGithub) result = await ask(result, ctx);
+  if (result.verdict.verdict === "delete") result = await act(result, ctx);
+  return result;
+}
+
+type Step = { verdict: Verdict; close?: "reaped" | "gone"; dueAt?: number | null; heldFor?: HeldFor };
+
+function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileContext): Step {
+  const verdict = judge({ tracked: record, cluster: view, now: ctx.now, policy: ctx.policy });
+  if (verdict.verdict === "gone") return { verdict, close: "gone" };
+  return { verdict };
+}
+
+/** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
+function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): Step {
+  if (view.kind === "missing") return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
+  if (view.kind === "unknown") return { verdict: { verdict: "keep", reason: `cannot judge: ${view.why}`, error: true } };
+  const runner = view.runner;
+  const verdict = judge({ cluster: view, now, policy });
+  if (!verdict.askGithub || runner.workflowRunId !== unseen.runId) {
+    return { verdict: { verdict: "gone", reason: `runner ${unseen.name} is no longer busy on run ${unseen.runId}: ${verdict.reason}` }, close: "gone" };
+  }
+  if (now - unseen.firstSeen < SETTLE_MS) {
+    const reason = `runner works on run ${runner.workflowRunId} and no webhook told us about it yet: waiting ${SETTLE_MS / 1000}s for one before asking GitHub`;
+    return { verdict: { verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
+  }
+  // The sweep sees every unseen row each minute; one GitHub could not place waits for its back-off.
+  if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== "") return { verdict: { verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt };
+  return { verdict };
+}
+
+async function ask(r: Result, ctx: ReconcileContext): Promise<Result> {
+  const { github } = ctx;
+  const withoutAsk = r.verdict.reason.replace(/: asking GitHub$/, "");
+  if (github instanceof Error) return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null };
+  try {
+    const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn };
+    const asked = r.record
+      ? await askAboutJob(r.record, r.view, deps)
+      : r.view.kind === "found"
+        ? await askAboutRunner(r.view.runner, r.view, deps)
+        : undefined;
+    if (!asked) return r;
+    const next = finish({ ...r, record: asked.record ?? r.record }, asked.verdict, {});
+    return { ...next, asked: true, dueAt: r.record || asked.record ? next.dueAt : ctx.now + UNSEEN_RETRY_MS };
+  } catch (e) {
+    if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) {
+      const until = e instanceof GithubBudgetExhausted ? ctx.githubFreeAt() : ctx.now + WINDOW_MS;
+      return { ...r, verdict: { verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` }, heldFor: "budget", dueAt: Math.max(until, ctx.now + 1000) };
+    }
+    // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
+    // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
+    const verdict: Verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${(e as Error).message}`, error: true };
+    if (r.record && r.verdict.recheck) return { ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}), verdict, asked: true, errorKind: "github" };
+    return { ...r, verdict, errorKind: "github", dueAt: r.record ? null : ctx.now + WINDOW_MS };
+  }
+}
+
+async function act(r: Result, ctx: ReconcileContext): Promise<Result> {
+  if (r.view.kind !== "found") return r; // the judge never condemns what it cannot see
+  const runner = r.view.runner;
+  const why = r.verdict.reason;
+  if (ctx.reapedUids.has(runner.uid)) return { ...r, close: "reaped" };
+  if (ctx.dryRun) return { ...r, verdict: { verdict: "keep", reason: `dry run: would delete: ${why}` }, dueAt: null };
+  if (ctx.paused) return { ...r, verdict: { verdict: "keep", reason: `paused: would delete: ${why}` }, heldFor: "paused", dueAt: null };
+  if (ctx.deletions.left(ctx.now) <= 0) {
+    return {
+      ...r,
+      verdict: { verdict: "keep", reason: `deletion cap of ${ctx.deletions.limit} in 60s reached, held back: ${why}` },
+      heldFor: "cap",
+      dueAt: ctx.deletions.freeAt(ctx.now),
+    };
+  }
+  ctx.deletions.take(ctx.now);
+  const outcome = await ctx.deleteRunner(runner, { runId: r.record?.runId ?? runner.workflowRunId, reason: why });
+  if (outcome.kind === "deleted") {
+    ctx.reapedUids.add(runner.uid);
+    return { ...r, close: "reaped" };
+  }
+  if (outcome.kind === "gone") return { ...r, verdict: { verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
+  const errorKind = ctx.deleteErrorKind(runner);
+  return { ...r, verdict: { verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true }, errorKind, heldFor: errorKind === "agent" ? "agent" : undefined, dueAt: null };
+}
+
+/** The verdict with its next time and hold; the identity the facts' runner is known by. */
+function finish(item: Item, verdict: Verdict, step: Omit<Step, "verdict">): Result {
+  const result: Result = { ...item, verdict, dueAt: step.dueAt !== undefined ? step.dueAt : verdict.dueAt ? Date.parse(verdict.dueAt) : null };
+  if (step.close) result.close = step.close;
+  if (step.heldFor) result.heldFor = step.heldFor;
+  if (verdict.error) {
+    result.errorKind = item.view.kind === "unknown" ? (item.viewErrorKind ?? "cluster") : "github";
+    if (item.view.kind === "unknown" && item.view.agent) result.heldFor = "agent";
+  }
+  const runner = item.view.kind === "found" ? item.view.runner : undefined;
+  const record = item.record;
+  if (record && runner && runner.workflowRunId === record.runId && !notTheJobsRunner(record, runner)) {
+    result.identity = { uid: record.uid ?? runner.uid, namespace: record.namespace ?? runner.namespace, cluster: record.cluster ?? runner.cluster };
+  }
+  return result;
+}

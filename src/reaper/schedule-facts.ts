@@ -1,0 +1,22 @@
+// When facts arrive (a webhook, a REST read), before any look at the cluster:
+// the row's due time and the words that stand as its reason until reconcile
+// judges it. The due time may lie in the past (a completion that came after its
+// grace): the alarm then fires at once. Pure.
+import type { Policy } from "../model/policy.ts";
+import type { TrackedRunner } from "../model/runner.ts";
+import { finishedEvidence, judgeByFacts, nextRecheck } from "./judge.ts";
+
+export interface FactsSchedule {
+  dueAt: number | null;
+  reason: string;
+}
+
+export function scheduleFromFacts(record: TrackedRunner, now: number, policy: Policy): FactsSchedule {
+  const verdict = judgeByFacts(record, undefined, now, policy);
+  const reason = verdict.verdict === "wait" ? `waiting for the grace: ${verdict.reason}` : verdict.verdict === "delete" ? `due now: ${verdict.reason}` : verdict.reason;
+  const finished = finishedEvidence(record);
+  if (finished) return { dueAt: Date.parse(finished.at) + policy.graceSeconds * 1000, reason };
+  if (!record.startedAt) return { dueAt: null, reason };
+  const bound = Date.parse(record.startedAt) + policy.maxJobSeconds * 1000;
+  return { dueAt: Math.min(bound, nextRecheck(record, policy) ?? Infinity), reason };
+}

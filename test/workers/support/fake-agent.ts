@@ -1,0 +1,60 @@
+// A fake in-cluster agent inside workerd: it dials GET /agent, says hello, sends
+// what a test gives it and answers orders. Shared by the agent-mode tests.
+import { expect } from "vitest";
+import type { AgentRunner, DeleteOrder } from "../../../src/cluster/agent-protocol.ts";
+import { before, NS } from "./stack.ts";
+import { workflowJobPayload } from "./payloads.ts";
+import { call, deliver, testEnv } from "./worker.ts";
+
+export const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
+export const REPO = "octo-org/octo-repo";
+export const NOW = Date.now();
+
+export const agentEnv = (over: Record<string, string | undefined> = {}) => testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
+
+export function dial(env: ReturnType<typeof testEnv>, headers: Record<string, string>): Promise<Response> {
+  return call(env, new Request("https://arc-reaper.test/agent", { headers }));
+}
+
+export interface Agent {
+  ws: WebSocket;
+  orders: DeleteOrder[];
+  closed: Promise<{ code: number; reason: string }>;
+  send(message: unknown): void;
+  /** Answers every order with this outcome (none: orders go unanswered). */
+  answer: "deleted" | "refused" | undefined;
+}
+
+export async function connect(env: ReturnType<typeof testEnv>): Promise<Agent> {
+  const res = await dial(env, { upgrade: "websocket", authorization: `Bearer ${AGENT_TOKEN}` });
+  expect(res.status).toBe(101);
+  const ws = res.webSocket!;
+  ws.accept();
+  const agent: Agent = {
+    ws,
+    orders: [],
+    answer: "deleted",
+    closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
+    send: (m) => ws.send(JSON.stringify(m)),
+  };
+  ws.addEventListener("message", (e) => {
+    const order = JSON.parse(String(e.data)) as DeleteOrder;
+    agent.orders.push(order);
+    if (agent.answer) agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
+  });
+  agent.send({ type: "hello", version: "0.1.0", namespaces: [NS], dryRun: false });
+  return agent;
+}
+
+export const runner = (name: string, o: Partial<AgentRunner> = {}): AgentRunner => ({ namespace: NS, name, uid: `uid-${name}`, creationTimestamp: before(NOW, 86_400), ...o });
+
+/** A job on `name` in run `runId` that completed 600 s ago: due at once. */
+export async function completed(env: ReturnType<typeof testEnv>, name: string, runId: number): Promise<void> {
+  const res = await deliver(
+    env,
+    "workflow_job",
+    workflowJobPayload("completed", { runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: 4242, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" }),
+  );
+  expect(res.status).toBe(202);
+}
+
