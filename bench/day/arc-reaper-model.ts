@@ -40,7 +40,7 @@ export const ARC_REAPER_MODEL = {
   listingOverlapMs: 120_000,
   lookbackMs: 3_600_000,
   deliveriesPerPage: 100,
-  settleMs: 180_000, // RECONCILE_SETTLE_MS in src/reaper/sweep.ts
+  settleMs: 180_000, // SETTLE_MS in src/model/policy.ts
   maxCallsPerSweep: 100,
   maxDeletionsPerSweep: 50,
   tokenLifetimeMs: 3_600_000,

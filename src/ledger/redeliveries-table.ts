@@ -2,19 +2,9 @@
 // in which listing last, and since when the GUID has been failing.
 import type { Sql, SqlRow } from "./sql.ts";
 
-export interface RedeliveryRow {
-  guid: string;
-  event: string;
-  /** The delivery to ask GitHub to redeliver (the latest failed attempt). */
-  deliveryId: string;
-  /** The last ask itself failed: no new attempt will show up, so ask again. */
-  askFailed: boolean;
-  attempts: number;
-  /** The listing (its start time, ms) that last asked for this GUID: never twice in one listing. */
-  lastListing: number;
-  firstFailedAt: number;
-  succeeded: boolean;
-}
+import type { RedeliveryRow } from "../model/redelivery.ts";
+
+export type { RedeliveryRow };
 
 interface Row extends SqlRow {
   guid: string;

@@ -1,27 +1,24 @@
-// The one judge. Its table is the spec (see DESIGN.md); rows are checked in
-// this order and the first that matches decides:
+// The one judge. Its table is the spec, the same lines as README's decision
+// table (test/node/decision-table.test.ts holds them equal). Rows are checked in
+// this order and the first that matches decides. Reconcile (reconcile.ts) acts
+// on the verdict and says when to look again; identify.ts picks the object.
 //
-//  1. facts, runner not in the cluster            -> gone   close the facts
-//  2. cluster could not be read                   -> keep   (error) cannot judge
-//  3. facts, the cluster's runner has another uid
-//       than the one the facts' runner had        -> gone   it was replaced; the new object is judged on its own
-//  4. facts, the cluster's runner was created
-//       after the job started (+60 s skew)        -> gone   not that job's runner; the new object is judged on its own
-//  5. no facts, no status.workflowRunId           -> keep   idle
-//  6. runner has a deletionTimestamp              -> keep   already being deleted
-//  7. status.workflowRunId names another run      -> keep   runner moved on
-//  8. no facts, status.workflowRunId set          -> keep   ask GitHub (reconcile)
-//  9. job or its run (this attempt or a later one) completed
-//       < grace ago                               -> wait
-//       >= grace ago                              -> delete "job J in o/r is <c>, completed Ns ago"
-//                                                           "run X in o/r is <c>, completed Ns ago"
-// 10. running past the recheck interval, not re-read
-//       within it, within the bound               -> keep   re-read the job from GitHub
-// 11. running, started within the bound           -> keep   (due at the bound or the next recheck)
-// 12. running past the bound, GitHub not asked    -> keep   ask GitHub
-// 13. GitHub unreadable                           -> keep   (error)
-// 14. past the bound, GitHub says still running   -> delete "job J has been in_progress for Ns, over the bound of Bs"
-//     GitHub says completed                       -> as row 9 with GitHub's completed_at
+// | # | what is known | verdict |
+// |---|---|---|
+// | 1 | facts; no object of the runner's name in any watched place, on fresh evidence (a read by name, or a view newer than the runner's last fact) | gone: close the facts (never over a `reaped`) |
+// | 2 | the cluster, the agent or a watched place could not be read; several objects could be the facts' runner; a view older than the facts | keep, counted as an error: cannot judge (ambiguous: checked again) |
+// | 3 | facts; the object's uid differs from the one seen busy on the job's run | gone: it was replaced; the new object is judged on its own |
+// | 4 | facts; the object was created after the job started (+60 s skew) | gone: not that job's runner; the new object is judged on its own |
+// | 5 | no facts, no `status.workflowRunId` | keep: idle |
+// | 6 | the object has a `deletionTimestamp` | keep: already being deleted |
+// | 7 | `status.workflowRunId` names another run than the facts' | keep: runner moved on |
+// | 8 | no facts, `status.workflowRunId` set (busy, nobody told us), seen busy for 3 minutes | keep; ask GitHub (the run, then its jobs), record what it says, judge |
+// | 9 | the job, or its run (this attempt or a later one), completed | < grace ago: wait (due at the grace end); ≥ grace ago: delete "job J in owner/repo is <conclusion>, completed Ns ago" or "run X in owner/repo is <conclusion>, completed Ns ago" |
+// | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; re-read the job from GitHub (a completion it reports counts like the webhook's) |
+// | 11 | running, started within the bound | keep (due at the bound or the next recheck) |
+// | 12 | running past the bound, GitHub not asked yet | keep; ask GitHub |
+// | 13 | GitHub unreachable, token refused, or an answer that is not the API's (a redirect, HTML, `{}`) | keep, counted as an error |
+// | 14 | past the bound, GitHub says still running / says completed | delete "job J has been in_progress for Ns, over the bound of Bs" / as row 9, with GitHub's `completed_at` |
 //
 // Pure: no I/O, no clock, no settings beyond the policy passed in.
 import type { ClusterRunner, TrackedRunner } from "../model/runner.ts";

@@ -5,7 +5,7 @@
 // listing while the GUID is inside the look-back, never twice in one listing.
 // A listing cut short by the budget resumes from its cursor at the next sweep.
 import type { Github, HookDelivery } from "../github/github-client.ts";
-import type { RedeliveryRow } from "../ledger/redeliveries-table.ts";
+import type { RedeliveryRow } from "../model/redelivery.ts";
 
 const EVENTS = new Set(["workflow_job", "workflow_run"]);
 // A delivery is listed only after its attempt ended (up to GitHub's 10 s timeout):

@@ -56,7 +56,7 @@ describe("the decision table", () => {
   });
 
   it("a re-run: judged by the later attempt's facts (its job still running: keep)", () => {
-    // tracked-runners only attaches a run completion of the job's attempt or later; attempt 2's job has none.
+    // A fold of the facts only attaches a run completion of the job's attempt or later; attempt 2's job has none.
     const v = at({ tracked: tracked({ runAttempt: 2, startedAt: ago(60) }) });
     expect(v.verdict).toBe("keep");
     expect(v.reason).toBe("job 100 in o/r is in_progress for 60s, within the bound of 432000s");
