@@ -113,6 +113,23 @@ export class KubeTenant {
     return this.control("PUT", `ephemeralrunners/${enc(namespace)}/${enc(name)}/status`, status);
   }
 
+  /**
+   * Write status as ARC does, through the API: a JSON merge patch on the status
+   * subresource (the listener's HandleJobStarted, the controller's phase
+   * updates), validated against the tenant's CRD like any write.
+   */
+  async patchStatus(namespace: string, name: string, status: EphemeralRunnerStatus): Promise<StoredEphemeralRunner> {
+    const url = `${this.baseUrl}/apis/actions.github.com/v1alpha1/namespaces/${enc(namespace)}/ephemeralrunners/${enc(name)}/status?fieldValidation=Strict`;
+    const res = await fetch(url, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${this.adminToken}`, "Content-Type": "application/merge-patch+json", Accept: "application/json" },
+      body: JSON.stringify({ status }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new KubeControlError(res.status, `kube stand-in PATCH ${url}: ${res.status} ${text.slice(0, 500)}`, undefined);
+    return JSON.parse(text) as StoredEphemeralRunner;
+  }
+
   /** Play ARC's controller: remove the finalizers of objects being deleted, so they disappear. */
   async finalize(opts: FinalizeOptions = {}): Promise<ObjectRef[]> {
     return (await this.control<{ finalized: ObjectRef[] }>("POST", "finalize", opts)).finalized;
@@ -253,6 +270,22 @@ export interface MakeEphemeralRunnerOptions {
   ephemeralRunnerSetName?: string;
   /** The ARC release that wrote the object (its app.kubernetes.io/version label); default 0.14.2. */
   arcVersion?: ArcVersion;
+}
+
+/**
+ * The status fields ARC's listener writes when a job starts (HandleJobStarted):
+ * the same set in 0.13.1, 0.14.2 and master-2026-06-30 (their CRDs declare the
+ * same status). `jobId` is GitHub's job GUID, not workflow_job.id.
+ */
+export function jobStartedStatus(o: { workflowRunId: number; jobRepositoryName: string; jobRequestId?: number; jobId?: string; jobDisplayName?: string; jobWorkflowRef?: string }): EphemeralRunnerStatus {
+  return {
+    workflowRunId: o.workflowRunId,
+    jobRepositoryName: o.jobRepositoryName,
+    jobRequestId: o.jobRequestId ?? 1 + Math.floor(Math.random() * 1_000_000),
+    jobId: o.jobId ?? crypto.randomUUID(),
+    jobDisplayName: o.jobDisplayName ?? "build",
+    jobWorkflowRef: o.jobWorkflowRef ?? `${o.jobRepositoryName}/.github/workflows/ci.yml@refs/heads/main`,
+  };
 }
 
 const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
