@@ -63,7 +63,7 @@ async function call<T>(url: string, method: string, body?: unknown): Promise<T> 
 /** Creates an isolated tenant (one GitHub App) on the stand-in at standinUrl. */
 export async function createGithubTenant(standinUrl: string, opts: TenantOptions = {}): Promise<GithubTenant> {
   const info = await call<TenantInfo>(`${standinUrl.replace(/\/$/, "")}/__tenants`, "POST", opts);
-  const control = `${info.baseUrl}/__control`;
+  const control = info.controlUrl;
   const done = async (promise: Promise<unknown>): Promise<void> => {
     await promise;
   };

@@ -69,6 +69,8 @@ export type Tenant = {
   rate: { limit: number; used: number; resetSeconds: number };
   nextJobId: number;
   nextRunId: number;
+  /** Served as a GitHub Enterprise Server (ghes-host.ts): its version header, and whether rate limits are on. */
+  ghes: { version: string; rateLimits: boolean } | null;
 };
 
 export class StandinError extends Error {
@@ -79,7 +81,7 @@ export class StandinError extends Error {
   }
 }
 
-export function newTenant(id: string, appId: number, baseUrl: string, rateLimit: number): Tenant {
+export function newTenant(id: string, appId: number, baseUrl: string, rateLimit: number, ghes: Tenant["ghes"] = null): Tenant {
   return {
     id,
     appId,
@@ -99,6 +101,7 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     rate: { limit: rateLimit, used: 0, resetSeconds: Math.floor(Date.now() / 1000) + 3600 },
     nextJobId: 21_000_000_000,
     nextRunId: 11_000_000_000,
+    ghes,
   };
 }
 
