@@ -2,7 +2,7 @@
 // cluster tenant on the stand-ins (reached over real HTTP), and the Worker's
 // env pointing at them.
 import { inject } from "vitest";
-import { createGithubTenant, type GithubTenant } from "../../standins/github/control.ts";
+import { createGithubTenant, type GithubTenant, type TenantOptions } from "../../standins/github/control.ts";
 import { createKubeTenant, makeEphemeralRunner, type ArcVersion, type KubeTenant, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { deliver, runScheduled, testEnv } from "./worker.ts";
@@ -36,9 +36,9 @@ export interface JobFacts {
 
 export async function stack(
   settings: Record<string, string | undefined> = {},
-  opts: { namespaces?: string[]; arcVersion?: ArcVersion; autoFinalize?: boolean } = {},
+  opts: { namespaces?: string[]; arcVersion?: ArcVersion; autoFinalize?: boolean; github?: TenantOptions } = {},
 ): Promise<Stack> {
-  const github = await createGithubTenant(inject("githubStandinUrl"));
+  const github = await createGithubTenant(inject("githubStandinUrl"), opts.github);
   await github.addInstallation({ id: INSTALLATION, repositories: [REPO] });
   const kube = await createKubeTenant(inject("kubeStandinUrl"), {
     namespaces: opts.namespaces ?? [NS, "other-runners"],
