@@ -46,6 +46,8 @@ export type GithubTenant = TenantInfo & {
   setRateLimit(input: { limit?: number; remaining?: number; resetInSeconds?: number }): Promise<RateLimitState>;
   /** Expire every installation token minted so far (they then answer 401 Bad credentials). */
   expireTokens(): Promise<void>;
+  /** A code as GitHub's manifest flow hands the browser: POST /app-manifests/{code}/conversions takes it once, within an hour. */
+  addManifestCode(code: string): Promise<void>;
 };
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<T> {
@@ -85,5 +87,6 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     rateLimit: () => call(`${control}/rate-limit`, "GET"),
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),
+    addManifestCode: (code) => done(call(`${control}/manifest-codes`, "POST", { code })),
   };
 }

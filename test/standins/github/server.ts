@@ -9,6 +9,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { errorAnswer, handleApi, installationOfToken, rateLimitExceededMessage, type ApiAnswer, type Auth } from "./api.ts";
 import { handleControl } from "./control-routes.ts";
 import { startGhesHost, type GhesHost } from "./ghes-host.ts";
+import { answerManifestConversion } from "./manifest.ts";
 import { toWireJson, type WireJson } from "./json.ts";
 import { looksLikeJwt } from "./jwt.ts";
 import { newTenant, rateLimitState, StandinError, type ActiveFault, type Tenant } from "./store.ts";
@@ -188,7 +189,7 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     const answer =
       fault?.status !== undefined
         ? faultAnswer(tenant, fault, fault.status, auth, reqId, nowMs)
-        : handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext);
+        : (answerManifestConversion(tenant, method, path, keys.pkcs1, nowMs) ?? handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext));
     call.status = answer.status;
     const rate = rateLimitState(tenant, nowMs);
     const rateHeaders: Record<string, string> = tenant.ghes && !tenant.ghes.rateLimits ? {} : {

@@ -71,6 +71,8 @@ export type Tenant = {
   nextRunId: number;
   /** Served as a GitHub Enterprise Server (ghes-host.ts): its version header, and whether rate limits are on. */
   ghes: { version: string; rateLimits: boolean } | null;
+  /** App manifest codes not yet converted (manifest.ts): code to expiry (ms). */
+  manifestCodes: Map<string, number>;
 };
 
 export class StandinError extends Error {
@@ -102,6 +104,7 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     nextJobId: 21_000_000_000,
     nextRunId: 11_000_000_000,
     ghes,
+    manifestCodes: new Map(),
   };
 }
 
