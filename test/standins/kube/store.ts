@@ -633,7 +633,7 @@ export class Tenant {
     else this.finalize([name], ns);
   }
 
-  // ARC's cleanupRunnerFromService answers JobStillRunningError only for a runner with a job.
+  // GitHub can say a job still runs only for a runner that has one (status.workflowRunId); an idle one goes.
   private holds(o: JsonObject): boolean {
     if (!this.jobsRunning) return false;
     const status = o["status"];
