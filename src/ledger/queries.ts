@@ -62,6 +62,8 @@ export interface LedgerSnapshot {
   lastSweep: LastSweep | null;
   paused: { since: string; by: string } | null;
   alarmAt: string | null;
+  /** Runners deleted by arc-reaper that still exist REAPER_STUCK_SECONDS later; absent until the ledger counts them. */
+  stuckDeletions?: number;
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());

@@ -54,6 +54,12 @@ export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): N
     { name: "arc_reaper_github_rate_limit_remaining", help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitRemaining) },
     { name: "arc_reaper_github_rate_limit_limit", help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitLimit) },
     { name: "arc_reaper_paused", help: "1 while deletions are paused (POST /admin/pause), else 0.", type: "gauge", samples: [{ value: snapshot.paused ? 1 : 0 }] },
+    {
+      name: "arc_reaper_stuck_deletions",
+      help: "Runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later: ARC holds the deletion (GitHub says the job runs, or a finalizer is wedged).",
+      type: "gauge",
+      samples: snapshot.stuckDeletions === undefined ? [] : [{ value: snapshot.stuckDeletions }],
+    },
   ];
   if (agentConnected !== null) {
     families.push({ name: "arc_reaper_agent_connected", help: "1 while an in-cluster agent is connected (agent mode), else 0.", type: "gauge", samples: [{ value: agentConnected ? 1 : 0 }] });

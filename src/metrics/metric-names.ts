@@ -16,6 +16,7 @@ export const METRIC_NAMES = [
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused
   "arc_reaper_agent_connected", // gauge: 1 while an agent is connected (agent mode)
+  "arc_reaper_stuck_deletions", // gauge: runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later (ARC holds them)
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { ARC_VERSIONS } from "../standins/kube/arc-versions.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
@@ -247,5 +248,24 @@ describe("the Settings tables", () => {
     const read = new Set([...source.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/g)].map((m) => m[1]!));
     expect(read.size).toBeGreaterThan(15);
     expect(new Set(names(guide))).toEqual(read);
+  });
+});
+
+describe("the supported ARC versions table", () => {
+  const guide = readFileSync(join(ROOT, "docs/deploy.md"), "utf8");
+  const start = guide.indexOf("| ARC | Supported | Exercised by `npm test` |");
+  const rows = guide.slice(start, guide.indexOf("\n\n", start)).split("\n").slice(2).map((r) => r.split("|").slice(1, -1).map((c) => c.trim()));
+
+  it("names, as exercised, exactly the ARC versions whose CRD the Kubernetes stand-in serves", () => {
+    expect(start).toBeGreaterThan(-1);
+    const exercised = rows.filter((r) => !/not exercised/.test(r[1] ?? "")).map((r) => r[2] ?? "");
+    const named = exercised.map((cell) => /\*\*(\d+\.\d+\.\d+)\*\*/.exec(cell)?.[1] ?? (/^its CRD/.test(cell) ? "master" : "?"));
+    const served = ARC_VERSIONS.map((v) => (v.startsWith("master-") ? "master" : v));
+    expect(named).toEqual(served);
+    // The master row names the fixture's date; every exercised row says its CRD is served byte for byte.
+    expect(rows.map((r) => r[0])).toContain(`upstream \`master\` of ${ARC_VERSIONS.find((v) => v.startsWith("master-"))?.slice("master-".length)} (unreleased)`);
+    for (const cell of exercised) expect(cell).toMatch(/CRD/);
+    // A row that is not exercised says so in both columns.
+    for (const r of rows.filter((x) => /not exercised/.test(x[1] ?? ""))) expect(r[2]).toMatch(/^none/);
   });
 });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
+import type { LedgerSnapshot } from "../../src/ledger/queries.ts";
+import { RUNNER_STATES } from "../../src/ledger/runner-record.ts";
+import { arcReaperFamilies } from "../../src/metrics/arc-reaper-metrics.ts";
 import { METRIC_NAMES } from "../../src/metrics/metric-names.ts";
 import { closeBySweep, lastSweep, writeLastSweep } from "./support/seed.ts";
 import { stack } from "./support/stack.ts";
@@ -215,5 +218,23 @@ describe("GET /metrics: webhook deliveries", () => {
     const { samples } = await scrape(testEnv({ LEDGER_NAME: String(broken.LEDGER_NAME) }));
     expect(deliveries(samples, "workflow_job", "misconfigured")).toBe(1);
     expect(deliveries(samples, "workflow_job", "recorded")).toBe(0);
+  });
+});
+
+describe("arc_reaper_stuck_deletions", () => {
+  const snapshot = (stuck?: number): LedgerSnapshot => ({
+    runners: Object.fromEntries(RUNNER_STATES.map((s) => [s, 0])) as LedgerSnapshot["runners"],
+    counters: [],
+    lastSweep: null,
+    paused: null,
+    alarmAt: null,
+    ...(stuck === undefined ? {} : { stuckDeletions: stuck }),
+  });
+  const family = (stuck?: number) => arcReaperFamilies({ snapshot: snapshot(stuck), agentConnected: null }).find((f) => f.name === "arc_reaper_stuck_deletions");
+
+  it("is a gauge of the ledger's count of stuck deletions, and has no sample while the ledger gives none", () => {
+    expect(family(3)).toMatchObject({ type: "gauge", samples: [{ value: 3 }] });
+    expect(family(0)?.samples).toEqual([{ value: 0 }]);
+    expect(family()?.samples).toEqual([]);
   });
 });

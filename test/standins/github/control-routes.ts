@@ -11,6 +11,7 @@ import {
   StandinError,
   type Tenant,
 } from "./store.ts";
+import { addManifestCode } from "./manifest.ts";
 import type { DeliveryInput, FaultInput, InstallationInput, Json, JobInput, RunInput } from "./types.ts";
 
 export type ControlAnswer = { status: number; body: Json };
@@ -109,6 +110,12 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
       if (remaining !== undefined) tenant.rate.used = Math.max(0, tenant.rate.limit - Math.floor(remaining));
       return { status: 200, body: rateLimitState(tenant, now) };
     }
+    case "POST /manifest-codes":
+      try {
+        return { status: 201, body: addManifestCode(tenant, objectBody(rawBody).code, now) };
+      } catch (e) {
+        throw new StandinError(400, e instanceof Error ? e.message : String(e));
+      }
     case "POST /expire-tokens":
       for (const token of tenant.tokens.values()) token.expiresAtMs = now;
       return { status: 200, body: {} };

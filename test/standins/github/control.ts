@@ -46,6 +46,8 @@ export type GithubTenant = TenantInfo & {
   setRateLimit(input: { limit?: number; remaining?: number; resetInSeconds?: number }): Promise<RateLimitState>;
   /** Expire every installation token minted so far (they then answer 401 Bad credentials). */
   expireTokens(): Promise<void>;
+  /** A code as GitHub's manifest flow hands the browser: POST /app-manifests/{code}/conversions takes it once, within an hour. */
+  addManifestCode(code: string): Promise<void>;
 };
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<T> {
@@ -63,7 +65,7 @@ async function call<T>(url: string, method: string, body?: unknown): Promise<T> 
 /** Creates an isolated tenant (one GitHub App) on the stand-in at standinUrl. */
 export async function createGithubTenant(standinUrl: string, opts: TenantOptions = {}): Promise<GithubTenant> {
   const info = await call<TenantInfo>(`${standinUrl.replace(/\/$/, "")}/__tenants`, "POST", opts);
-  const control = `${info.baseUrl}/__control`;
+  const control = info.controlUrl;
   const done = async (promise: Promise<unknown>): Promise<void> => {
     await promise;
   };
@@ -85,5 +87,6 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     rateLimit: () => call(`${control}/rate-limit`, "GET"),
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),
+    addManifestCode: (code) => done(call(`${control}/manifest-codes`, "POST", { code })),
   };
 }

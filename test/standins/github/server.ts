@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { errorAnswer, handleApi, installationOfToken, rateLimitExceededMessage, type ApiAnswer, type Auth } from "./api.ts";
 import { handleControl } from "./control-routes.ts";
+import { startGhesHost, type GhesHost } from "./ghes-host.ts";
+import { answerManifestConversion } from "./manifest.ts";
 import { toWireJson, type WireJson } from "./json.ts";
 import { looksLikeJwt } from "./jwt.ts";
 import { newTenant, rateLimitState, StandinError, type ActiveFault, type Tenant } from "./store.ts";
@@ -92,6 +94,22 @@ function faultAnswer(tenant: Tenant, fault: ActiveFault, status: number, auth: A
   return errorAnswer(status, message, "https://docs.github.com/rest", headers);
 }
 
+/** The newest GitHub Enterprise Server release line when this was written. */
+const DEFAULT_GHES_VERSION = "3.19.0";
+
+function ghesOptions(value: unknown): Tenant["ghes"] {
+  if (value === undefined || value === null || value === false) return null;
+  if (value === true) return { version: DEFAULT_GHES_VERSION, rateLimits: false };
+  if (typeof value !== "object" || Array.isArray(value)) throw new StandinError(400, "ghes must be true or an object { version?, rateLimits? }");
+  const o = value as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (k !== "version" && k !== "rateLimits") throw new StandinError(400, `unknown field ${JSON.stringify(k)} in ghes`);
+  if (o["version"] !== undefined && (typeof o["version"] !== "string" || !/^\d+\.\d+\.\d+$/.test(o["version"]))) {
+    throw new StandinError(400, `ghes.version must be like "3.19.0", got ${JSON.stringify(o["version"])}`);
+  }
+  if (o["rateLimits"] !== undefined && typeof o["rateLimits"] !== "boolean") throw new StandinError(400, "ghes.rateLimits must be a boolean");
+  return { version: typeof o["version"] === "string" ? o["version"] : DEFAULT_GHES_VERSION, rateLimits: o["rateLimits"] === true };
+}
+
 export async function startGithubStandin(opts: { port?: number } = {}): Promise<GithubStandin> {
   // One key pair per server: RSA generation is slow, and tenants differ by app id.
   const { privateKey, publicKey } = await new Promise<{ privateKey: KeyObject; publicKey: KeyObject }>((resolve, reject) =>
@@ -126,18 +144,36 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       pendingDelays.add(cancel);
     });
 
-  function createTenant(body: string): TenantInfo {
+  const ghesHosts: GhesHost[] = [];
+
+  async function createTenant(body: string): Promise<TenantInfo> {
     let options: Record<string, unknown> = {};
     if (body.trim() !== "") {
       const parsed: unknown = JSON.parse(body);
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) options = parsed as Record<string, unknown>;
     }
     const appId = typeof options.appId === "number" && Number.isSafeInteger(options.appId) ? options.appId : nextAppId++;
-    const rateLimit = typeof options.rateLimit === "number" ? options.rateLimit : 5000;
+    const ghes = ghesOptions(options.ghes);
+    // GHES has rate limits off by default: nothing to run out of.
+    const rateLimit = typeof options.rateLimit === "number" ? options.rateLimit : ghes && !ghes.rateLimits ? Number.MAX_SAFE_INTEGER : 5000;
     const id = `${tenants.size + 1}${randomBytes(3).toString("hex")}`;
-    const baseUrl = `${url}/t/${id}`;
-    tenants.set(id, newTenant(id, appId, baseUrl, rateLimit));
-    return { id, baseUrl, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
+    const controlUrl = `${url}/t/${id}/__control`;
+    if (!ghes) {
+      tenants.set(id, newTenant(id, appId, `${url}/t/${id}`, rateLimit));
+      return { id, baseUrl: `${url}/t/${id}`, controlUrl, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
+    }
+    let tenant: Tenant | undefined;
+    const host = await startGhesHost(
+      async (req, res, path, parsed) => {
+        if (tenant) await answerApi(req, res, tenant, path, parsed.searchParams, parsed.search, await readBody(req));
+      },
+      (method, path) => tenant?.calls.push({ method, path, query: {}, auth: "none", status: 404, outsideApi: true }),
+      sendError,
+    );
+    ghesHosts.push(host);
+    tenant = newTenant(id, appId, host.apiUrl, rateLimit, ghes);
+    tenants.set(id, tenant);
+    return { id, baseUrl: host.apiUrl, controlUrl, webUrl: host.url, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
   }
 
   async function answerApi(req: IncomingMessage, res: ServerResponse, tenant: Tenant, path: string, query: URLSearchParams, search: string, body: string): Promise<void> {
@@ -153,18 +189,22 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     const answer =
       fault?.status !== undefined
         ? faultAnswer(tenant, fault, fault.status, auth, reqId, nowMs)
-        : handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext);
+        : (answerManifestConversion(tenant, method, path, keys.pkcs1, nowMs) ?? handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext));
     call.status = answer.status;
     const rate = rateLimitState(tenant, nowMs);
-    send(res, answer.status, toWireJson(answer.body), {
-      "x-github-request-id": reqId,
-      "x-github-api-version-selected": "2022-11-28",
-      "x-github-media-type": "github.v3; format=json",
+    const rateHeaders: Record<string, string> = tenant.ghes && !tenant.ghes.rateLimits ? {} : {
       "x-ratelimit-limit": String(rate.limit),
       "x-ratelimit-remaining": String(rate.remaining),
       "x-ratelimit-reset": String(rate.reset),
       "x-ratelimit-used": String(rate.used),
       "x-ratelimit-resource": "core",
+    };
+    send(res, answer.status, toWireJson(answer.body), {
+      "x-github-request-id": reqId,
+      "x-github-api-version-selected": "2022-11-28",
+      "x-github-media-type": "github.v3; format=json",
+      ...(tenant.ghes ? { "x-github-enterprise-version": tenant.ghes.version } : {}),
+      ...rateHeaders,
       ...answer.headers,
     });
   }
@@ -174,7 +214,7 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     const body = await readBody(req);
     const method = (req.method ?? "GET").toUpperCase();
     if (parsed.pathname === "/__tenants" && method === "POST") {
-      send(res, 201, JSON.stringify(createTenant(body)), {});
+      send(res, 201, JSON.stringify(await createTenant(body)), {});
       return;
     }
     const match = /^\/t\/([^/]+)(\/.*)?$/.exec(parsed.pathname);
@@ -189,17 +229,24 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       send(res, answer.status, JSON.stringify(answer.body), {});
       return;
     }
+    if (tenant.ghes) {
+      // A GHES tenant's API is on its own host only, so a client must use GITHUB_API_URL as given.
+      send(res, 404, toWireJson(errorAnswer(404, "Not Found").body), { "x-github-request-id": requestId() });
+      return;
+    }
     await answerApi(req, res, tenant, path, parsed.searchParams, parsed.search, body);
   }
 
+  function sendError(res: ServerResponse, error: unknown): void {
+    const status = error instanceof StandinError ? error.status : 500;
+    const message = error instanceof Error ? error.message : String(error);
+    if (status === 500) console.error("github stand-in:", error);
+    const body: WireJson = { error: message };
+    send(res, status, JSON.stringify(body), {});
+  }
+
   const server = createServer((req, res) => {
-    onRequest(req, res).catch((error: unknown) => {
-      const status = error instanceof StandinError ? error.status : 500;
-      const message = error instanceof Error ? error.message : String(error);
-      if (status === 500) console.error("github stand-in:", error);
-      const body: WireJson = { error: message };
-      send(res, status, JSON.stringify(body), {});
-    });
+    onRequest(req, res).catch((error: unknown) => sendError(res, error));
   });
   server.on("connection", (socket) => {
     sockets.add(socket);
@@ -219,7 +266,7 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       for (const cancel of [...pendingDelays]) cancel();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
-      await closed;
+      await Promise.all([closed, ...ghesHosts.map((h) => h.close())]);
     },
   };
 }

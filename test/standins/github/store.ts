@@ -69,6 +69,10 @@ export type Tenant = {
   rate: { limit: number; used: number; resetSeconds: number };
   nextJobId: number;
   nextRunId: number;
+  /** Served as a GitHub Enterprise Server (ghes-host.ts): its version header, and whether rate limits are on. */
+  ghes: { version: string; rateLimits: boolean } | null;
+  /** App manifest codes not yet converted (manifest.ts): code to expiry (ms). */
+  manifestCodes: Map<string, number>;
 };
 
 export class StandinError extends Error {
@@ -79,7 +83,7 @@ export class StandinError extends Error {
   }
 }
 
-export function newTenant(id: string, appId: number, baseUrl: string, rateLimit: number): Tenant {
+export function newTenant(id: string, appId: number, baseUrl: string, rateLimit: number, ghes: Tenant["ghes"] = null): Tenant {
   return {
     id,
     appId,
@@ -99,6 +103,8 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     rate: { limit: rateLimit, used: 0, resetSeconds: Math.floor(Date.now() / 1000) + 3600 },
     nextJobId: 21_000_000_000,
     nextRunId: 11_000_000_000,
+    ghes,
+    manifestCodes: new Map(),
   };
 }
 

@@ -176,6 +176,8 @@ export type CallRecord = {
   query: Record<string, string>;
   auth: AuthKind;
   status: number;
+  /** A GHES tenant's host was asked for a path outside /api/v3 (answered with the web's HTML 404). */
+  outsideApi?: true;
 };
 
 export type TokenRequest = {
@@ -200,11 +202,24 @@ export type TenantOptions = {
   appId?: number;
   /** Requests per hour for this tenant (default 5000). */
   rateLimit?: number;
+  /**
+   * Serve this tenant as a GitHub Enterprise Server: on a port of its own, the API
+   * under /api/v3 (baseUrl is then http://127.0.0.1:PORT/api/v3), the HTML "not
+   * found" page elsewhere, answers carrying x-github-enterprise-version. Rate limits
+   * are off by default on GHES; with `rateLimits: false` (the default here) answers
+   * carry no x-ratelimit-* headers.
+   */
+  ghes?: true | { version?: string; rateLimits?: boolean };
 };
 
 export type TenantInfo = {
   id: string;
+  /** Give this to the product as GITHUB_API_URL. */
   baseUrl: string;
+  /** Where the control API of this tenant is. */
+  controlUrl: string;
+  /** A GHES tenant's host (https://HOST on a real server); absent for a github.com-like tenant. */
+  webUrl?: string;
   appId: number;
   privateKeyPkcs1: string;
   privateKeyPkcs8: string;

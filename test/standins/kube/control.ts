@@ -1,5 +1,6 @@
 // Typed client for the Kubernetes stand-in's control API. Tests inside workerd
 // import it, so it uses only global fetch and imports nothing from node:.
+import { DEFAULT_ARC_VERSION, type ArcVersion } from "./arc-versions.ts";
 import {
   EPHEMERAL_RUNNER_API_VERSION,
   EPHEMERAL_RUNNER_KIND,
@@ -21,6 +22,7 @@ import {
 } from "./types.ts";
 
 export * from "./types.ts";
+export * from "./arc-versions.ts";
 
 /** A failed control call; `status` is the stand-in's Kubernetes Status body when it sent one. */
 export class KubeControlError extends Error {
@@ -64,6 +66,8 @@ export interface KubeTenantOptions {
   namespaces?: string[];
   /** Play ARC's controller: an object marked for deletion through the API loses its finalizers at once. */
   autoFinalize?: boolean;
+  /** Whose EphemeralRunner CRD to serve and validate against (test/fixtures/arc); default 0.14.2. */
+  arcVersion?: ArcVersion;
 }
 
 export interface FinalizeOptions {
@@ -109,6 +113,23 @@ export class KubeTenant {
     return this.control("PUT", `ephemeralrunners/${enc(namespace)}/${enc(name)}/status`, status);
   }
 
+  /**
+   * Write status as ARC does, through the API: a JSON merge patch on the status
+   * subresource (the listener's HandleJobStarted, the controller's phase
+   * updates), validated against the tenant's CRD like any write.
+   */
+  async patchStatus(namespace: string, name: string, status: EphemeralRunnerStatus): Promise<StoredEphemeralRunner> {
+    const url = `${this.baseUrl}/apis/actions.github.com/v1alpha1/namespaces/${enc(namespace)}/ephemeralrunners/${enc(name)}/status?fieldValidation=Strict`;
+    const res = await fetch(url, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${this.adminToken}`, "Content-Type": "application/merge-patch+json", Accept: "application/json" },
+      body: JSON.stringify({ status }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new KubeControlError(res.status, `kube stand-in PATCH ${url}: ${res.status} ${text.slice(0, 500)}`, undefined);
+    return JSON.parse(text) as StoredEphemeralRunner;
+  }
+
   /** Play ARC's controller: remove the finalizers of objects being deleted, so they disappear. */
   async finalize(opts: FinalizeOptions = {}): Promise<ObjectRef[]> {
     return (await this.control<{ finalized: ObjectRef[] }>("POST", "finalize", opts)).finalized;
@@ -116,6 +137,17 @@ export class KubeTenant {
 
   setAutoFinalize(autoFinalize: boolean): Promise<KubeTenantSettings> {
     return this.control("PUT", "settings", { autoFinalize });
+  }
+
+  /**
+   * The switch "GitHub says the job runs". On: like ARC's finalizer, which gets
+   * JobStillRunningError from GitHub and retries every 30 s, the stand-in keeps a
+   * busy runner (status.workflowRunId) that was deleted: it stays listed and
+   * readable with its deletionTimestamp, and neither autoFinalize nor finalize()
+   * removes it. Off: the deletions autoFinalize held finish now; `released` names them.
+   */
+  setJobsStillRunning(jobsStillRunning: boolean): Promise<KubeTenantSettings & { released: ObjectRef[] }> {
+    return this.control("PUT", "settings", { jobsStillRunning });
   }
 
   /** The object as stored, or undefined if it does not exist. */
@@ -236,6 +268,24 @@ export interface MakeEphemeralRunnerOptions {
   deletionTimestamp?: string;
   /** Name of the owning EphemeralRunnerSet; default `${scaleSet}-${5 chars}`. */
   ephemeralRunnerSetName?: string;
+  /** The ARC release that wrote the object (its app.kubernetes.io/version label); default 0.14.2. */
+  arcVersion?: ArcVersion;
+}
+
+/**
+ * The status fields ARC's listener writes when a job starts (HandleJobStarted):
+ * the same set in 0.13.1, 0.14.2 and master-2026-06-30 (their CRDs declare the
+ * same status). `jobId` is GitHub's job GUID, not workflow_job.id.
+ */
+export function jobStartedStatus(o: { workflowRunId: number; jobRepositoryName: string; jobRequestId?: number; jobId?: string; jobDisplayName?: string; jobWorkflowRef?: string }): EphemeralRunnerStatus {
+  return {
+    workflowRunId: o.workflowRunId,
+    jobRepositoryName: o.jobRepositoryName,
+    jobRequestId: o.jobRequestId ?? 1 + Math.floor(Math.random() * 1_000_000),
+    jobId: o.jobId ?? crypto.randomUUID(),
+    jobDisplayName: o.jobDisplayName ?? "build",
+    jobWorkflowRef: o.jobWorkflowRef ?? `${o.jobRepositoryName}/.github/workflows/ci.yml@refs/heads/main`,
+  };
 }
 
 const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
@@ -249,7 +299,10 @@ function uuid(): string {
   return crypto.randomUUID();
 }
 
-/** An EphemeralRunner shaped like those ARC 0.14 creates (labels, annotations, owner, pod template). */
+/**
+ * An EphemeralRunner shaped like those ARC creates (labels, annotations, owner, pod
+ * template); valid against the CRD of every version in ARC_VERSIONS.
+ */
 export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRunner {
   const setName = o.ephemeralRunnerSetName ?? `${o.scaleSet}-${suffix()}`;
   const name = o.name ?? `${setName}-runner-${suffix()}`;
@@ -287,7 +340,7 @@ export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRun
         "actions.github.com/scale-set-namespace": o.scaleSetNamespace ?? o.namespace,
         "app.kubernetes.io/component": "runner",
         "app.kubernetes.io/part-of": "gha-runner-scale-set",
-        "app.kubernetes.io/version": "0.14.2",
+        "app.kubernetes.io/version": o.arcVersion ?? DEFAULT_ARC_VERSION,
         ...(o.labels ?? {}),
       },
       annotations: {

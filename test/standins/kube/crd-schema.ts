@@ -1,8 +1,10 @@
 // Structural-schema validation of EphemeralRunners against ARC's own CRD
-// (test/fixtures/arc), so an object a test seeds is one a real cluster would accept.
+// (test/fixtures/arc, one per ARC version), so an object a test seeds is one a
+// real cluster running that version would accept.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { ARC_VERSION_FIXTURES, DEFAULT_ARC_VERSION, type ArcVersion } from "./arc-versions.ts";
 import type { FieldError } from "./status.ts";
 
 export interface Schema {
@@ -31,20 +33,30 @@ export interface Schema {
   "x-kubernetes-embedded-resource"?: boolean;
 }
 
-const crdPath = fileURLToPath(new URL("../../fixtures/arc/actions.github.com_ephemeralrunners.yaml", import.meta.url).href);
+const fixtures = new URL("../../fixtures/arc/", import.meta.url);
 
-let cached: Schema | undefined;
+export interface Crd {
+  spec: { versions: { name: string; schema: { openAPIV3Schema: Schema } }[] };
+}
 
-/** The v1alpha1 openAPIV3Schema of ARC's EphemeralRunner CRD. */
-export function ephemeralRunnerSchema(): Schema {
-  if (cached) return cached;
-  const crd = parse(readFileSync(crdPath, "utf8")) as {
-    spec: { versions: { name: string; schema: { openAPIV3Schema: Schema } }[] };
-  };
-  const version = crd.spec.versions.find((v) => v.name === "v1alpha1");
-  if (!version) throw new Error(`${crdPath} has no v1alpha1 version`);
-  cached = version.schema.openAPIV3Schema;
-  return cached;
+const crds = new Map<ArcVersion, Crd>();
+
+/** ARC's EphemeralRunner CRD of `version`, parsed from its fixture (test/fixtures/arc). */
+export function ephemeralRunnerCrd(version: ArcVersion = DEFAULT_ARC_VERSION): Crd {
+  let crd = crds.get(version);
+  if (!crd) {
+    const path = fileURLToPath(new URL(ARC_VERSION_FIXTURES[version].crdFile, fixtures).href);
+    crd = parse(readFileSync(path, "utf8")) as Crd;
+    crds.set(version, crd);
+  }
+  return crd;
+}
+
+/** The v1alpha1 openAPIV3Schema of ARC's EphemeralRunner CRD of `version`. */
+export function ephemeralRunnerSchema(version: ArcVersion = DEFAULT_ARC_VERSION): Schema {
+  const found = ephemeralRunnerCrd(version).spec.versions.find((v) => v.name === "v1alpha1");
+  if (!found) throw new Error(`ARC ${version}'s EphemeralRunner CRD has no v1alpha1 version`);
+  return found.schema.openAPIV3Schema;
 }
 
 export type UnknownFieldMode = "reject" | "prune";

@@ -5,7 +5,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { startAccessFaults, type AccessFaults } from "./access-faults.ts";
-import { isPlainObject } from "./crd-schema.ts";
+import { ARC_VERSIONS, DEFAULT_ARC_VERSION, isArcVersion } from "./arc-versions.ts";
+import { ephemeralRunnerCrd, isPlainObject } from "./crd-schema.ts";
 import { checkBinding, denied, isAllowed, requestInfo, type RequestInfo } from "./rbac.ts";
 import {
   badRequest,
@@ -21,7 +22,7 @@ import {
   type FieldError,
 } from "./status.ts";
 import { Tenant, type DeleteOptions, type WriteMode } from "./store.ts";
-import type { Json, JsonObject, KubeCall, KubeFault, KubeTenantInfo, RbacBinding, ServiceAccountSpec } from "./types.ts";
+import type { Json, JsonObject, KubeCall, KubeFault, KubeTenantInfo, ObjectRef, RbacBinding, ServiceAccountSpec } from "./types.ts";
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024; // the real API server's request size limit
 const MAX_TENANTS = 1000;
@@ -269,13 +270,25 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
         const r = tenant.delete(ns, info.name, opts);
         const name = info.name;
         const after = (): void => {
-          if (tenant.autoFinalize && !opts.dryRun) tenant.finalize([name], ns);
+          if (!opts.dryRun) tenant.afterDelete(ns, name);
         };
         return { code: r.code, body: r.body, after };
       }
       default:
         throw methodNotAllowed();
     }
+  }
+
+  // The CRD the tenant's ARC version installed (kubectl get crd), so a test can see which one it talks to.
+  if (info.apiGroup === "apiextensions.k8s.io" && info.apiVersion === "v1" && info.resource === "customresourcedefinitions" && info.namespace === "") {
+    if (method !== "GET") throw methodNotAllowed();
+    const crdName = "ephemeralrunners.actions.github.com";
+    const crd = ephemeralRunnerCrd(tenant.arcVersion);
+    if (info.name === "") {
+      return { code: 200, body: { kind: "CustomResourceDefinitionList", apiVersion: "apiextensions.k8s.io/v1", metadata: { resourceVersion: tenant.resourceVersion }, items: [crd] } };
+    }
+    if (info.name !== crdName) throw notFound({ group: "apiextensions.k8s.io", resource: "customresourcedefinitions" }, info.name);
+    return { code: 200, body: crd };
   }
 
   // Core pods and secrets exist (empty), so an RBAC denial (403) differs from a wrong path (404).
@@ -454,7 +467,12 @@ function namesAndNamespace(body: unknown): { names?: string[]; namespace?: strin
 }
 
 function settingsOf(tenant: Tenant): JsonObject {
-  return { namespaces: tenant.namespaces ? [...tenant.namespaces] : null, autoFinalize: tenant.autoFinalize };
+  return {
+    namespaces: tenant.namespaces ? [...tenant.namespaces] : null,
+    autoFinalize: tenant.autoFinalize,
+    arcVersion: tenant.arcVersion,
+    jobsStillRunning: tenant.jobsStillRunning,
+  };
 }
 
 function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: string, path: string, text: string): Answer {
@@ -471,6 +489,7 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
           items: tenant.items(),
           serviceAccounts: [...tenant.serviceAccounts.values()],
           faults: tenant.listFaults(),
+          heldDeletions: tenant.heldDeletions(),
         },
       };
     case "GET ephemeralrunners":
@@ -496,15 +515,20 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
     }
     case "PUT settings": {
       if (!isPlainObject(body)) throw badRequest("settings must be a JSON object");
-      onlyKeys(body, ["autoFinalize", "namespaces"], "settings");
+      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning"], "settings");
       if (body["autoFinalize"] !== undefined) {
         if (typeof body["autoFinalize"] !== "boolean") throw badRequest("autoFinalize must be a boolean");
         tenant.autoFinalize = body["autoFinalize"];
       }
+      let released: ObjectRef[] = [];
+      if (body["jobsStillRunning"] !== undefined) {
+        if (typeof body["jobsStillRunning"] !== "boolean") throw badRequest("jobsStillRunning must be a boolean");
+        released = tenant.setJobsStillRunning(body["jobsStillRunning"]);
+      }
       if (body["namespaces"] !== undefined) {
         tenant.namespaces = body["namespaces"] === null ? null : new Set(strings(body["namespaces"], "namespaces"));
       }
-      return { code: 200, body: settingsOf(tenant) };
+      return { code: 200, body: { ...settingsOf(tenant), released } };
     }
     case "GET faults":
       return { code: 200, body: { faults: tenant.listFaults() } };
@@ -569,16 +593,20 @@ export async function startKubeStandin(opts: { port?: number } = {}): Promise<Ku
   const createTenant = (body: unknown): KubeTenantInfo => {
     const o = body === undefined ? {} : body;
     if (!isPlainObject(o)) throw badRequest("body must be a JSON object");
-    onlyKeys(o, ["namespaces", "autoFinalize"], "tenant options");
+    onlyKeys(o, ["namespaces", "autoFinalize", "arcVersion"], "tenant options");
     const namespaces = o["namespaces"] === undefined ? null : strings(o["namespaces"], "namespaces");
     const autoFinalize = o["autoFinalize"] === undefined ? false : o["autoFinalize"];
     if (typeof autoFinalize !== "boolean") throw badRequest("autoFinalize must be a boolean");
+    const arcVersion = o["arcVersion"] === undefined ? DEFAULT_ARC_VERSION : o["arcVersion"];
+    if (!isArcVersion(arcVersion)) {
+      throw badRequest(`arcVersion must be one of ${ARC_VERSIONS.join(", ")} (the CRDs in test/fixtures/arc), not ${JSON.stringify(arcVersion)}`);
+    }
     if (tenants.size >= MAX_TENANTS) {
       // Forget the least recently used tenant rather than grow without bound.
       const oldest = [...tenants.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (oldest) tenants.delete(oldest.id);
     }
-    const t = new Tenant(namespaces, autoFinalize);
+    const t = new Tenant(namespaces, autoFinalize, arcVersion);
     tenants.set(t.id, t);
     return { id: t.id, baseUrl: `${url}/t/${t.id}`, adminToken: t.adminToken };
   };

@@ -11,6 +11,7 @@ import {
   type Schema,
   type ValidationResult,
 } from "./crd-schema.ts";
+import type { ArcVersion } from "./arc-versions.ts";
 import { jsonPatch, mergePatch, PatchError } from "./patch.ts";
 import { ObjectsWithHistory } from "./watch.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
@@ -109,16 +110,15 @@ function withoutResourceVersion(o: JsonObject): string {
 }
 
 // The CRD schema, minus `metadata: {type: object}`: ObjectMeta is checked separately.
-let rootSchemaCache: Schema | undefined;
-function rootSchema(): Schema {
-  if (!rootSchemaCache) {
-    const s = ephemeralRunnerSchema();
-    rootSchemaCache = {
-      ...s,
-      properties: { ...s.properties, metadata: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-    };
+const rootSchemas = new Map<ArcVersion, Schema>();
+function rootSchema(version: ArcVersion): Schema {
+  let root = rootSchemas.get(version);
+  if (!root) {
+    const s = ephemeralRunnerSchema(version);
+    root = { ...s, properties: { ...s.properties, metadata: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } };
+    rootSchemas.set(version, root);
   }
-  return rootSchemaCache;
+  return root;
 }
 
 interface ContinueToken {
@@ -163,6 +163,16 @@ export class Tenant {
   readonly adminToken: string;
   namespaces: Set<string> | null;
   autoFinalize: boolean;
+  /** Whose EphemeralRunner CRD this cluster runs: objects are validated against it. */
+  readonly arcVersion: ArcVersion;
+  /**
+   * GitHub says the job of each busy runner still runs: ARC's finalizer then holds
+   * the deletion of a runner with a job (status.workflowRunId), retrying, and
+   * neither autoFinalize nor finalize() removes it until this is switched off.
+   */
+  private jobsRunning = false;
+  /** The deletions autoFinalize holds for that reason: namespace/name to uid. */
+  private readonly held = new Map<string, string>();
   lastUsed = Date.now();
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;
@@ -174,11 +184,12 @@ export class Tenant {
   private callLog: KubeCall[] = [];
   private callSeq = 0;
 
-  constructor(namespaces: string[] | null, autoFinalize: boolean) {
+  constructor(namespaces: string[] | null, autoFinalize: boolean, arcVersion: ArcVersion) {
     this.id = randomBytes(8).toString("hex");
     this.adminToken = `admin-${randomBytes(24).toString("base64url")}`;
     this.namespaces = namespaces ? new Set(namespaces) : null;
     this.autoFinalize = autoFinalize;
+    this.arcVersion = arcVersion;
   }
 
   get resourceVersion(): string {
@@ -296,7 +307,7 @@ export class Tenant {
   private admit(obj: Record<string, unknown>, name: string, mode: WriteMode): string[] {
     const prune = mode !== "seed" && mode !== "Strict" ? "prune" : "reject";
     const metaResult = validateObjectMeta(obj["metadata"], prune);
-    const bodyResult = validate(obj, rootSchema(), "", prune);
+    const bodyResult = validate(obj, rootSchema(this.arcVersion), "", prune);
     const result: ValidationResult = {
       errors: [...metaResult.errors, ...bodyResult.errors],
       unknown: [...metaResult.unknown, ...bodyResult.unknown],
@@ -309,7 +320,7 @@ export class Tenant {
     const errors: FieldError[] = [...result.errors];
     if (mode === "seed") {
       for (const f of result.unknown) {
-        errors.push({ type: "Forbidden", field: f, detail: `unknown field "${f}": not in ARC's EphemeralRunner CRD` });
+        errors.push({ type: "Forbidden", field: f, detail: `unknown field "${f}": not in ARC ${this.arcVersion}'s EphemeralRunner CRD` });
       }
     }
     if (errors.length > 0) throw invalid(EPHEMERAL_RUNNER_KIND, RUNNERS.group, name, errors);
@@ -387,7 +398,7 @@ export class Tenant {
       }
       delete obj["status"];
     }
-    applyDefaults(obj, rootSchema());
+    applyDefaults(obj, rootSchema(this.arcVersion));
     const warnings = this.admit(obj, name, mode);
     if (seeding && meta["deletionTimestamp"] !== undefined && finalizersOf(meta).length === 0) {
       throw invalid(EPHEMERAL_RUNNER_KIND, RUNNERS.group, name, [
@@ -481,7 +492,7 @@ export class Tenant {
     if (typeof meta["resourceVersion"] === "string" && meta["resourceVersion"] !== oldMeta["resourceVersion"]) {
       throw conflict(RUNNERS, name, "the object has been modified; please apply your changes to the latest version and try again");
     }
-    applyDefaults(candidate, rootSchema());
+    applyDefaults(candidate, rootSchema(this.arcVersion));
     const warnings = this.admit(candidate, name, mode);
 
     let next: Record<string, unknown>;
@@ -543,7 +554,7 @@ export class Tenant {
     const next = structuredClone(old) as Record<string, unknown>;
     if (status === null || status === undefined) delete next["status"];
     else next["status"] = status;
-    applyDefaults(next, rootSchema());
+    applyDefaults(next, rootSchema(this.arcVersion));
     this.admit(next, name, "seed");
     const obj = sortKeys(next) as JsonObject;
     if (withoutResourceVersion(obj) === withoutResourceVersion(old)) return structuredClone(old);
@@ -604,15 +615,75 @@ export class Tenant {
       if (m["deletionTimestamp"] === undefined) continue;
       if (names && !names.includes(ref.name)) continue;
       if (namespace !== undefined && namespace !== ref.namespace) continue;
+      if (this.holds(o)) continue;
       this.objects.delete(key);
+      this.held.delete(key);
       this.nextRv();
       done.push(ref);
     }
     return done;
   }
 
+  /** After a DELETE through the API: what ARC's controller does next when autoFinalize plays it. */
+  afterDelete(ns: string, name: string): void {
+    if (!this.autoFinalize) return;
+    const key = `${ns}/${name}`;
+    const o = this.objects.get(key);
+    if (o && this.holds(o)) this.held.set(key, str(metaOf(o)["uid"]));
+    else this.finalize([name], ns);
+  }
+
+  // GitHub can say a job still runs only for a runner that has one (status.workflowRunId); an idle one goes.
+  private holds(o: JsonObject): boolean {
+    if (!this.jobsRunning) return false;
+    const status = o["status"];
+    const run = isPlainObject(status) ? status["workflowRunId"] : undefined;
+    return typeof run === "number" && run !== 0;
+  }
+
+  get jobsStillRunning(): boolean {
+    return this.jobsRunning;
+  }
+
+  /**
+   * Switch "GitHub says the job runs". Switching it off releases the deletions
+   * autoFinalize held meanwhile (they finish now, as ARC's next 30 s retry would);
+   * returns the objects that went.
+   */
+  setJobsStillRunning(on: boolean): ObjectRef[] {
+    this.jobsRunning = on;
+    if (on) return [];
+    const released: ObjectRef[] = [];
+    for (const key of this.heldKeys()) {
+      const [ns = "", name = ""] = key.split("/");
+      released.push(...this.finalize([name], ns));
+    }
+    this.held.clear();
+    return released;
+  }
+
+  // Held keys whose object is still the one held (a name can come back as a new object).
+  private heldKeys(): string[] {
+    return [...this.held]
+      .filter(([k, uid]) => {
+        const o = this.objects.get(k);
+        return o !== undefined && str(metaOf(o)["uid"]) === uid;
+      })
+      .map(([k]) => k)
+      .sort();
+  }
+
+  /** Deletions autoFinalize is holding while GitHub says the job runs. */
+  heldDeletions(): ObjectRef[] {
+    return this.heldKeys().map((k) => {
+      const [namespace = "", name = ""] = k.split("/");
+      return { namespace, name };
+    });
+  }
+
   /** Control API: remove an object at once, finalizers or not (it left the cluster without us). */
   remove(ns: string, name: string): boolean {
+    this.held.delete(`${ns}/${name}`);
     const had = this.objects.delete(`${ns}/${name}`);
     if (had) this.nextRv();
     return had;

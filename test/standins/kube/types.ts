@@ -4,6 +4,8 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
+import type { ArcVersion } from "./arc-versions.ts";
+
 export const EPHEMERAL_RUNNER_GROUP = "actions.github.com";
 export const EPHEMERAL_RUNNER_VERSION = "v1alpha1";
 export const EPHEMERAL_RUNNER_API_VERSION = "actions.github.com/v1alpha1";
@@ -208,6 +210,10 @@ export interface KubeTenantInfo {
 export interface KubeTenantSettings {
   namespaces: string[] | null;
   autoFinalize: boolean;
+  /** Whose EphemeralRunner CRD the tenant serves and validates against. */
+  arcVersion: ArcVersion;
+  /** GitHub says each busy runner's job still runs: autoFinalize holds their deletions. */
+  jobsStillRunning: boolean;
 }
 
 export interface KubeTenantState extends KubeTenantSettings {
@@ -215,6 +221,8 @@ export interface KubeTenantState extends KubeTenantSettings {
   items: StoredEphemeralRunner[];
   serviceAccounts: { user: string; bindings: RbacBinding[] }[];
   faults: KubeFaultState[];
+  /** Deletions autoFinalize holds while jobsStillRunning is on. */
+  heldDeletions: ObjectRef[];
 }
 
 export interface ObjectRef {

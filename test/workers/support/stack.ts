@@ -2,8 +2,8 @@
 // cluster tenant on the stand-ins (reached over real HTTP), and the Worker's
 // env pointing at them.
 import { inject } from "vitest";
-import { createGithubTenant, type GithubTenant } from "../../standins/github/control.ts";
-import { createKubeTenant, makeEphemeralRunner, type KubeTenant, type EphemeralRunner } from "../../standins/kube/control.ts";
+import { createGithubTenant, type GithubTenant, type TenantOptions } from "../../standins/github/control.ts";
+import { createKubeTenant, makeEphemeralRunner, type ArcVersion, type KubeTenant, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { deliver, runScheduled, testEnv } from "./worker.ts";
 import type { WorkerEnv } from "../../../src/env.ts";
@@ -34,10 +34,17 @@ export interface JobFacts {
   startedAt: string;
 }
 
-export async function stack(settings: Record<string, string | undefined> = {}, opts: { namespaces?: string[] } = {}): Promise<Stack> {
-  const github = await createGithubTenant(inject("githubStandinUrl"));
+export async function stack(
+  settings: Record<string, string | undefined> = {},
+  opts: { namespaces?: string[]; arcVersion?: ArcVersion; autoFinalize?: boolean; github?: TenantOptions } = {},
+): Promise<Stack> {
+  const github = await createGithubTenant(inject("githubStandinUrl"), opts.github);
   await github.addInstallation({ id: INSTALLATION, repositories: [REPO] });
-  const kube = await createKubeTenant(inject("kubeStandinUrl"), { namespaces: opts.namespaces ?? [NS, "other-runners"] });
+  const kube = await createKubeTenant(inject("kubeStandinUrl"), {
+    namespaces: opts.namespaces ?? [NS, "other-runners"],
+    ...(opts.arcVersion ? { arcVersion: opts.arcVersion } : {}),
+    ...(opts.autoFinalize ? { autoFinalize: true } : {}),
+  });
   const env = testEnv({
     GITHUB_API_URL: github.baseUrl,
     GITHUB_APP_ID: String(github.appId),
@@ -61,6 +68,7 @@ export async function stack(settings: Record<string, string | undefined> = {}, o
           workflowRunId: o.workflowRunId,
           jobRepositoryName: o.workflowRunId === undefined ? undefined : REPO,
           deletionTimestamp: o.deletionTimestamp,
+          arcVersion: opts.arcVersion,
           creationTimestamp: o.createdAt ?? new Date(Date.now() - 10 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
         }),
       ),
