@@ -1,13 +1,16 @@
 // The judge's header and README's decision table are one source: the same lines.
 import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 
-const root = new URL("../../", import.meta.url);
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const read = (path: string): string[] => readFileSync(join(ROOT, path), "utf8").split("\n");
 const tableOf = (lines: string[]) => lines.filter((l) => l.startsWith("|"));
 
 it("the judge's header is README's decision table, row for row", () => {
-  const judge = readFileSync(new URL("src/reaper/judge.ts", root), "utf8").split("\n").filter((l) => l.startsWith("// |")).map((l) => l.slice(3));
-  const readme = readFileSync(new URL("README.md", root), "utf8").split("\n");
+  const judge = read("src/reaper/judge.ts").filter((l) => l.startsWith("// |")).map((l) => l.slice(3));
+  const readme = read("README.md");
   const start = readme.findIndex((l) => l.startsWith("| # | what is known | verdict |"));
   expect(start).toBeGreaterThan(0);
   const end = readme.findIndex((l, i) => i > start && !l.startsWith("|"));
