@@ -5,7 +5,7 @@
 // go under /api/v3, and nothing reaches the host outside it.
 import { describe, expect, it } from "vitest";
 import type { CallRecord } from "../standins/github/control.ts";
-import { RECONCILE_SETTLE_MS } from "../../src/reaper/sweep.ts";
+import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { before, INSTALLATION, REPO, stack, type Stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call } from "./support/worker.ts";
 
