@@ -40,6 +40,8 @@ export interface Settings {
   recheckSeconds: number;
   /** Closed runners stay listed this many days, then are pruned. */
   historyDays: number;
+  /** A runner we deleted that is still there this long after is "stuck" (shown, counted, never deleted again). */
+  stuckSeconds: number;
   adminToken: string;
   /** Bearer for /metrics; ADMIN_TOKEN when unset. */
   metricsToken: string;
@@ -168,6 +170,7 @@ export function readSettings(env: Source): SettingsResult {
   const deliveriesEverySeconds = count("REAPER_DELIVERIES_EVERY_SECONDS", 300, 1);
   const recheckSeconds = count("REAPER_RECHECK_SECONDS", 3600, 60);
   const historyDays = count("REAPER_HISTORY_DAYS", 7, 1);
+  const stuckSeconds = count("REAPER_STUCK_SECONDS", 900, 1);
   const ledgerName = text("LEDGER_NAME", "ledger");
   if (!/^[a-z0-9][-a-z0-9]{0,62}$/.test(ledgerName)) errors.push("LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes");
   const adminToken = text("ADMIN_TOKEN");
@@ -199,6 +202,7 @@ export function readSettings(env: Source): SettingsResult {
       deliveriesEverySeconds,
       recheckSeconds,
       historyDays,
+      stuckSeconds,
       adminToken,
       metricsToken: metricsToken || adminToken,
       ledgerName,

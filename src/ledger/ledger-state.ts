@@ -4,7 +4,9 @@
 // stores; it decides nothing (decisions come in as reconcile's results, and the
 // facts' schedule as a function).
 import type { Fact } from "../model/facts.ts";
-import type { ClusterRunner } from "../model/runner.ts";
+import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
+import type { DeletionCheck } from "../reaper/check-deletion.ts";
+import { DeletionsTable } from "./deletions-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
@@ -26,6 +28,7 @@ const GITHUB_KEY = "github-times";
 export interface LedgerOptions {
   schedule: ScheduleFacts;
   historyDays: number;
+  stuckSeconds: number;
   maxDeletionsPerMinute: number;
   log: (line: DecisionLine) => void;
 }
@@ -36,6 +39,7 @@ export class LedgerState implements LedgerPort {
   readonly memory: MemoryTable;
   readonly counters: CountersTable;
   readonly redeliveries: RedeliveriesTable;
+  readonly deletionsWatched: DeletionsTable;
   private readonly sql: Sql;
   private readonly opts: LedgerOptions;
 
@@ -47,6 +51,7 @@ export class LedgerState implements LedgerPort {
     this.memory = new MemoryTable(sql);
     this.counters = new CountersTable(sql);
     this.redeliveries = new RedeliveriesTable(sql);
+    this.deletionsWatched = new DeletionsTable(sql);
   }
 
   /** Facts from a webhook or GitHub's REST API; answers the rows they changed. A job fact ends any unseen row of its runner. */
@@ -110,6 +115,14 @@ export class LedgerState implements LedgerPort {
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
       if (r.close === "reaped") this.counters.add("arc_reaper_deletions_total", { cause: r.verdict.cause ?? "unknown" });
+      // Our own delete (not one that another row's delete served): watched until its object goes.
+      if (r.close === "reaped" && r.deleted && r.view.kind === "found" && record.id !== undefined) {
+        const o = r.view.runner;
+        this.deletionsWatched.put({
+          rowId: record.id, name: o.name, cluster: o.cluster ?? "default", namespace: o.namespace, uid: o.uid, repo: record.repo, jobId: record.jobId,
+          installationId: record.installationId, deletedAt: now, dueAt: now + this.opts.stuckSeconds * 1000,
+        });
+      }
     } else {
       next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: r.dueAt, heldFor: r.heldFor };
       if (r.asked) next.checkedAt = now;
@@ -136,6 +149,48 @@ export class LedgerState implements LedgerPort {
     const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: r.dueAt, heldFor: r.heldFor };
     if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor) this.unseenRunners.put(next);
     return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
+  }
+
+  deletionWatches(): DeletionWatch[] {
+    return this.deletionsWatched.due(Number.MAX_SAFE_INTEGER, 10_000);
+  }
+
+  dueDeletions(now: number, limit: number): DeletionWatch[] {
+    return this.deletionsWatched.due(now, limit);
+  }
+
+  storeDeletionCheck(w: DeletionWatch, check: DeletionCheck, now: number, by: Caller): void {
+    const at = new Date(now).toISOString();
+    if (check.kind === "unknown") {
+      this.deletionsWatched.put({ ...w, dueAt: check.dueAt });
+      return;
+    }
+    if (check.kind === "went") {
+      this.deletionsWatched.remove(w.rowId);
+      if (w.stuckAt === undefined) return; // the common case: it went as ARC should; the row says reaped already
+      this.closeStuck(w.rowId, "reaped", check.reason, now, by);
+      this.opts.log({ msg: "decision", by, runner: w.name, namespace: w.namespace, repository: w.repo, run: null, job: w.jobId, verdict: "deleted", reason: `reaped: ${check.reason}` });
+      return;
+    }
+    this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now });
+    if (!check.newly) return;
+    const row = this.sql.first<{ story: string; reason: string }>("SELECT story, reason FROM runners WHERE id = ? AND state = 'reaped'", w.rowId);
+    if (!row) return;
+    const story = JSON.parse(row.story) as { at: string; what: string; source: string }[];
+    story.push({ at, what: check.reason, source: by });
+    this.sql.run("UPDATE runners SET state = 'stuck', reason = ?, story = ?, decided_at = ?, due_at = NULL WHERE id = ?", `${check.reason} (condemned: ${row.reason})`, JSON.stringify(story.slice(-40)), now, w.rowId);
+    this.counters.add("arc_reaper_closed_runners", { state: "reaped" }, -1);
+    this.opts.log({ msg: "decision", by, runner: w.name, namespace: w.namespace, repository: w.repo, run: null, job: w.jobId, verdict: "keep", reason: check.reason, error: "cluster" });
+  }
+
+  private closeStuck(rowId: number, state: "reaped", why: string, now: number, by: Caller): void {
+    const row = this.sql.first<{ story: string; reason: string }>("SELECT story, reason FROM runners WHERE id = ? AND state = 'stuck'", rowId);
+    if (!row) return;
+    const story = JSON.parse(row.story) as { at: string; what: string; source: string }[];
+    story.push({ at: new Date(now).toISOString(), what: `${state}: ${why}`, source: by });
+    const reason = `${row.reason.replace(/^stuck: .*? \(condemned: (.*)\)$/, "$1")}; ${why}`;
+    this.sql.run("UPDATE runners SET state = ?, reason = ?, story = ?, decided_at = ?, due_at = ? WHERE id = ?", state, reason, JSON.stringify(story.slice(-40)), now, now + this.opts.historyDays * 86_400_000, rowId);
+    this.counters.add("arc_reaper_closed_runners", { state }, 1);
   }
 
   deletions(now: number): SlidingWindow {
@@ -178,7 +233,7 @@ export class LedgerState implements LedgerPort {
 
   /** The earliest time anything is due: the alarm's time. */
   nextDue(): number | null {
-    const dues = [this.runners.nextDue(), this.unseenRunners.nextDue()].filter((d): d is number => d !== null);
+    const dues = [this.runners.nextDue(), this.unseenRunners.nextDue(), this.deletionsWatched.nextDue()].filter((d): d is number => d !== null);
     return dues.length > 0 ? Math.min(...dues) : null;
   }
 

@@ -287,6 +287,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return new LedgerState(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
       historyDays: settings.historyDays,
+      stuckSeconds: settings.stuckSeconds,
       maxDeletionsPerMinute: settings.maxDeletionsPerSweep,
       log: logLine,
     });

@@ -108,13 +108,14 @@ export function ledgerQueries(sql: Sql) {
       const counters = new CountersTable(sql).all();
       const memory = new MemoryTable(sql);
       const counts = Object.fromEntries(RUNNER_STATES.map((s) => [s, 0])) as Record<RunnerState, number>;
-      for (const state of ["running", "finished"] as const) {
+      for (const state of ["running", "finished", "stuck"] as const) {
         counts[state] = Number(sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM runners WHERE state = ?", state)?.n ?? 0);
       }
       for (const c of counters) if (c.name === "arc_reaper_closed_runners" && (c.labels.state === "reaped" || c.labels.state === "gone")) counts[c.labels.state] = c.value;
       const alarm = await storage.getAlarm();
       return {
         runners: counts,
+        stuckDeletions: counts.stuck,
         counters: counters.filter((c) => c.name !== "arc_reaper_closed_runners"),
         lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
         paused: memory.get<{ since: string; by: string }>("paused") ?? null,

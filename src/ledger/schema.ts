@@ -122,6 +122,24 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // Agent mode: objects the watch saw leave, so their absence is known though the view's snapshot is older.
     `CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID`,
   ],
+  [
+    // Deletions we made, watched until their object goes: ARC's finalizer may hold one
+    // while GitHub says its job runs; still there REAPER_STUCK_SECONDS later, it is stuck.
+    `CREATE TABLE deletions (
+      row_id INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      cluster TEXT NOT NULL,
+      namespace TEXT NOT NULL,
+      uid TEXT NOT NULL,
+      repo TEXT NOT NULL,
+      job_id INTEGER NOT NULL,
+      installation_id INTEGER,
+      deleted_at INTEGER NOT NULL,
+      due_at INTEGER NOT NULL,
+      stuck_at INTEGER
+    )`,
+    `CREATE INDEX deletions_by_due ON deletions (due_at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

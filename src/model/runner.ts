@@ -27,7 +27,7 @@ export interface TrackedRunner {
   jobCompleted?: { at: string; conclusion: string };
   /** The completion of the job's run attempt, or of a later attempt (which implies this one ended). */
   runCompleted?: { at: string; conclusion: string; attempt: number };
-  closed?: { outcome: "reaped" | "gone"; at: string; reason: string };
+  closed?: { outcome: "reaped" | "gone" | "stuck"; at: string; reason: string };
   /** The uid of the object seen busy on the job's run: only that object may be deleted for this job. */
   uid?: string;
   /** Where that object lives. */
@@ -39,7 +39,8 @@ export interface TrackedRunner {
   factAt?: number;
 }
 
-export const RUNNER_STATES = ["running", "finished", "reaped", "gone"] as const;
+/** stuck: we deleted it and ARC still holds it (a finalizer) REAPER_STUCK_SECONDS later: shown, counted, never deleted again. */
+export const RUNNER_STATES = ["running", "finished", "stuck", "reaped", "gone"] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
 export const OPEN_STATES: readonly RunnerState[] = ["running", "finished"];
 
@@ -78,4 +79,21 @@ export interface UnseenRunner {
   dueAt: number | null;
   heldFor?: HeldFor;
   reason: string;
+}
+
+/** A deletion we made, watched until its object goes: stuck when it is still there REAPER_STUCK_SECONDS later. */
+export interface DeletionWatch {
+  /** The runner row it closed. */
+  rowId: number;
+  name: string;
+  cluster: string;
+  namespace: string;
+  uid: string;
+  repo: string;
+  jobId: number;
+  installationId?: number;
+  deletedAt: number;
+  dueAt: number;
+  /** When it was found stuck (ms), if it was. */
+  stuckAt?: number;
 }

@@ -4,6 +4,7 @@
 // like the sweep does with its lists. A runner reaped on a webhook's word costs
 // one read per watched namespace and one delete.
 import { identifyTracked, identifyUnseen } from "./identify.ts";
+import { lookAtDeletion } from "./look-at-deletion.ts";
 import { readByName } from "./look.ts";
 import type { Item } from "./reconcile.ts";
 import { reconcileAll, type PassDeps, type PassReport } from "./reconcile-all.ts";
@@ -22,5 +23,7 @@ export async function runAlarm(deps: PassDeps): Promise<PassReport> {
     const lookup = await readByName(deps.watched, unseen.name);
     items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: lookup.agentAway ? "agent" : "cluster" });
   }
-  return reconcileAll(items, deps, "alarm");
+  const report = await reconcileAll(items, deps, "alarm");
+  for (const w of ledger.dueDeletions(now, ALARM_BATCH)) await lookAtDeletion(w, deps, "alarm");
+  return report;
 }

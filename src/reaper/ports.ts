@@ -1,7 +1,8 @@
 // What the alarm and the sweep need of the ledger: a small interface, so the
 // reaper knows nothing of SQL or Durable Objects.
 import type { Fact } from "../model/facts.ts";
-import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
+import type { ClusterRunner, DeletionWatch, RunnerRecord, UnseenRunner } from "../model/runner.ts";
+import type { DeletionCheck } from "./check-deletion.ts";
 import type { SlidingWindow } from "../model/window.ts";
 import type { Caller, Result } from "./reconcile.ts";
 import type { DeliveriesMark, RedeliveryStore } from "./redeliver-failed.ts";
@@ -23,6 +24,10 @@ export interface LedgerPort {
   /** The deletions of the last 60 s, and (after acting) the window to keep. */
   deletions(now: number): SlidingWindow;
   saveDeletions(window: SlidingWindow): void;
+  /** Our deletions still watched (their object has not been seen to go), and those due for a look. */
+  deletionWatches(): DeletionWatch[];
+  dueDeletions(now: number, limit: number): DeletionWatch[];
+  storeDeletionCheck(w: DeletionWatch, check: DeletionCheck, now: number, by: Caller): void;
   paused(): boolean;
   deliveriesMark(): DeliveriesMark;
   setDeliveriesMark(mark: DeliveriesMark): void;

@@ -34,6 +34,8 @@ export interface Result extends Item {
   close?: "reaped" | "gone";
   /** GitHub's REST API was asked about this runner now. */
   asked?: boolean;
+  /** This step sent the DELETE (not another row's delete of the same object). */
+  deleted?: boolean;
   /** When to look again (ms); null: no time of its own, the sweep looks every minute. */
   dueAt: number | null;
   heldFor?: HeldFor;
@@ -140,7 +142,7 @@ async function act(r: Result, ctx: ReconcileContext): Promise<Result> {
   const outcome = await ctx.deleteRunner(runner, { runId: r.record?.runId ?? runner.workflowRunId, reason: why });
   if (outcome.kind === "deleted") {
     ctx.reapedUids.add(runner.uid);
-    return { ...r, close: "reaped" };
+    return { ...r, close: "reaped", deleted: true };
   }
   if (outcome.kind === "gone") return { ...r, verdict: { verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
   const errorKind = ctx.deleteErrorKind(runner);

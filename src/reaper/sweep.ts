@@ -6,6 +6,7 @@
 import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { notTheJobsRunner } from "./judge.ts";
+import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
 import type { Item } from "./reconcile.ts";
 import { reconcileAll, type PassDeps } from "./reconcile-all.ts";
@@ -53,6 +54,12 @@ export async function sweep(deps: PassDeps): Promise<SweepReport> {
 
   const redelivery = await redeliverIfDue(deps);
   const { results, deleted } = await reconcileAll(items, deps, "sweep");
+  // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
+  for (const w of ledger.deletionWatches()) {
+    const lookup = listing.lookup(w.name);
+    const there = lookup.found.some((r) => r.uid === w.uid);
+    if ((!there && lookup.unreadable.length === 0) || w.dueAt <= now) await lookAtDeletion(w, deps, "sweep", lookup);
+  }
 
   const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;
   const errorsByKind: Record<string, number> = { cluster: 0, github: 0, redelivery: "error" in redelivery ? 1 : redelivery.failed.length };

@@ -1,0 +1,50 @@
+// Deletions we made, watched until their object goes (see schema migration 5).
+import type { DeletionWatch } from "../model/runner.ts";
+import type { Sql, SqlRow } from "./sql.ts";
+
+interface Row extends SqlRow {
+  row_id: number;
+  name: string;
+  cluster: string;
+  namespace: string;
+  uid: string;
+  repo: string;
+  job_id: number;
+  installation_id: number | null;
+  deleted_at: number;
+  due_at: number;
+  stuck_at: number | null;
+}
+
+const toWatch = (r: Row): DeletionWatch => ({
+  rowId: r.row_id, name: r.name, cluster: r.cluster, namespace: r.namespace, uid: r.uid, repo: r.repo, jobId: r.job_id,
+  deletedAt: r.deleted_at, dueAt: r.due_at,
+  ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
+  ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
+});
+
+export class DeletionsTable {
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  put(w: DeletionWatch): void {
+    this.sql.run(
+      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null,
+    );
+  }
+
+  due(now: number, limit: number): DeletionWatch[] {
+    return this.sql.all<Row>("SELECT * FROM deletions WHERE due_at <= ? ORDER BY due_at LIMIT ?", now, limit).map(toWatch);
+  }
+
+  remove(rowId: number): void {
+    this.sql.run("DELETE FROM deletions WHERE row_id = ?", rowId);
+  }
+
+  nextDue(): number | null {
+    return this.sql.first<{ due: number | null }>("SELECT MIN(due_at) AS due FROM deletions")?.due ?? null;
+  }
+}

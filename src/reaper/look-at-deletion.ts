@@ -1,0 +1,35 @@
+// One look at a deletion we made whose watch is due: read its object by name in
+// its own place, ask GitHub about its job once when it is first found stuck
+// (within the budget), decide (check-deletion.ts) and have the ledger store it.
+import type { DeletionWatch } from "../model/runner.ts";
+import type { ClusterView, Lookup } from "../model/view.ts";
+import { checkDeletion } from "./check-deletion.ts";
+import { clusterOf, readByName } from "./look.ts";
+import type { Caller } from "./reconcile.ts";
+import type { PassDeps } from "./reconcile-all.ts";
+
+export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Caller, lookup?: Lookup): Promise<void> {
+  const place = clusterOf(deps.watched, { cluster: w.cluster });
+  const seen = lookup ?? (place ? await readByName([{ ...place, namespaces: [w.namespace] }], w.name) : undefined);
+  const view = deletionView(w, seen);
+  let github: string | undefined;
+  if (view.kind === "found" && view.runner.uid === w.uid && w.stuckAt === undefined && !(deps.github instanceof Error)) {
+    try {
+      const job = await deps.github.job(w.repo, w.jobId, w.installationId ?? (await deps.github.installationFor(w.repo)));
+      github = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
+    } catch (e) {
+      github = `nothing: it could not be read (${(e as Error).message})`;
+    }
+  }
+  deps.ledger.storeDeletionCheck(w, checkDeletion(w, view, deps.now, deps.settings.stuckSeconds, github), deps.now, by);
+}
+
+/** The object of this very uid in its place; absent only on fresh evidence (newer than our delete). */
+function deletionView(w: DeletionWatch, lookup: Lookup | undefined): ClusterView {
+  if (!lookup) return { kind: "unknown", why: `no cluster named ${w.cluster} is watched` };
+  const same = lookup.found.find((r) => r.uid === w.uid && r.namespace === w.namespace);
+  if (same) return { kind: "found", runner: same };
+  if (lookup.unreadable.length > 0) return { kind: "unknown", why: lookup.unreadable.join("; ") };
+  if (lookup.absentAsOf({ cluster: w.cluster, namespace: w.namespace }) > w.deletedAt) return { kind: "missing" };
+  return { kind: "unknown", why: "the view is not newer than our delete" };
+}
