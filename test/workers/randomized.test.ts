@@ -14,6 +14,13 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
   await report(`randomized figures: ${JSON.stringify(figures)}`);
   expect(figures.wrongfulDeletions).toBe(0);
   expect(figures.deletedTwice).toBe(0);
+  // One reconcile (issue 15): twins across two namespaces, unseen runners that vanish or are explained.
+  expect(figures.goneWhileInCluster).toBe(0);
+  expect(figures.twins).toBeGreaterThan(0);
+  expect(figures.unseenVanished + figures.unseenExplained).toBeGreaterThan(0);
+  expect(figures.githubCallsForExplained).toBe(0);
+  // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
+  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
   expect(figures.leftBehind).toBe(0);
   expect(figures.sweepsToConverge).toBeGreaterThan(0);
   expect(figures.duplicates).toBeGreaterThan(0);

@@ -108,8 +108,8 @@ describe("GET /admin/runners", () => {
     expect(running.runners.map((r) => r.name)).toEqual(["arc-x-running"]);
     const finished = (await (await get(env, "/admin/runners?state=finished", auth)).json()) as { runners: { name: string; reason: string }[] };
     expect(finished.runners).toEqual([expect.objectContaining({ name: "arc-x-done", reason: expect.stringMatching(/^waiting for the grace: job 2 in .* is success, completed \d+s ago; grace 300s$/) })]);
-    const bad = await get(env, "/admin/runners?state=stuck", auth);
+    const bad = await get(env, "/admin/runners?state=stale", auth);
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, reaped, gone, got "stuck"' });
+    expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, stuck, reaped, gone, got "stale"' });
   });
 });

@@ -21,6 +21,13 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
   await report(`soak figures: ${JSON.stringify(figures)}`);
   expect(figures.wrongfulDeletions).toBe(0);
   expect(figures.deletedTwice).toBe(0);
+  // One reconcile (issue 15): twins across two namespaces, unseen runners that vanish or are explained.
+  expect(figures.goneWhileInCluster).toBe(0);
+  expect(figures.twins).toBeGreaterThan(0);
+  expect(figures.unseenVanished + figures.unseenExplained).toBeGreaterThan(0);
+  expect(figures.githubCallsForExplained).toBe(0);
+  // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
+  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
   expect(figures.goneWhileInCluster).toBe(0);
   expect(figures.leftBehind).toBe(0);
   expect(figures.githubCallsDuringBackOff).toBe(0);

@@ -17,6 +17,9 @@ import { accessFaults, type AccessAnswer } from "../../standins/kube/access-faul
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { INSTALLATION, NS, REPO, stack, type Stack } from "./stack.ts";
+
+/** The second watched namespace: twins of a name live across the two. */
+const OTHER_NS = "other-runners";
 import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
 
 export interface FleetOptions {
@@ -70,9 +73,18 @@ export interface FleetFigures {
   mostGithubCallsInOneSweep: number;
   githubBudget: number;
   sweepsToConverge: number;
+  /** Names busy in one watched namespace with an idle twin of the same name in the other. */
+  twins: number;
+  /** Busy runners no webhook told of that left the cluster before they were asked about. */
+  unseenVanished: number;
+  /** Busy runners seen before their in_progress webhook arrived; GitHub calls about them (must be 0). */
+  unseenExplained: number;
+  githubCallsForExplained: number;
+  /** The most alarm runs in any simulated minute (each alarm run until nothing is due at its time). */
+  mostAlarmRunsInAMinute: number;
 }
 
-type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | ReuseKind;
+type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | "twin" | "twin-idle" | "unseen-vanish" | "unseen-explained" | ReuseKind;
 type ReuseKind = "reuse-idle" | "reuse-same-run" | "reuse-other-run";
 
 /** One EphemeralRunner object (names can come back: objects are told apart by uid). */
@@ -132,6 +144,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     REAPER_MAX_DELETIONS_PER_SWEEP: "200",
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
     REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
+    REAPER_NAMESPACES: `${NS},${OTHER_NS}`,
   });
   const access = accessFaults(s.kube);
   const grace = o.graceSeconds * 1000;
@@ -160,9 +173,14 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   });
 
   const kinds: [Kind, number][] = [
-    ["done", 0.42], ["running", 0.18], ["hung", 0.05], ["idle", 0.09], ["unknown-done", 0.07], ["unknown-running", 0.05], ["rerun", 0.08],
+    ["done", 0.34], ["running", 0.18], ["hung", 0.05], ["idle", 0.09], ["unknown-done", 0.07], ["unknown-running", 0.05], ["rerun", 0.08],
     ["lost", 0.03], ["reuse-idle", 0.01], ["reuse-same-run", 0.01], ["reuse-other-run", 0.01],
+    ["twin", 0.04], ["unseen-vanish", 0.02], ["unseen-explained", 0.02],
   ];
+  /** Objects removed at sweep k (they vanish unseen), and webhooks held back until sweep k. */
+  const vanishing: { k: number; r: Runner }[] = [];
+  const late: { k: number; e: Event }[] = [];
+  const explainedRuns = new Set<number>();
   const add = (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs: { jobId?: number; runId?: number }[] = []): Runner => {
     runners.push(r);
     for (const j of jobs) {
@@ -229,8 +247,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     });
   }
 
+  // The first three are always the one-reconcile teeth; the rest are drawn.
+  const teeth: Kind[] = ["twin", "unseen-vanish", "unseen-explained"];
   for (let i = 0; i < o.lifecycles; i++) {
-    const kind = kindOf();
+    const kind = teeth[i] ?? kindOf();
     const runId = 100_000 + i;
     const jobId = 5_000_000 + i * 10;
     const name = `arc-runners-soak-runner-${i}`;
@@ -305,6 +325,31 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       case "reuse-other-run":
         await nameComesBack(kind, name, runId, jobId);
         break;
+      case "twin": {
+        // The job's runner is busy in the second namespace; an idle object of its name sits in the first.
+        const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
+        const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
+        add({ name, kind, deletableFrom: completedAt + grace, object: makeEphemeralRunner({ namespace: OTHER_NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(job.startedAt - 5000) }) }, [{ jobId, runId }]);
+        add({ name, kind: "twin-idle", object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name }) });
+        events.push(jobEvent("in_progress", job), jobEvent("completed", job));
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
+        break;
+      }
+      case "unseen-vanish": {
+        // Busy, no webhook; it leaves the cluster before its wait for one is over.
+        const r = add({ name, kind, object: busy(name) });
+        vanishing.push({ k: 1 + Math.floor(random() * 2), r });
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        break;
+      }
+      case "unseen-explained": {
+        // Seen busy by the first sweep; its in_progress webhook comes a minute or two later: GitHub is never asked.
+        add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
+        late.push({ k: 1 + Math.floor(random() * 2), e: jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }) });
+        explainedRuns.add(runId);
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        break;
+      }
     }
   }
   for (let i = 0; i < runners.length; i += 200) {
@@ -346,6 +391,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   let secondaryLimits = 0;
   let callsDuringBackOff = 0;
   let mostGithubCalls = 0;
+  let githubCallsForExplained = 0;
+  let mostAlarmRunsInAMinute = 0;
   let redelivered = 0;
   let sweeps = 0;
   let alarms = 0;
@@ -378,6 +425,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       // GitHub attempts a delivery right after the event; here, within the minute before this sweep.
       await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: drop ? 502 : 202, deliveredAt: iso(now - Math.floor(random() * 60_000)) });
       if (!drop) await deliver(e);
+    }
+    for (const l of late.filter((x) => x.k === k)) await deliver(l.e);
+    for (const v of vanishing.filter((x) => x.k === k)) {
+      await s.kube.remove(v.r.object.metadata.namespace, v.r.name);
+      v.r.removed = true;
     }
     // Names that come back: the old object vanishes unseen, a new one of its name appears.
     for (const w of swaps.filter((x) => x.k === k)) {
@@ -420,6 +472,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       const githubCalls = await s.github.calls();
       mostGithubCalls = Math.max(mostGithubCalls, githubCalls.length);
       for (const c of githubCalls) {
+        if ([...explainedRuns].some((run) => c.path.includes(`/runs/${run}`))) githubCallsForExplained++;
         if (c.status === 403 || c.status === 429) backOffSeen = true;
         if (c.auth !== "installation") continue;
         if (at < blockedUntil) callsDuringBackOff++;
@@ -432,9 +485,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       for (const c of await s.kube.calls()) {
         if (c.method !== "DELETE" || c.status !== 200) continue;
         const name = c.path.split("/").pop()!;
+        const namespace = /\/namespaces\/([^/]+)\//.exec(c.path)?.[1] ?? NS;
         const uid = (c.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
         // While Access faults may answer (up to the sweep that clears them), check that the API server deleted it.
-        const now = k <= o.faultSweeps ? await s.kube.get(NS, name) : undefined;
+        const now = k <= o.faultSweeps ? await s.kube.get(namespace, name) : undefined;
         if (now && now.metadata.uid === uid && !now.metadata.deletionTimestamp) {
           accessAnsweredDeletes++; // a 200 from Access, not the API server: nothing was deleted
           continue;
@@ -452,8 +506,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       );
       for (const g of gone) {
         const owner = g.uid ?? (g.job_id === 0 ? owners.get(`${g.runner}#run${g.run_id}`) : owners.get(`${g.runner}#${g.job_id}`))?.uid;
-        const inCluster = await s.kube.get(NS, g.runner);
-        if (owner !== undefined && inCluster?.metadata.uid === owner) goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
+        const inCluster = [await s.kube.get(NS, g.runner), await s.kube.get(OTHER_NS, g.runner)];
+        if (owner !== undefined && inCluster.some((o) => o?.metadata.uid === owner)) goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
       }
       await s.github.clearCalls();
       await s.kube.clearCalls();
@@ -461,13 +515,21 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     await s.github.clearCalls();
     await s.kube.clearCalls();
     // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
+    let alarmRuns = 0;
     for (const at of [now - 40_000, now - 20_000]) {
       await passTime(at);
-      await evictLedger(s.env);
-      await ledgerOf(s.env).alarmAt(at);
-      alarms++;
+      // An alarm runs again at once while something is still due at its time: count every run.
+      for (let run = 0; run < 50; run++) {
+        await evictLedger(s.env);
+        await ledgerOf(s.env).alarmAt(at);
+        alarms++;
+        alarmRuns++;
+        const next = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.getAlarm());
+        if (next === null || next > at) break;
+      }
       await audit(at, "alarm");
     }
+    mostAlarmRunsInAMinute = Math.max(mostAlarmRunsInAMinute, alarmRuns);
     await passTime(now);
     await evictLedger(s.env);
     await s.sweep(now);
@@ -529,5 +591,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     mostGithubCallsInOneSweep: mostGithubCalls,
     githubBudget: o.githubBudget,
     sweepsToConverge: convergedAt + 1,
+    twins: runners.filter((r) => r.kind === "twin").length,
+    unseenVanished: vanishing.length,
+    unseenExplained: explainedRuns.size,
+    githubCallsForExplained,
+    mostAlarmRunsInAMinute,
   };
 }
