@@ -12,6 +12,7 @@ import { CountersTable } from "./counters-table.ts";
 import { dueOfVerdict, verdictKey } from "./due-at.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { recordFacts } from "./record-facts.ts";
+import { rollUpDecision } from "./roll-up-decision.ts";
 import { RedeliveriesTable } from "./redeliveries-table.ts";
 import { withStory, type RunnerRecord } from "./runner-record.ts";
 import { RunnersTable } from "./runners-table.ts";
@@ -128,6 +129,7 @@ export class LedgerState implements LedgerPort {
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
+    rollUpDecision(this.sql, { before: record, after: next, verdict: c.verdict, at: now, policy: this.opts.policy });
     return key !== record.verdictKey || c.reaped === true || c.verdict.error === true;
   }
 

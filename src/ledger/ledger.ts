@@ -16,6 +16,7 @@ import type { SweepLine } from "../reaper/log-lines.ts";
 import { policyOf, sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../store/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { adminView, type AdminView } from "./admin-view.ts";
 import { wakeAgentErrors } from "./agent-wake.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -176,6 +177,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
 
   async story(name: string): Promise<ReturnType<ReturnType<typeof ledgerQueries>["story"]>> {
     return ledgerQueries(this.sql).story(name);
+  }
+
+  /** GET /admin: the page of runners, the snapshot and the day at a glance, with the rows read for them. */
+  async adminView(query: RunnerQuery, now: number): Promise<AdminView> {
+    return adminView(this.sql, this.ctx.storage, query, now);
   }
 
   async snapshot(): Promise<LedgerSnapshot> {

@@ -3,6 +3,7 @@
 // it last got and when it is next due, and its story.
 import type { DeleteCause, VerdictKind } from "../reaper/judge.ts";
 import type { TrackedRunner } from "../reaper/tracked-runners.ts";
+import type { JobNames } from "../store/facts.ts";
 
 export const RUNNER_STATES = ["running", "finished", "reaped", "gone"] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
@@ -27,6 +28,8 @@ export interface RunnerRecord extends TrackedRunner {
   /** Open: when the alarm should next judge it (ms). Closed: when it is pruned. */
   dueAt: number | null;
   story: StoryEntry[];
+  /** The workflow, job and branch names and the run's page: shown, never judged on. */
+  names?: JobNames;
 }
 
 /** At most this many story entries are kept per runner (the oldest go first). */

@@ -2,6 +2,7 @@
 // state and due time (an index); closed rows only by the admin listing and the
 // pruning, so a sweep's cost follows the live runners, never the history.
 import type { DeleteCause, VerdictKind } from "../reaper/judge.ts";
+import type { JobNames } from "../store/facts.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
@@ -30,6 +31,10 @@ interface Row extends SqlRow {
   decided_at: number | null;
   due_at: number | null;
   story: string;
+  workflow_name: string | null;
+  job_name: string | null;
+  head_branch: string | null;
+  run_url: string | null;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -57,6 +62,8 @@ export function toRecord(row: Row): RunnerRecord {
     dueAt: row.due_at,
     story: JSON.parse(row.story) as StoryEntry[],
   };
+  const names = namesOf(row);
+  if (names) record.names = names;
   if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
   if (row.run_completed_at !== null) {
     record.runCompleted = { at: row.run_completed_at, conclusion: row.run_conclusion ?? "completed", attempt: row.run_completed_attempt ?? row.run_attempt };
@@ -65,18 +72,31 @@ export function toRecord(row: Row): RunnerRecord {
   return record;
 }
 
+function namesOf(row: Row): JobNames | undefined {
+  const names: JobNames = {};
+  if (row.workflow_name !== null) names.workflow = row.workflow_name;
+  if (row.job_name !== null) names.job = row.job_name;
+  if (row.head_branch !== null) names.branch = row.head_branch;
+  if (row.run_url !== null) names.runUrl = row.run_url;
+  return Object.keys(names).length > 0 ? names : undefined;
+}
+
 const COLUMNS = [
   "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
   "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
-  "verdict_key", "cause", "decided_at", "due_at", "story",
+  "verdict_key", "cause", "decided_at", "due_at", "story", "workflow_name", "job_name", "head_branch", "run_url",
 ] as const;
+
+// Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
+const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url"];
 
 function values(r: RunnerRecord): (string | number | null)[] {
   return [
     r.runner, r.jobId, r.repo, r.runId, r.runAttempt, r.installationId ?? null, r.startedAt ?? null, r.jobCompleted?.at ?? null,
     r.jobCompleted?.conclusion ?? null, r.runCompleted?.at ?? null, r.runCompleted?.conclusion ?? null, r.runCompleted?.attempt ?? null,
     r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
-    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story),
+    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story), r.names?.workflow ?? null, r.names?.job ?? null, r.names?.branch ?? null,
+    r.names?.runUrl ?? null,
   ];
 }
 
@@ -112,7 +132,7 @@ export class RunnersTable {
    * is still open. Answers whether the row was written.
    */
   update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
-    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => `${c} = ?`).join(", ");
+    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`)).join(", ");
     const nextValues = values(next).slice(2);
     const open = `id = ? AND ${OPEN}`;
     if (opts.closing) return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open}`, ...nextValues, judged.id ?? -1) > 0;

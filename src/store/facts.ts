@@ -2,6 +2,15 @@
 // KV key. Everything a sweep needs lives in the key's metadata, so one list
 // pass reads them all without a get per key.
 
+/** What people call a job: author-written strings, bounded and cleaned at intake (src/github/job-names.ts). */
+export interface JobNames {
+  workflow?: string;
+  job?: string;
+  branch?: string;
+  /** The run's page on GitHub (https only). */
+  runUrl?: string;
+}
+
 export interface JobStarted {
   type: "job-started";
   runner: string;
@@ -12,6 +21,7 @@ export interface JobStarted {
   startedAt: string; // GitHub's time, ISO 8601
   installationId?: number;
   source: string; // delivery id, or "rest" when learned from the REST API
+  names?: JobNames;
 }
 
 export interface JobCompleted extends Omit<JobStarted, "type" | "startedAt"> {
@@ -30,6 +40,7 @@ export interface RunCompleted {
   conclusion: string;
   installationId?: number;
   source: string;
+  names?: JobNames;
 }
 
 /** Written by a sweep when a runner's story ends, so later sweeps skip it. */

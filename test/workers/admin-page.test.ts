@@ -205,7 +205,7 @@ describe("GET /admin auth", () => {
 });
 
 describe("GET /admin content", () => {
-  it("lists every runner in the ledger, newest first, with state, repository, links, age, due time and the stored reason", async () => {
+  it("lists every runner in the ledger, newest first, with state, repository, names, links, age, due time (open rows only) and the stored reason", async () => {
     const env = await world();
     const rows = await rowsOf(await get(env, "/admin", bearer));
     expect(rows.map((r) => [r.runner, r.state])).toEqual([
@@ -217,29 +217,46 @@ describe("GET /admin content", () => {
     const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
-    // Runner, State, Repository, Run, Job, Age, Due, Reason
+    // Runner, State, Repository, Branch, Workflow · job, Run, Job, Age, Due / closed, Reason
     expect(finished.cells).toEqual([
       "arc-finished",
       "finished cancelled",
       REPO,
+      "main", // the completed example's head_branch, workflow_name and name
+      "CodeQL · linters",
       "20",
       "2",
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
       expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
     ]);
-    expect(running.cells.slice(5)).toEqual([
+    // The in_progress example names its job but not its workflow or branch.
+    expect(running.cells.slice(3, 5)).toEqual(["—", "— · Test workflow"]);
+    expect(running.cells.slice(7)).toEqual([
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
       expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),
     ]);
     // The closed runners' reasons are the sweep's verdicts, as the ledger stored them.
     expect(reaped.cells[1]).toBe("reaped cancelled");
-    expect(reaped.cells[7]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
+    expect(reaped.cells[9]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
     expect(gone.cells[1]).toBe("gone");
-    expect(gone.cells[7]).toBe("runner arc-gone is no longer in the cluster");
-    // The history is kept REAPER_HISTORY_DAYS (7) from the sweep, a day ahead of the clock.
-    expect(reaped.cells[6]).toMatch(/^in 7d 23h$/);
+    expect(gone.cells[9]).toBe("runner arc-gone is no longer in the cluster");
+    // Closed rows have nothing due: they say when and how they closed. The run completed 400s before
+    // the sweep, so the runner went 100s after the 300s grace (the sweep ran a day ahead of the clock).
+    expect(reaped.cells[8]).toMatch(/^reaped 1m 40s after the grace ended, in 23h 59m$/);
+    expect(gone.cells[8]).toMatch(/^gone, in 23h 59m$/);
+    for (const closed of [reaped, gone]) expect(closed.cells[8]).not.toMatch(/7d|6d/);
+
+    const { runners } = await adminRunners(env);
+    const json = Object.fromEntries(runners.map((r) => [r.name, r]));
+    const closedAt = new Date(NOW).toISOString();
+    expect(json["arc-reaped"]).toMatchObject({ dueAt: null, closedAt, cause: "run-completed", prunedAt: new Date(NOW + 7 * 86_400_000).toISOString() });
+    expect(json["arc-gone"]).toMatchObject({ dueAt: null, closedAt, cause: null });
+    expect(json["arc-finished"]).toMatchObject({ dueAt: expect.any(String), closedAt: null, prunedAt: null, workflow: "CodeQL", job: "linters", branch: "main" });
+    // The run's page from workflow_run.html_url; the ids-built link stays for runs without one.
+    expect(json["arc-reaped"]).toMatchObject({ workflow: "Manually triggered workflow", branch: "main", runUrl: "https://github.com/octo-org/octo-repo/actions/runs/30" });
+    expect(reaped.runHref).toBe("https://github.com/octo-org/octo-repo/actions/runs/30");
   });
 
   it("filters by state, with the ledger's counts in the filter links", async () => {
