@@ -126,8 +126,9 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       n INTEGER NOT NULL,
       PRIMARY KEY (hour, outcome, bucket, why)
     ) WITHOUT ROWID`,
-    // The admin listing filtered by state, newest first, without reading the whole state's history.
+    // The admin listing filtered by state or repository, newest first, without reading that state's or repository's whole history.
     `CREATE INDEX runners_by_state_id ON runners (state, id)`,
+    `CREATE INDEX runners_by_repo_id ON runners (repo, id)`,
   ],
 ];
 
