@@ -4,8 +4,8 @@
 // Figures come from the ledger's hourly counters (src/ledger/day-at-glance.ts).
 import type { DayAtGlance, DelayPercentile, HourFigures } from "../ledger/day-at-glance.ts";
 
-const WIDTH = 720;
-const HEIGHT = 150;
+const WIDTH = 960;
+const HEIGHT = 160;
 const LEFT = 36;
 const BOTTOM = 20;
 const TOP = 8;

@@ -44,9 +44,9 @@ export function readDay(sql: Sql, now: number): DayAtGlance {
   const buckets = new Array<number>(DELAY_BUCKETS.length + 1).fill(0);
   const why = new Map<string, number>();
   for (const r of sql.all<Row>("SELECT hour, outcome, bucket, why, n FROM hourly_outcomes WHERE hour >= ? AND hour <= ?", first, last)) {
-    const figures = hours[r.hour - first]!;
+    const figures = hours[Math.floor(r.hour) - first];
     const outcome = r.outcome as HourlyOutcome;
-    if (outcome !== "reaped" && outcome !== "kept" && outcome !== "gone") continue;
+    if (!figures || (outcome !== "reaped" && outcome !== "kept" && outcome !== "gone")) continue;
     figures[outcome] += r.n;
     if (outcome === "reaped" && r.bucket >= 0) buckets[r.bucket] = (buckets[r.bucket] ?? 0) + r.n;
     if (outcome === "kept") why.set(r.why, (why.get(r.why) ?? 0) + r.n);
