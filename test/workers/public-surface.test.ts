@@ -95,6 +95,12 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE login_failures");
       state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
       state.storage.sql.exec("DROP TABLE agent_snapshot");
+      // Migration 4 (names, hourly counters, listing indexes), rerun too.
+      for (const column of ["workflow_name", "job_name", "head_branch", "run_url"]) state.storage.sql.exec(`ALTER TABLE runners DROP COLUMN ${column}`);
+      state.storage.sql.exec("ALTER TABLE runs DROP COLUMN names");
+      state.storage.sql.exec("DROP TABLE hourly_outcomes");
+      state.storage.sql.exec("DROP INDEX runners_by_state_id");
+      state.storage.sql.exec("DROP INDEX runners_by_repo_id");
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);
