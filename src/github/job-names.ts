@@ -19,7 +19,8 @@ const HAS_UNSAFE = new RegExp(UNSAFE_CHARS);
 /** A name cleaned and bounded; undefined when there is none. */
 export function boundName(value: unknown): string | undefined {
   if (typeof value !== "string") return undefined;
-  const clean = value.replace(UNSAFE, "").replace(/\s+/g, " ").trim();
+  // Tabs and newlines become spaces first; spaces left side by side by a dropped character become one.
+  const clean = value.replace(/\s+/g, " ").replace(UNSAFE, "").replace(/ {2,}/g, " ").trim();
   if (clean === "") return undefined;
   const chars = Array.from(clean); // by code point: never half a surrogate pair
   return chars.length <= MAX_NAME_CHARS ? clean : `${chars.slice(0, MAX_NAME_CHARS - 1).join("")}…`;
