@@ -90,6 +90,7 @@ export function DayChart(props: { day: DayAtGlance }) {
             {s.label} <strong>{String(sums[s.key])}</strong>
           </li>
         ))}
+        <li class="utc">hours in UTC</li>
       </ul>
       <p id="delay">
         {delay

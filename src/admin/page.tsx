@@ -46,6 +46,7 @@ td .closed { color: #59636e; }
 #day-chart { max-width: 100%; height: auto; display: block; }
 ul.legend { list-style: none; padding: 0; margin: .25rem 0; display: flex; gap: 1.25rem; }
 #delay { margin: .25rem 0 0; }
+ul.legend li.utc { color: #59636e; }
 `;
 
 export interface AdminPageProps {
@@ -274,10 +275,10 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
       <AgentBanner agent={p.agent} />
-      <h2>Last sweep</h2>
-      <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Last 24 hours</h2>
       <DayChart day={p.day} />
+      <h2>Last sweep</h2>
+      <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Tracked runners</h2>
       <Filter state={p.state} counts={p.counts} />
       <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />
