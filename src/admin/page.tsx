@@ -6,6 +6,11 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { AgentStatus } from "../ledger/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { AgentBanner } from "./agent-banner.tsx";
+import { closedHow } from "./closed-how.ts";
+import { DayChart } from "./day-chart.tsx";
+import { formatDuration } from "./format-duration.ts";
+import { safeLink } from "./safe-link.ts";
+import type { DayAtGlance } from "../ledger/day-at-glance.ts";
 import { RUNNER_STATES, type RunnerRow, type RunnerState } from "./runner-rows.ts";
 
 export const PAGE_CSS = `
@@ -36,6 +41,12 @@ button { font: inherit; padding: .3rem .8rem; }
 .paused { background: #fff1e5; border: 1px solid #fb8f44; padding: .5rem .8rem; margin: 0 0 1rem; }
 header form { display: inline-block; margin-left: .5rem; }
 table.story td.what { white-space: normal; }
+td.names { white-space: normal; min-width: 8rem; max-width: 22rem; overflow-wrap: anywhere; }
+td .closed { color: #59636e; }
+#day-chart { max-width: 100%; height: auto; display: block; }
+ul.legend { list-style: none; padding: 0; margin: .25rem 0; display: flex; gap: 1.25rem; }
+#delay { margin: .25rem 0 0; }
+ul.legend li.utc { color: #59636e; }
 `;
 
 export interface AdminPageProps {
@@ -58,6 +69,8 @@ export interface AdminPageProps {
   paused?: { since: string; by: string };
   /** Agent mode: the agent's connection (a banner when none is connected); absent in direct mode. */
   agent?: AgentStatus | null;
+  /** Runners reaped, kept and gone per hour, and the delay after the grace. */
+  day: DayAtGlance;
 }
 
 /** https://github.com for api.github.com, https://HOST for a GHES https://HOST/api/v3, https://X.ghe.com for api.X.ghe.com. */
@@ -77,15 +90,7 @@ const pathOf = (repo: string): string => repo.split("/").map(encodeURIComponent)
 export const runUrl = (web: string, repo: string, runId: number): string => `${web}/${pathOf(repo)}/actions/runs/${runId}`;
 export const jobUrl = (web: string, repo: string, runId: number, jobId: number): string => `${runUrl(web, repo, runId)}/job/${jobId}`;
 
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
-}
+export { formatDuration };
 
 function Relative(props: { at: string | null; now: number }) {
   if (!props.at) return <span>—</span>;
@@ -163,7 +168,23 @@ function Filter(props: { state: RunnerState | undefined; counts: Record<RunnerSt
   );
 }
 
-function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
+/** An author-written name, isolated so that its direction cannot spill into the text around it. */
+function Name(props: { value: string | null; class: string }) {
+  return props.value === null ? <span class={props.class}>—</span> : <bdi class={props.class}>{props.value}</bdi>;
+}
+
+/** Open rows: when the alarm judges them next. Closed rows: when and how they closed; nothing is due. */
+function When(props: { row: RunnerRow; now: number; policy: AdminPageProps["settings"] }) {
+  const r = props.row;
+  if (r.state === "running" || r.state === "finished") return <Relative at={r.dueAt} now={props.now} />;
+  return (
+    <span class="closed">
+      {closedHow(r, props.policy)}, <Relative at={r.closedAt} now={props.now} />
+    </span>
+  );
+}
+
+function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string; policy: AdminPageProps["settings"] }) {
   if (props.rows.length === 0) return <p id="no-runners">No runners in this state.</p>;
   return (
     <table id="runners">
@@ -172,10 +193,12 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
           <th>Runner</th>
           <th>State</th>
           <th>Repository</th>
+          <th>Branch</th>
+          <th>Workflow · job</th>
           <th>Run</th>
           <th>Job</th>
           <th>Age</th>
-          <th>Due</th>
+          <th>Due / closed</th>
           <th>Reason</th>
         </tr>
       </thead>
@@ -192,8 +215,14 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
               {r.conclusion ? ` ${r.conclusion}` : ""}
             </td>
             <td>{r.repository}</td>
+            <td class="names">
+              <Name value={r.branch} class="branch" />
+            </td>
+            <td class="names">
+              <Name value={r.workflow} class="workflow" /> · <Name value={r.job} class="job-name" />
+            </td>
             <td>
-              <a class="run" href={runUrl(props.web, r.repository, r.runId)} rel="noreferrer">
+              <a class="run" href={safeLink(r.runUrl, runUrl(props.web, r.repository, r.runId))} rel="noreferrer">
                 {r.runId}
               </a>
               {r.runAttempt > 1 ? ` (attempt ${r.runAttempt})` : ""}
@@ -207,7 +236,7 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
               <Age since={r.startedAt} now={props.now} />
             </td>
             <td>
-              <Relative at={r.dueAt} now={props.now} />
+              <When row={r} now={props.now} policy={props.policy} />
             </td>
             <td class="reason">{r.reason}</td>
           </tr>
@@ -246,11 +275,13 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
       <AgentBanner agent={p.agent} />
+      <h2>Last 24 hours</h2>
+      <DayChart day={p.day} />
       <h2>Last sweep</h2>
       <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Tracked runners</h2>
       <Filter state={p.state} counts={p.counts} />
-      <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} />
+      <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />
       {p.nextCursor ? (
         <p>
           <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>

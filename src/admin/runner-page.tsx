@@ -6,7 +6,11 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { RunnerRow } from "../ledger/queries.ts";
 import type { StoryEntry } from "../ledger/runner-record.ts";
+import { closedHow } from "./closed-how.ts";
 import { jobUrl, Layout, runUrl } from "./page.tsx";
+import { safeLink } from "./safe-link.ts";
+
+type Policy = { graceSeconds: number; maxJobSeconds: number };
 
 export interface RunnerStory {
   runner: string;
@@ -43,8 +47,19 @@ function Fact(props: { term: string; value: string | number | null }) {
   );
 }
 
-function Job(props: { job: RunnerStory["jobs"][number]; web: string }) {
+/** An author-written name, isolated so that its direction cannot spill into the text around it. */
+function NameFact(props: { term: string; value: string | null }) {
+  return (
+    <>
+      <dt>{props.term}</dt>
+      <dd>{props.value === null ? "—" : <bdi class={`name-${props.term}`}>{props.value}</bdi>}</dd>
+    </>
+  );
+}
+
+function Job(props: { job: RunnerStory["jobs"][number]; web: string; policy: Policy }) {
   const j = props.job;
+  const open = j.state === "running" || j.state === "finished";
   return (
     <section class="job" data-job={String(j.jobId)}>
       <h2>
@@ -53,12 +68,15 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string }) {
           {j.jobId}
         </a>{" "}
         of run{" "}
-        <a class="run" href={runUrl(props.web, j.repository, j.runId)} rel="noreferrer">
+        <a class="run" href={safeLink(j.runUrl, runUrl(props.web, j.repository, j.runId))} rel="noreferrer">
           {j.runId}
         </a>
         {j.runAttempt > 1 ? ` (attempt ${j.runAttempt})` : ""} in {j.repository}
       </h2>
       <dl class="sweep">
+        <NameFact term="workflow" value={j.workflow} />
+        <NameFact term="job" value={j.job} />
+        <NameFact term="branch" value={j.branch} />
         <Fact term="state" value={j.conclusion ? `${j.state} ${j.conclusion}` : j.state} />
         <Fact term="reason" value={j.reason} />
         <Fact term="namespace" value={j.namespace} />
@@ -66,7 +84,14 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string }) {
         <Fact term="started" value={j.startedAt} />
         <Fact term="completed" value={j.completedAt} />
         <Fact term="decided" value={j.decidedAt} />
-        <Fact term={j.state === "running" || j.state === "finished" ? "next judged" : "leaves the history"} value={j.dueAt} />
+        {open ? (
+          <Fact term="next judged" value={j.dueAt} />
+        ) : (
+          <>
+            <Fact term="closed" value={`${closedHow(j, props.policy)} at ${j.closedAt ?? "an unknown time"}`} />
+            <Fact term="leaves the history" value={j.prunedAt} />
+          </>
+        )}
       </dl>
       <table class="story">
         <thead>
@@ -92,7 +117,7 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string }) {
   );
 }
 
-export function runnerPageHtml(p: { story: RunnerStory; githubWebUrl: string }): HtmlEscapedString | Promise<HtmlEscapedString> {
+export function runnerPageHtml(p: { story: RunnerStory; githubWebUrl: string; policy: Policy }): HtmlEscapedString | Promise<HtmlEscapedString> {
   return html`<!DOCTYPE html>${(
     <Layout title={`arc-reaper: ${p.story.runner}`}>
       <header>
@@ -105,7 +130,7 @@ export function runnerPageHtml(p: { story: RunnerStory; githubWebUrl: string }):
         {p.story.jobs.length} job{p.story.jobs.length === 1 ? "" : "s"} on this runner name, newest first; each story in the order it happened.
       </p>
       {p.story.jobs.map((job) => (
-        <Job job={job} web={p.githubWebUrl} />
+        <Job job={job} web={p.githubWebUrl} policy={p.policy} />
       ))}
     </Layout>
   )}`;

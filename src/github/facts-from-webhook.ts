@@ -1,6 +1,7 @@
 // Turns a verified GitHub webhook into the facts it teaches. Pure: the caller
 // verified the signature and parsed the JSON; this checks the shape.
 import type { Fact } from "../model/facts.ts";
+import { namesOfJob, namesOfRun } from "./job-names.ts";
 
 export type WebhookOutcome =
   | { kind: "facts"; facts: Fact[]; summary: string }
@@ -77,6 +78,7 @@ function fromWorkflowJob(action: "in_progress" | "completed", source: string, pa
     jobId: field(job, "id", isId, "a positive integer"),
     installationId: installationId(payload),
     source,
+    names: namesOfJob(job),
   };
   if (action === "in_progress") {
     const startedAt = field(job, "started_at", isTime, "a timestamp");
@@ -107,6 +109,7 @@ function fromWorkflowRun(source: string, payload: Obj): WebhookOutcome {
     conclusion: field(run, "conclusion", isText, "a conclusion"),
     installationId: installationId(payload),
     source,
+    names: namesOfRun(run),
   };
   return {
     kind: "facts",

@@ -6,6 +6,8 @@ import { Octokit } from "@octokit/core";
 import { RequestError } from "@octokit/request-error";
 import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget, type RateLimitState } from "./call-budget.ts";
 import { toPkcs8 } from "./private-key.ts";
+import { namesOfJob, namesOfRun } from "./job-names.ts";
+import type { JobNames } from "../model/facts.ts";
 
 const TOKEN_PERMISSIONS = { actions: "read" } as const;
 const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
@@ -56,6 +58,7 @@ export interface GithubJob {
   startedAt: string | null;
   completedAt: string | null;
   runnerName: string | null;
+  names?: JobNames;
 }
 
 export interface GithubRun {
@@ -64,6 +67,7 @@ export interface GithubRun {
   status: string;
   conclusion: string | null;
   updatedAt: string;
+  names?: JobNames;
 }
 
 export interface HookDelivery {
@@ -164,7 +168,10 @@ export function createGithub(opts: GithubOptions) {
       const { data } = await call(`reading run ${runId} in ${repo}`, () =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
       );
-      return { id: Number(data.id), runAttempt: data.run_attempt ?? 1, status: data.status ?? "", conclusion: data.conclusion ?? null, updatedAt: data.updated_at };
+      return {
+        id: Number(data.id), runAttempt: data.run_attempt ?? 1, status: data.status ?? "", conclusion: data.conclusion ?? null, updatedAt: data.updated_at,
+        names: namesOfRun({ id: data.id, name: data.name, head_branch: data.head_branch, html_url: data.html_url }),
+      };
     },
 
     /**
@@ -270,6 +277,10 @@ function toJob(data: {
   started_at: string;
   completed_at: string | null;
   runner_name: string | null;
+  name?: string;
+  workflow_name?: string | null;
+  head_branch?: string | null;
+  html_url?: string | null;
 }): GithubJob {
   return {
     id: Number(data.id),
@@ -280,6 +291,7 @@ function toJob(data: {
     startedAt: data.started_at ?? null,
     completedAt: data.completed_at,
     runnerName: data.runner_name,
+    names: namesOfJob({ name: data.name, workflow_name: data.workflow_name, head_branch: data.head_branch, html_url: data.html_url, run_id: data.run_id }),
   };
 }
 

@@ -52,8 +52,10 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [page, snapshot, agent] = await Promise.all([ledger.runners(query), ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
+  const [view, agent] = await Promise.all([ledger.adminView(query, now), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
+  const { page, snapshot, day } = view;
   const html = adminPageHtml({
+    day,
     rows: page.runners,
     nextCursor: page.nextCursor,
     repo: query.repo,
@@ -69,6 +71,12 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     agent,
   });
   return c.html(html, 200, headers);
+}
+
+/** GET /admin/login (a bookmarked or typed login URL): the form, or /admin when already logged in. */
+export async function adminLoginForm(c: Context<AppEnv>, settings: Settings): Promise<Response> {
+  if (await isAdmin(c, settings)) return c.redirect("/admin", 303);
+  return c.html(loginPageHtml({}), 200, await pageHeaders());
 }
 
 /** POST /admin/login: Origin, then the ledger's throttle (5 failures a minute per address), then the token. */

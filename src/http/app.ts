@@ -4,7 +4,8 @@ import { settingsFor } from "../config/settings-for.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { agentUpgrade } from "./agent-route.ts";
-import { adminLogin, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
+import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
+import { adminNotFound } from "./admin-not-found.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
@@ -73,6 +74,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings")));
   app.get("/admin/runners/:name", requireSettings, storyPageOrNext, requireAdmin, (c) => runnerStory(c, c.get("settings")));
   app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings")));
+  app.get("/admin/login", requireSettings, (c) => adminLoginForm(c, c.get("settings")));
   app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
   app.post("/admin/logout", requireSettings, (c) => adminLogout(c, c.get("settings")));
   app.post("/admin/pause", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
@@ -80,6 +82,6 @@ export function createApp(): Hono<AppEnv> {
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.post("/test/seed-history", requireSettings, requireAdmin, (c) => seedHistoryRoute(c, c.get("settings")));
-  app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+  app.notFound((c) => (c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)));
   return app;
 }

@@ -18,5 +18,5 @@ export async function storyPageOrNext(c: Context<AppEnv>, next: Next): Promise<R
   if (!isRunnerName(name)) return c.html(errorPageHtml(`runner name ${JSON.stringify(name)} is not a Kubernetes object name`), 400, headers);
   const story = await ledgerFor(c.env, settings.ledgerName).story(name);
   if (story.jobs.length === 0) return c.html(errorPageHtml(`no runner named ${name} in the ledger`), 404, headers);
-  return c.html(runnerPageHtml({ story, githubWebUrl: githubWebUrl(settings.githubApiUrl) }), 200, headers);
+  return c.html(runnerPageHtml({ story, githubWebUrl: githubWebUrl(settings.githubApiUrl), policy: settings }), 200, headers);
 }

@@ -9,6 +9,7 @@ import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
+import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
@@ -16,6 +17,7 @@ import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { recordFacts, type ScheduleFacts } from "./record-facts.ts";
+import { rollUpDecision } from "./roll-up-decision.ts";
 import { RedeliveriesTable } from "./redeliveries-table.ts";
 import { withStory, type RunnerRecord } from "./runner-record.ts";
 import { RunnersTable } from "./runners-table.ts";
@@ -27,6 +29,8 @@ const GITHUB_KEY = "github-times";
 
 export interface LedgerOptions {
   schedule: ScheduleFacts;
+  /** For the day at a glance's delay after the grace. */
+  policy: Policy;
   historyDays: number;
   stuckSeconds: number;
   maxDeletionsPerMinute: number;
@@ -137,6 +141,7 @@ export class LedgerState implements LedgerPort {
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
+    rollUpDecision(this.sql, { before: record, after: next, verdict: r.verdict, at: now, policy: this.opts.policy });
     return key !== record.verdictKey || r.close === "reaped" || r.verdict.error === true;
   }
 

@@ -19,6 +19,7 @@ import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../model/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { adminView, type AdminView } from "./admin-view.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -187,6 +188,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return ledgerQueries(this.sql).story(name);
   }
 
+  /** GET /admin: the page of runners, the snapshot and the day at a glance, with the rows read for them. */
+  async adminView(query: RunnerQuery, now: number): Promise<AdminView> {
+    return adminView(this.sql, this.ctx.storage, query, now);
+  }
+
   async snapshot(): Promise<LedgerSnapshot> {
     return ledgerQueries(this.sql).snapshot(this.ctx.storage);
   }
@@ -286,6 +292,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const policy = policyOf(settings);
     return new LedgerState(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
+      policy,
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,
       maxDeletionsPerMinute: settings.maxDeletionsPerSweep,

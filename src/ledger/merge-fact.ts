@@ -1,7 +1,7 @@
 // Folding one fact into a runner's record. Pure and commutative: any order of
 // the same facts gives the same fields, and a fact already folded in changes
 // nothing, so a duplicated or reordered delivery writes no row.
-import type { JobCompleted, JobStarted, RunCompleted } from "../model/facts.ts";
+import type { JobCompleted, JobNames, JobStarted, RunCompleted } from "../model/facts.ts";
 import { isOpen, withStory, type RunnerRecord } from "./runner-record.ts";
 
 const SAME_FIELDS = ["startedAt", "installationId", "jobCompleted", "runCompleted", "state"] as const;
@@ -9,6 +9,23 @@ const SAME_FIELDS = ["startedAt", "installationId", "jobCompleted", "runComplete
 function sameFacts(a: RunnerRecord, b: RunnerRecord): boolean {
   return SAME_FIELDS.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
 }
+
+/**
+ * Names are shown, never judged on, and a change of them tells no story. The
+ * job's completion has the last word; anything else only fills in what is
+ * missing, so the same deliveries in any order leave the same names.
+ */
+function mergeNames(current: JobNames | undefined, incoming: JobNames | undefined, override: boolean): JobNames | undefined {
+  if (!incoming) return current;
+  const [first, last] = override ? [current, incoming] : [incoming, current];
+  const pick = (k: keyof JobNames) => last?.[k] ?? first?.[k];
+  // In one key order, so that equal names compare equal.
+  const names: JobNames = {};
+  for (const k of ["workflow", "job", "branch", "runUrl"] as const) if (pick(k) !== undefined) names[k] = pick(k);
+  return Object.keys(names).length > 0 ? names : undefined;
+}
+
+const sameNames = (a: RunnerRecord, b: RunnerRecord): boolean => JSON.stringify(a.names ?? {}) === JSON.stringify(b.names ?? {});
 
 function describeJobFact(fact: JobStarted | JobCompleted): string {
   const where = `job ${fact.jobId} of run ${fact.runId} (attempt ${fact.runAttempt}) in ${fact.repo}`;
@@ -37,7 +54,8 @@ export function mergeJobFact(existing: RunnerRecord | undefined, fact: JobStarte
   if (fact.type === "job-completed") merged.jobCompleted ??= { at: fact.completedAt, conclusion: fact.conclusion };
   if (coveringRun) merged.runCompleted = earlierAttempt(merged.runCompleted, coveringRun);
   merged.state = merged.jobCompleted || merged.runCompleted ? "finished" : "running";
-  if (existing && sameFacts(existing, merged)) return existing;
+  merged.names = mergeNames(mergeNames(merged.names, fact.names, fact.type === "job-completed"), coveringRun?.names, false);
+  if (existing && sameFacts(existing, merged)) return sameNames(existing, merged) ? existing : merged;
   return withStory(merged, { at: nowIso, what: describeJobFact(fact), source: fact.source });
 }
 
@@ -45,10 +63,11 @@ export function mergeJobFact(existing: RunnerRecord | undefined, fact: JobStarte
 export function mergeRunCompletion(existing: RunnerRecord, run: RunCompleted, nowIso: string): RunnerRecord {
   if (!isOpen(existing.state) || existing.runAttempt < 1 || run.runAttempt < existing.runAttempt) return existing;
   const runCompleted = earlierAttempt(existing.runCompleted, run);
-  if (JSON.stringify(runCompleted) === JSON.stringify(existing.runCompleted)) return existing;
+  const names = mergeNames(existing.names, run.names, false);
+  if (JSON.stringify(runCompleted) === JSON.stringify(existing.runCompleted)) return sameNames(existing, { ...existing, names }) ? existing : { ...existing, names };
   const attempt = run.runAttempt > existing.runAttempt ? ` (a later attempt, ${run.runAttempt})` : "";
   return withStory(
-    { ...existing, runCompleted, state: "finished" },
+    { ...existing, runCompleted, state: "finished", names },
     { at: nowIso, what: `run ${run.runId}${attempt} in ${run.repo} is ${run.conclusion}, completed at ${run.updatedAt}`, source: run.source },
   );
 }

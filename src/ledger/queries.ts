@@ -6,7 +6,7 @@ import type { SweepReport } from "../reaper/sweep.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
-import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import { isOpen, RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 
@@ -32,10 +32,21 @@ export interface RunnerRow {
   startedAt: string | null;
   completedAt: string | null;
   conclusion: string | null;
-  /** Open: when it is next judged by the alarm. Closed: when it leaves the history. */
+  /** Open rows: when the alarm next judges it. Null once closed: nothing more will happen to it. */
   dueAt: string | null;
   decidedAt: string | null;
+  /** Closed rows: when it was reaped or found gone. */
+  closedAt: string | null;
+  /** Reaped rows: which evidence condemned it (job-completed, run-completed, over-bound). */
+  cause: string | null;
+  /** Closed rows: when the row leaves the history (REAPER_HISTORY_DAYS after it closed). */
+  prunedAt: string | null;
   reason: string;
+  /** The workflow's, the job's and the branch's names, and the run's page (https), as GitHub gave them: author-written text. */
+  workflow: string | null;
+  job: string | null;
+  branch: string | null;
+  runUrl: string | null;
 }
 
 export interface RunnerPage {
@@ -69,6 +80,7 @@ export interface LedgerSnapshot {
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 export function toRunnerRow(r: RunnerRecord): RunnerRow {
+  const open = isOpen(r.state);
   const completions = [r.jobCompleted, r.runCompleted].filter((c): c is NonNullable<typeof c> => c !== undefined).sort((a, b) => a.at.localeCompare(b.at));
   return {
     name: r.runner,
@@ -82,9 +94,16 @@ export function toRunnerRow(r: RunnerRecord): RunnerRow {
     startedAt: r.startedAt ?? null,
     completedAt: completions[0]?.at ?? null,
     conclusion: completions[0]?.conclusion ?? null,
-    dueAt: iso(r.dueAt),
+    dueAt: open ? iso(r.dueAt) : null,
     decidedAt: iso(r.decidedAt),
+    closedAt: open ? null : iso(r.decidedAt),
+    cause: open ? null : (r.cause ?? null),
+    prunedAt: open ? null : iso(r.dueAt),
     reason: r.reason || "recorded; not judged yet",
+    workflow: r.names?.workflow ?? null,
+    job: r.names?.job ?? null,
+    branch: r.names?.branch ?? null,
+    runUrl: r.names?.runUrl ?? null,
   };
 }
 

@@ -1,7 +1,7 @@
 // Recording what GitHub said, idempotently: a job fact touches its own row, a
 // run completion adds one run row and touches the open rows of its jobs. A fact
 // already known writes nothing, so duplicates and any order give one state.
-import type { Fact, RunCompleted } from "../model/facts.ts";
+import type { Fact, JobNames, RunCompleted } from "../model/facts.ts";
 import type { TrackedRunner } from "../model/runner.ts";
 import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
 import type { RunnerRecord } from "./runner-record.ts";
@@ -15,6 +15,7 @@ interface RunRow extends SqlRow {
   updated_at: string;
   conclusion: string;
   source: string;
+  names: string | null;
 }
 
 export interface Recorded {
@@ -46,8 +47,8 @@ export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fac
       save(existing, mergeJobFact(existing, fact, coveringRun(sql, job.repo, job.runId, job.runAttempt), nowIso));
     } else if (fact.type === "run-completed") {
       const inserted = sql.run(
-        "INSERT INTO runs (repo, run_id, run_attempt, updated_at, conclusion, source) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        fact.repo, fact.runId, fact.runAttempt, fact.updatedAt, fact.conclusion, fact.source,
+        "INSERT INTO runs (repo, run_id, run_attempt, updated_at, conclusion, source, names) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        fact.repo, fact.runId, fact.runAttempt, fact.updatedAt, fact.conclusion, fact.source, fact.names ? JSON.stringify(fact.names) : null,
       );
       if (inserted === 0) continue; // known already: its jobs were covered when it first came
       for (const record of runners.openOfRun(fact.repo, fact.runId)) save(record, mergeRunCompletion(record, fact, nowIso));
@@ -64,7 +65,9 @@ function coveringRun(sql: Sql, repo: string, runId: number, attempt: number): Ru
     repo, runId, attempt,
   );
   if (!row) return undefined;
-  return { type: "run-completed", repo: row.repo, runId: row.run_id, runAttempt: row.run_attempt, updatedAt: row.updated_at, conclusion: row.conclusion, source: row.source };
+  const run: RunCompleted = { type: "run-completed", repo: row.repo, runId: row.run_id, runAttempt: row.run_attempt, updatedAt: row.updated_at, conclusion: row.conclusion, source: row.source };
+  if (row.names !== null) run.names = JSON.parse(row.names) as JobNames;
+  return run;
 }
 
 /** Runs completed long ago cover nothing new: pruned with the history. */

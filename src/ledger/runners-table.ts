@@ -1,6 +1,7 @@
 // The runners table: reads and writes of RunnerRecords. Open rows are read by
 // state and due time (an index); closed rows only by the admin listing and the
 // pruning, so a sweep's cost follows the live runners, never the history.
+import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
 import type { Sql, SqlRow } from "./sql.ts";
@@ -33,6 +34,10 @@ interface Row extends SqlRow {
   held_for: string | null;
   cluster: string | null;
   fact_at: number | null;
+  workflow_name: string | null;
+  job_name: string | null;
+  head_branch: string | null;
+  run_url: string | null;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -63,6 +68,8 @@ export function toRecord(row: Row): RunnerRecord {
   if (row.held_for !== null) record.heldFor = row.held_for as HeldFor;
   if (row.cluster !== null) record.cluster = row.cluster;
   if (row.fact_at !== null) record.factAt = row.fact_at;
+  const names = namesOf(row);
+  if (names) record.names = names;
   if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
   if (row.run_completed_at !== null) {
     record.runCompleted = { at: row.run_completed_at, conclusion: row.run_conclusion ?? "completed", attempt: row.run_completed_attempt ?? row.run_attempt };
@@ -71,11 +78,23 @@ export function toRecord(row: Row): RunnerRecord {
   return record;
 }
 
+function namesOf(row: Row): JobNames | undefined {
+  const names: JobNames = {};
+  if (row.workflow_name !== null) names.workflow = row.workflow_name;
+  if (row.job_name !== null) names.job = row.job_name;
+  if (row.head_branch !== null) names.branch = row.head_branch;
+  if (row.run_url !== null) names.runUrl = row.run_url;
+  return Object.keys(names).length > 0 ? names : undefined;
+}
+
 const COLUMNS = [
   "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
   "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
-  "verdict_key", "cause", "decided_at", "due_at", "story", "held_for", "cluster", "fact_at",
+  "verdict_key", "cause", "decided_at", "due_at", "story", "held_for", "cluster", "fact_at", "workflow_name", "job_name", "head_branch", "run_url",
 ] as const;
+
+// Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
+const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url"];
 
 function values(r: RunnerRecord): (string | number | null)[] {
   return [
@@ -83,6 +102,7 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.jobCompleted?.conclusion ?? null, r.runCompleted?.at ?? null, r.runCompleted?.conclusion ?? null, r.runCompleted?.attempt ?? null,
     r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
     r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story), r.heldFor ?? null, r.cluster ?? null, r.factAt ?? null,
+    r.names?.workflow ?? null, r.names?.job ?? null, r.names?.branch ?? null, r.names?.runUrl ?? null,
   ];
 }
 
@@ -118,7 +138,7 @@ export class RunnersTable {
    * is still open. Answers whether the row was written.
    */
   update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
-    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => `${c} = ?`).join(", ");
+    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`)).join(", ");
     const nextValues = values(next).slice(2);
     const open = `id = ? AND ${OPEN}`;
     if (opts.closing) return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open}`, ...nextValues, judged.id ?? -1) > 0;

@@ -140,6 +140,30 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     )`,
     `CREATE INDEX deletions_by_due ON deletions (due_at)`,
   ],
+  [
+    // What people call a runner's job (author-written, bounded at intake): shown, never judged on.
+    `ALTER TABLE runners ADD COLUMN workflow_name TEXT`,
+    `ALTER TABLE runners ADD COLUMN job_name TEXT`,
+    `ALTER TABLE runners ADD COLUMN head_branch TEXT`,
+    `ALTER TABLE runners ADD COLUMN run_url TEXT`,
+    // A run's names (JSON), for its jobs heard of after it completed: any order of deliveries gives the same names.
+    `ALTER TABLE runs ADD COLUMN names TEXT`,
+    // The admin page's day at a glance: runners closed or kept per hour, and how
+    // long after the grace each reaped one went, as counts per delay bucket
+    // (src/ledger/hourly-rollup.ts). A page view reads at most 24 hours of it,
+    // never the runners' history.
+    `CREATE TABLE hourly_outcomes (
+      hour INTEGER NOT NULL,
+      outcome TEXT NOT NULL,
+      bucket INTEGER NOT NULL,
+      why TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (hour, outcome, bucket, why)
+    ) WITHOUT ROWID`,
+    // The admin listing filtered by state or repository, newest first, without reading that state's or repository's whole history.
+    `CREATE INDEX runners_by_state_id ON runners (state, id)`,
+    `CREATE INDEX runners_by_repo_id ON runners (repo, id)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,6 +2,15 @@
 // run attempt completed. Each comes from a webhook delivery or a REST read
 // (source "rest"); the ledger folds them idempotently, in any order.
 
+/** What people call a job: author-written strings, bounded and cleaned at intake (src/github/job-names.ts). */
+export interface JobNames {
+  workflow?: string;
+  job?: string;
+  branch?: string;
+  /** The run's page on GitHub (https only). */
+  runUrl?: string;
+}
+
 export interface JobStarted {
   type: "job-started";
   runner: string;
@@ -12,6 +21,7 @@ export interface JobStarted {
   startedAt: string; // GitHub's time, ISO 8601
   installationId?: number;
   source: string; // delivery id, or "rest" when learned from the REST API
+  names?: JobNames;
 }
 
 export interface JobCompleted extends Omit<JobStarted, "type" | "startedAt"> {
@@ -30,6 +40,7 @@ export interface RunCompleted {
   conclusion: string;
   installationId?: number;
   source: string;
+  names?: JobNames;
 }
 
 export type Fact = JobStarted | JobCompleted | RunCompleted;

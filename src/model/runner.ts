@@ -1,5 +1,6 @@
 // A runner as the cluster shows it, and as the ledger keeps it: what the facts
 // say of its job (TrackedRunner), and the row around it (RunnerRecord).
+import type { JobNames } from "./facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
 
 /** What the judge needs of one EphemeralRunner. Identity: (cluster, namespace, name, uid). */
@@ -65,6 +66,8 @@ export interface RunnerRecord extends TrackedRunner {
   /** What holds its decision back, if anything. */
   heldFor?: HeldFor;
   story: StoryEntry[];
+  /** The workflow, job and branch names and the run's page: shown, never judged on. */
+  names?: JobNames;
 }
 
 /** A busy runner no webhook told us about, by name and uid. */

@@ -22,9 +22,9 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   if (run.status === "completed") {
     // The whole run is over, whichever attempt the runner served: the run's time decides.
     facts.push(
-      { type: "run-completed", repo, runId, runAttempt: run.runAttempt, updatedAt: run.updatedAt, conclusion: run.conclusion ?? "completed", installationId, source: "rest" },
+      { type: "run-completed", repo, runId, runAttempt: run.runAttempt, updatedAt: run.updatedAt, conclusion: run.conclusion ?? "completed", installationId, source: "rest", names: run.names },
       // Job unknown (0): recorded so the runner is tracked; the run's completion covers it.
-      { type: "job-started", runner: runner.name, repo, runId, runAttempt: run.runAttempt, jobId: 0, startedAt: runner.createdAt ?? run.updatedAt, installationId, source: "rest" },
+      { type: "job-started", runner: runner.name, repo, runId, runAttempt: run.runAttempt, jobId: 0, startedAt: runner.createdAt ?? run.updatedAt, installationId, source: "rest", names: run.names },
     );
     return { kind: "known", facts };
   }
@@ -35,7 +35,7 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   if (!job) {
     return { kind: "unknown", why: `GitHub lists no job of run ${runId} in ${repo} on runner ${runner.name}` };
   }
-  const common = { runner: runner.name, repo, runId, runAttempt: job.runAttempt, jobId: job.id, installationId, source: "rest" };
+  const common = { runner: runner.name, repo, runId, runAttempt: job.runAttempt, jobId: job.id, installationId, source: "rest", names: job.names };
   if (job.status === "completed" && job.completedAt) {
     facts.push({ type: "job-completed", ...common, startedAt: job.startedAt ?? undefined, completedAt: job.completedAt, conclusion: job.conclusion ?? "completed" });
   } else if (job.startedAt) {

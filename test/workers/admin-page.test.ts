@@ -205,7 +205,7 @@ describe("GET /admin auth", () => {
 });
 
 describe("GET /admin content", () => {
-  it("lists every runner in the ledger, newest first, with state, repository, links, age, due time and the stored reason", async () => {
+  it("lists every runner in the ledger, newest first, with state, repository, names, links, age, due time (open rows only) and the stored reason", async () => {
     const env = await world();
     const rows = await rowsOf(await get(env, "/admin", bearer));
     expect(rows.map((r) => [r.runner, r.state])).toEqual([
@@ -217,29 +217,46 @@ describe("GET /admin content", () => {
     const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
-    // Runner, State, Repository, Run, Job, Age, Due, Reason
+    // Runner, State, Repository, Branch, Workflow · job, Run, Job, Age, Due / closed, Reason
     expect(finished.cells).toEqual([
       "arc-finished",
       "finished cancelled",
       REPO,
+      "main", // the completed example's head_branch, workflow_name and name
+      "CodeQL · linters",
       "20",
       "2",
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
       expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
     ]);
-    expect(running.cells.slice(5)).toEqual([
+    // The in_progress example names its job but not its workflow or branch.
+    expect(running.cells.slice(3, 5)).toEqual(["—", "— · Test workflow"]);
+    expect(running.cells.slice(7)).toEqual([
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
       expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),
     ]);
     // The closed runners' reasons are the sweep's verdicts, as the ledger stored them.
     expect(reaped.cells[1]).toBe("reaped cancelled");
-    expect(reaped.cells[7]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
+    expect(reaped.cells[9]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
     expect(gone.cells[1]).toBe("gone");
-    expect(gone.cells[7]).toBe("runner arc-gone is no longer in the cluster");
-    // The history is kept REAPER_HISTORY_DAYS (7) from the sweep, a day ahead of the clock.
-    expect(reaped.cells[6]).toMatch(/^in 7d 23h$/);
+    expect(gone.cells[9]).toBe("runner arc-gone is no longer in the cluster");
+    // Closed rows have nothing due: they say when and how they closed. The run completed 400s before
+    // the sweep, so the runner went 100s after the 300s grace (the sweep ran a day ahead of the clock).
+    expect(reaped.cells[8]).toMatch(/^reaped 1m 40s after the grace ended, in 23h 59m$/);
+    expect(gone.cells[8]).toMatch(/^gone, in 23h 59m$/);
+    for (const closed of [reaped, gone]) expect(closed.cells[8]).not.toMatch(/7d|6d/);
+
+    const { runners } = await adminRunners(env);
+    const json = Object.fromEntries(runners.map((r) => [r.name, r]));
+    const closedAt = new Date(NOW).toISOString();
+    expect(json["arc-reaped"]).toMatchObject({ dueAt: null, closedAt, cause: "run-completed", prunedAt: new Date(NOW + 7 * 86_400_000).toISOString() });
+    expect(json["arc-gone"]).toMatchObject({ dueAt: null, closedAt, cause: null });
+    expect(json["arc-finished"]).toMatchObject({ dueAt: expect.any(String), closedAt: null, prunedAt: null, workflow: "CodeQL", job: "linters", branch: "main" });
+    // The run's page from workflow_run.html_url; the ids-built link stays for runs without one.
+    expect(json["arc-reaped"]).toMatchObject({ workflow: "Manually triggered workflow", branch: "main", runUrl: "https://github.com/octo-org/octo-repo/actions/runs/30" });
+    expect(reaped.runHref).toBe("https://github.com/octo-org/octo-repo/actions/runs/30");
   });
 
   it("filters by state, with the ledger's counts in the filter links", async () => {
@@ -328,6 +345,60 @@ describe("GET /admin content", () => {
     expect(rows[0]!.cells[0]).toBe(hostileRunner);
   });
 
+  it("shows hostile workflow, job and branch names escaped, bounded and isolated, in the page, the listing and the story", async () => {
+    const env = testEnv();
+    const RLO = "\u202e"; // RIGHT-TO-LEFT OVERRIDE: would show "main" as "niam" and reverse what follows
+    const markup = `<script>alert(1)</script>"'><img src=x onerror=alert(2)>`;
+    const long = `build ${"x".repeat(500)}`;
+    const job = workflowJobPayload("in_progress", {
+      runner: "arc-names", jobId: 61, runId: 610, runAttempt: 1, repo: REPO, startedAt: ago(600), installationId: INSTALLATION,
+      fields: { workflow_name: markup, name: long, head_branch: `${RLO}main${RLO}"><b>x</b>`, html_url: "javascript:alert(3)//actions/runs/610/job/61" },
+    });
+    expect((await deliver(env, "workflow_job", job)).status).toBe(202);
+
+    const res = await get(env, "/admin", bearer);
+    const body = await res.clone().text();
+    expect(body).not.toContain("<script>alert(1)");
+    expect(body).not.toContain("<img src=x");
+    expect(body).not.toContain("<b>x</b>");
+    expect(body).not.toContain("javascript:");
+    expect(body).not.toContain(RLO);
+    expect(body).toContain("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;");
+    expect(body).toContain('<bdi class="workflow">'); // isolated: its text direction stays inside
+    const [row] = await rowsOf(res);
+    const bounded = `build ${"x".repeat(193)}…`; // 200 characters, the last an ellipsis
+    expect(Array.from(bounded)).toHaveLength(200);
+    expect(row!.cells[3]).toBe(`main"><b>x</b>`);
+    expect(row!.cells[4]).toBe(`${markup} · ${bounded}`);
+    expect(row!.runHref).toBe(`https://github.com/${REPO}/actions/runs/610`); // not the javascript: URL
+
+    const [listed] = (await adminRunners(env)).runners;
+    expect(listed).toMatchObject({ workflow: markup, job: bounded, branch: `main"><b>x</b>`, runUrl: null });
+
+    const story = await get(env, "/admin/runners/arc-names?format=html", bearer);
+    const storyBody = await story.text();
+    expect(storyBody).not.toContain("<script>alert(1)");
+    expect(storyBody).not.toContain(RLO);
+    expect(storyBody).toContain('<bdi class="name-workflow">&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(storyBody).toContain(`<bdi class="name-job">${bounded}</bdi>`);
+    expect(storyBody).toContain('<bdi class="name-branch">main&quot;&gt;&lt;b&gt;x&lt;/b&gt;</bdi>');
+  });
+
+  it("links the run to the page GitHub named, https only, and keeps the names a later delivery adds", async () => {
+    const env = testEnv();
+    const base = { runner: "arc-linked", jobId: 62, runId: 620, runAttempt: 1, repo: REPO, startedAt: ago(600), installationId: INSTALLATION };
+    const runPage = `https://github.com/${REPO}/actions/runs/620`;
+    expect((await deliver(env, "workflow_job", workflowJobPayload("in_progress", { ...base, fields: { workflow_name: "CI", name: "build (linux)", head_branch: "main", html_url: `${runPage}/job/62` } }))).status).toBe(202);
+    const [row] = await rowsOf(await get(env, "/admin", bearer));
+    expect(row!.cells.slice(3, 5)).toEqual(["main", "CI · build (linux)"]);
+    expect(row!.runHref).toBe(runPage);
+    // An http:// page is never a link, and a page of another run is not this run's.
+    const other = testEnv();
+    expect((await deliver(other, "workflow_job", workflowJobPayload("in_progress", { ...base, fields: { html_url: `http://github.com/${REPO}/actions/runs/620/job/62` } }))).status).toBe(202);
+    expect((await deliver(other, "workflow_run", workflowRunPayload({ runId: 620, runAttempt: 1, repo: REPO, updatedAt: ago(60), conclusion: "success", installationId: INSTALLATION, fields: { html_url: `https://github.com/${REPO}/actions/runs/999` } }))).status).toBe(202);
+    expect((await adminRunners(other)).runners[0]).toMatchObject({ runUrl: null, workflow: "Manually triggered workflow" });
+  });
+
   it("shows the last sweep's summary", async () => {
     const env = testEnv();
     expect(await (await get(env, "/admin", bearer)).text()).toContain("No sweep summary recorded yet.");
@@ -357,6 +428,49 @@ describe("GET /admin content", () => {
     const [row] = await rowsOf(await get(env, "/admin", bearer));
     expect(row!.runHref).toBe(`${web}/${REPO}/actions/runs/40`);
     expect(row!.jobHref).toBe(`${web}/${REPO}/actions/runs/40/job/4`);
+  });
+});
+
+describe("no dead ends", () => {
+  it("GET /admin/login shows the login form, or sends a logged-in admin to /admin", async () => {
+    const env = testEnv();
+    const res = await get(env, "/admin/login", { accept: "text/html" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-/);
+    expect(await res.text()).toContain('<form class="login" method="post" action="/admin/login">');
+    const cookie = await sessionCookie(env);
+    for (const headers of [{ cookie }, bearer]) {
+      const again = await call(env, new Request(`${BASE}/admin/login`, { headers, redirect: "manual" }));
+      expect(again.status).toBe(303);
+      expect(again.headers.get("location")).toBe("/admin");
+    }
+  });
+
+  it.each([
+    ["GET", "/admin/nope"],
+    ["GET", "/admin/"],
+    ["GET", "/admin/logout"], // a form's target, typed into the address bar
+    ["GET", "/admin/runners/arc-x/more"],
+    ["POST", "/admin/nope"],
+  ])("%s %s: a page with a way back in the browser, JSON to Accept: application/json", async (method, path) => {
+    const env = testEnv();
+    const page = await call(env, new Request(`${BASE}${path}`, { method, headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } }));
+    expect(page.status).toBe(404);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-/);
+    const body = await page.text();
+    expect(body).toContain(`no route for ${method} ${path}`);
+    expect(body).toContain('<a href="/admin">Back to all runners</a>');
+    const json = await call(env, new Request(`${BASE}${path}`, { method, headers: { accept: "application/json" } }));
+    expect(json.status).toBe(404);
+    expect(await json.json()).toEqual({ error: `no route for ${method} ${path}` });
+  });
+
+  it("escapes a hostile unknown path on its page", async () => {
+    const res = await get(testEnv(), `/admin/${encodeURIComponent("<img src=x onerror=alert(1)>")}`, { accept: "text/html" });
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain("<img");
   });
 });
 

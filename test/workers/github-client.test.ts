@@ -38,6 +38,18 @@ describe("GitHub App client", () => {
     expect(budget.used).toBe(2); // one mint, one read
   });
 
+  it("reads the names of a job and of a run (workflow, job, branch, the run's page), cleaned and bounded", async () => {
+    const { tenant, github } = await setup();
+    const job = await tenant.putJob({ repo: REPO, run_id: 556, run_attempt: 1, status: "in_progress", runner_name: "arc-runners-x-2", name: `test \u202e${"y".repeat(300)}` });
+    const read = await github.job(REPO, Number(job.id), 4242);
+    expect(read.names).toEqual({ workflow: "CI", job: `test ${"y".repeat(194)}…`, branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/556` });
+    const run = await tenant.putRun({ repo: REPO, id: 557, run_attempt: 1, status: "completed", conclusion: "success", name: "Release", head_branch: "v2" });
+    expect((await github.run(REPO, Number(run.id), 4242)).names).toEqual({ workflow: "Release", branch: "v2", runUrl: `https://github.com/${REPO}/actions/runs/557` });
+    // A page that is not https, or of another run, is not kept.
+    const odd = await tenant.putRun({ repo: REPO, id: 558, run_attempt: 1, status: "completed", conclusion: "success", html_url: `http://github.com/${REPO}/actions/runs/558` });
+    expect((await github.run(REPO, Number(odd.id), 4242)).names).toEqual({ workflow: "CI", branch: "main" });
+  });
+
   it("caches the token across sweeps: a second client with the same cache mints nothing", async () => {
     const { tenant, github, make, budget } = await setup();
     const job = await seedJob(tenant, "completed");

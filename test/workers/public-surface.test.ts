@@ -102,6 +102,12 @@ describe("the ledger's sessions", () => {
         "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
         "ALTER TABLE unseen DROP COLUMN held_for", "ALTER TABLE unseen DROP COLUMN cluster",
       ]) state.storage.sql.exec(statement);
+      // Migration 6 (names, hourly counters, listing indexes), undone too.
+      for (const column of ["workflow_name", "job_name", "head_branch", "run_url"]) state.storage.sql.exec(`ALTER TABLE runners DROP COLUMN ${column}`);
+      state.storage.sql.exec("ALTER TABLE runs DROP COLUMN names");
+      state.storage.sql.exec("DROP TABLE hourly_outcomes");
+      state.storage.sql.exec("DROP INDEX runners_by_state_id");
+      state.storage.sql.exec("DROP INDEX runners_by_repo_id");
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);

@@ -29,6 +29,7 @@ describe("reconcile: busy runners without facts", () => {
     await s.sweep(NOW);
     expect((await deletes(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "reaped", reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago" });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ workflow: "CI", job: null, branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/800` });
     expect((await runnerCalls(s)).map((c) => `${c.method} ${c.path}`)).toEqual([
       `GET /repos/${REPO}/installation`,
       "POST /app/installations/4242/access_tokens",
@@ -48,6 +49,8 @@ describe("reconcile: busy runners without facts", () => {
     await s.sweep(NOW);
     expect(await deletes(s)).toHaveLength(1);
     expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/) });
+    // What GitHub's REST answer named it, as a webhook would have.
+    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ workflow: "CI", job: "linters", branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/801` }); // the stand-in names jobs after the examples
     expect((await runnerCalls(s)).filter((c) => c.path.endsWith("/jobs")).map((c) => c.query.page)).toEqual(["1", "2"]);
   });
 

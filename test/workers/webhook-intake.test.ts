@@ -187,6 +187,14 @@ describe("facts", () => {
         namespace: null,
         uid: null,
         decidedAt: null,
+        closedAt: null,
+        cause: null,
+        prunedAt: null,
+        // The job's completion names the job and its workflow; the run alone gives its page: the same in every order.
+        workflow: "CodeQL",
+        job: "linters",
+        branch: "main",
+        runUrl: "https://github.com/octo-org/octo-repo/actions/runs/940463255",
       },
     ]);
   });

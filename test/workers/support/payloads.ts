@@ -24,6 +24,8 @@ export interface JobPayloadOptions {
   conclusion?: string;
   runnerGroup?: string;
   installationId?: number;
+  /** Raw fields set on workflow_job as they are (names, html_url): hostile values included. */
+  fields?: Json;
 }
 
 export function workflowJobPayload(action: "queued" | "in_progress" | "completed", o: JobPayloadOptions = {}): Json {
@@ -40,6 +42,7 @@ export function workflowJobPayload(action: "queued" | "in_progress" | "completed
     job.conclusion = o.conclusion ?? job.conclusion;
   }
   job.runner_group_name = o.runnerGroup ?? "arc-runners";
+  Object.assign(job, o.fields ?? {});
   job.status = action;
   if (o.repo !== undefined) (payload.repository as Json).full_name = o.repo;
   if (o.installationId !== undefined) payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" };
@@ -53,16 +56,22 @@ export interface RunPayloadOptions {
   updatedAt?: string;
   conclusion?: string;
   installationId?: number;
+  /** Raw fields set on workflow_run as they are (name, head_branch, html_url). */
+  fields?: Json;
 }
 
 export function workflowRunPayload(o: RunPayloadOptions = {}): Json {
   const payload = example("workflow_run", "completed");
   const run = payload.workflow_run as Json;
-  if (o.runId !== undefined) run.id = o.runId;
+  if (o.runId !== undefined) {
+    run.id = o.runId;
+    run.html_url = String(run.html_url).replace(/\/\d+$/, `/${o.runId}`); // the page of this run, as GitHub would send it
+  }
   if (o.runAttempt !== undefined) run.run_attempt = o.runAttempt;
   if (o.updatedAt !== undefined) run.updated_at = o.updatedAt;
   run.status = "completed";
   run.conclusion = o.conclusion ?? run.conclusion ?? "success";
+  Object.assign(run, o.fields ?? {});
   if (o.repo !== undefined) {
     (payload.repository as Json).full_name = o.repo;
     (run.repository as Json).full_name = o.repo;

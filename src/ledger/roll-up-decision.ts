@@ -1,0 +1,44 @@
+// What one applied verdict adds to the day at a glance (hourly-rollup.ts): a
+// close (reaped or gone) always; a keep only when it is new and the runner's
+// job is over (it could have been deleted, and was not: dry run, pause, the
+// cap, an error, ARC already deleting it, a runner that moved on).
+import type { Policy } from "../model/policy.ts";
+import type { Verdict } from "../model/verdict.ts";
+import { delayAfterGraceMs } from "./close-delay.ts";
+import { recordOutcome } from "./hourly-rollup.ts";
+import { isOpen, type RunnerRecord } from "./runner-record.ts";
+import type { Sql } from "./sql.ts";
+
+export interface Decision {
+  /** The row as it was judged, and as written. */
+  before: RunnerRecord;
+  after: RunnerRecord;
+  verdict: Verdict;
+  at: number;
+  policy: Policy;
+}
+
+export function rollUpDecision(sql: Sql, d: Decision): void {
+  const { before, after } = d;
+  if (isOpen(before.state) && (after.state === "reaped" || after.state === "gone")) {
+    const completedAt = [before.jobCompleted?.at, before.runCompleted?.at].filter((t): t is string => t !== undefined).sort()[0];
+    const delay = after.state === "reaped" ? delayAfterGraceMs({ cause: after.cause, completedAt, startedAt: before.startedAt, closedAt: d.at }, d.policy) : undefined;
+    recordOutcome(sql, { outcome: after.state, at: d.at, delayAfterGraceMs: delay });
+    return;
+  }
+  const jobOver = before.jobCompleted !== undefined || before.runCompleted !== undefined;
+  if (isOpen(after.state) && d.verdict.verdict === "keep" && jobOver && after.verdictKey !== before.verdictKey) {
+    recordOutcome(sql, { outcome: "kept", at: d.at, why: keptWhy(d.verdict) });
+  }
+}
+
+/** Why a finished runner was kept, in a fixed handful of words. */
+export function keptWhy(v: Verdict): string {
+  if (v.reason.startsWith("dry run")) return "dry run";
+  if (v.reason.startsWith("paused")) return "paused";
+  if (v.reason.startsWith("deletion cap")) return "deletion cap";
+  if (v.error) return "error";
+  if (v.reason.startsWith("already being deleted")) return "being deleted";
+  if (v.reason.startsWith("runner moved on")) return "moved on";
+  return "other";
+}
