@@ -11,8 +11,9 @@ export default defineConfig({
       {
         // The Worker's own tests run inside workerd and reach the stand-in
         // GitHub and Kubernetes servers (started in Node by globalSetup) over HTTP.
-        // ARC_REAPER_TEST_HOOKS lets each test give its own ledger the settings of its stand-in tenants.
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ARC_REAPER_TEST_HOOKS: "on" } } })],
+        // The test entry (test/hooks/entry.ts): the production Worker with the test ledger, whose
+        // hooks (ARC_REAPER_TEST_HOOKS) let each test give its own ledger its stand-in tenants' settings.
+        plugins: [cloudflareTest({ main: "./test/hooks/entry.ts", wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ARC_REAPER_TEST_HOOKS: "on" } } })],
         resolve: { alias: { undici: undiciShim } },
         test: {
           name: "workers",

@@ -141,8 +141,8 @@ the 100,000 row within 1.2× of the 0 row. ${load("history")}
 
 - **How the history is seeded**: not through webhooks (100,000 jobs would be 200,000
   deliveries, tens of minutes here). A bench-only route, \`POST /test/seed-history\`
-  (src/http/test-hooks-route.ts; 404 unless \`ARC_REAPER_TEST_HOOKS=on\`, and it needs
-  the admin token), calls the ledger's \`seedHistory\` RPC (src/ledger/seed-history.ts),
+  (test/hooks/entry.ts, the test entry the bench runs under \`wrangler dev\`; it needs
+  the admin token), calls the test ledger's \`seedHistory\` RPC (test/hooks/seed-history.ts),
   which inserts ${int(HISTORY_BATCH)} closed rows per call in one SQL statement: rows
   as a week of finished jobs leaves them (half \`reaped\`, half \`gone\`, a verdict,
   a reason, a three-entry story, pruned in 7 days), in the same table and indexes as

@@ -257,6 +257,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     const args = [
       WRANGLER,
       "dev",
+      // A stack that asks for the test hooks runs the test entry (the test ledger, the bench route).
+      ...(vars.ARC_REAPER_TEST_HOOKS === "on" ? [join(ROOT, "test/hooks/entry.ts")] : []),
       "--ip", "127.0.0.1",
       "--port", String(port),
       "--inspector-port", String(inspectorPort),

@@ -10,7 +10,6 @@ import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
-import { seedHistoryRoute } from "./test-hooks-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 import { logLine } from "../log.ts";
 import { deepHealthz, healthz } from "./health-route.ts";
@@ -81,7 +80,6 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/resume", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
-  app.post("/test/seed-history", requireSettings, requireAdmin, (c) => seedHistoryRoute(c, c.get("settings")));
   app.notFound((c) => (c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)));
   return app;
 }

@@ -30,12 +30,9 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import { knownInstallations } from "./known-installations.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
 import { SessionsTable, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
-import { seedHistory } from "./seed-history.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
-/** Tests and the local demo may give one ledger its own settings; production never does. */
-const TEST_HOOKS = "ARC_REAPER_TEST_HOOKS";
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface Receipt {
@@ -45,7 +42,7 @@ export interface Receipt {
 }
 
 export class Ledger extends DurableObject<WorkerEnv> {
-  private readonly sql: Sql;
+  protected readonly sql: Sql;
   /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
   private acting: Promise<unknown> = Promise.resolve();
   /** Agent mode: the in-cluster agent's WebSocket, its view and the orders awaiting reports. */
@@ -85,18 +82,13 @@ export class Ledger extends DurableObject<WorkerEnv> {
     await this.exclusive(() => this.alarmNow());
   }
 
-  /** Runs the alarm's work as if it fired at `now` (tests drive simulated time); refused unless ARC_REAPER_TEST_HOOKS=on. */
-  async alarmAt(now: number): Promise<void> {
-    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: alarmAt is refused unless ${TEST_HOOKS}=on`);
-    await this.exclusive(() => this.alarmNow(now));
-  }
 
   /** Resolves once no sweep or alarm is running (tests and the local demo wait on it). */
   async idle(): Promise<void> {
     await this.exclusive(async () => undefined);
   }
 
-  private exclusive<T>(run: () => Promise<T>): Promise<T> {
+  protected exclusive<T>(run: () => Promise<T>): Promise<T> {
     const next = this.acting.then(run, run);
     this.acting = next.catch(() => undefined);
     return next;
@@ -125,7 +117,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
   }
 
-  private async alarmNow(now = Date.now()): Promise<void> {
+  protected async alarmNow(now = Date.now()): Promise<void> {
     const result = this.settingsResult();
     if (!result.ok) {
       logLine({ msg: "alarm skipped: arc-reaper is misconfigured", errors: result.errors });
@@ -249,18 +241,6 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return health;
   }
 
-  /** Sets the settings of this ledger instance for tests; refused unless ARC_REAPER_TEST_HOOKS=on. */
-  async useTestSettings(vars: Record<string, string>): Promise<void> {
-    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: test settings are refused unless ${TEST_HOOKS}=on`);
-    new MemoryTable(this.sql).set("test-settings", vars);
-  }
-
-  /** Bench only: inserts closed rows of history in one statement; refused unless ARC_REAPER_TEST_HOOKS=on. */
-  async seedHistory(from: number, count: number): Promise<number> {
-    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: seedHistory is refused unless ${TEST_HOOKS}=on`);
-    return seedHistory(this.sql, from, count, Date.now());
-  }
-
   /** Ensures the alarm is at the earliest due time (now when already due). */
   private async rearm(state: LedgerState): Promise<void> {
     const next = state.nextDue();
@@ -273,13 +253,18 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** Read and validated once per instance (its env never changes), not once per delivery. */
-  private settingsResult(): SettingsResult {
-    const overrides = this.env[TEST_HOOKS] === "on" ? (this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = 'test-settings'")?.value ?? "") : "";
+  protected settingsResult(): SettingsResult {
+    const overrides = this.settingsOverrides();
     if (this.settingsCache?.overrides !== overrides) {
       const vars = overrides ? (JSON.parse(overrides) as Record<string, string>) : {};
       this.settingsCache = { overrides, result: readSettings({ ...this.env, ...vars }) };
     }
     return this.settingsCache.result;
+  }
+
+  /** Settings laid over the env's, as JSON ("" for none). Production has none: the test ledger (test/hooks) has its own. */
+  protected settingsOverrides(): string {
+    return "";
   }
 
   private settings(): Settings {

@@ -104,6 +104,8 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
       if (known && !known.succeeded) opts.store.put({ ...known, succeeded: true });
       continue;
     }
+    // Its success was seen on another page of this listing, or by an earlier one: never asked again.
+    if (known?.succeeded) continue;
     const latest = attempts.sort((a, b) => b.deliveredAt.localeCompare(a.deliveredAt))[0]!;
     const oldest = Math.min(...attempts.map((a) => Date.parse(a.deliveredAt)));
     candidates.push({
@@ -118,8 +120,9 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
   for (const c of candidates) {
     if (askedNow.has(c.guid) || c.lastListing === listing || c.attempts >= MAX_REDELIVERY_ATTEMPTS || c.firstFailedAt < lookbackStart) continue;
     const row = { ...c, lastListing: listing };
-    // Out of budget: kept as a pending ask for the next sweeps, without listing again.
-    if (!(await ask(row))) opts.store.put({ ...row, attempts: 0, askFailed: true });
+    // Out of budget: a GUID never asked is kept as a pending ask for the next sweeps, without listing
+    // again; one asked before keeps its count (its redelivery may be on its way).
+    if (!(await ask(row)) && c.attempts === 0) opts.store.put({ ...row, attempts: 0, askFailed: true });
   }
 
   const next: DeliveriesMark = !page.complete && page.cursor

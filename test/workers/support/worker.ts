@@ -13,11 +13,13 @@ import {
 import { Webhooks } from "@octokit/webhooks";
 import worker from "../../../src/index.ts";
 import type { WorkerEnv } from "../../../src/env.ts";
+import type { Ledger as TestLedger } from "../../hooks/test-ledger.ts";
 
 export const WEBHOOK_SECRET = "test-webhook-secret-0123456789";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
-const LEDGER = (bindings as unknown as { LEDGER: WorkerEnv["LEDGER"] }).LEDGER;
+// The test entry binds the test ledger (test/hooks/test-ledger.ts): the production class and its hooks.
+const LEDGER = (bindings as unknown as { LEDGER: DurableObjectNamespace<TestLedger> }).LEDGER;
 let ledgerCounter = 0;
 const configured = new WeakSet<WorkerEnv>();
 

@@ -1,13 +1,13 @@
-// Bench only (refused unless ARC_REAPER_TEST_HOOKS=on): inserts `count` closed
+// Bench and tests only (the test ledger, test/hooks/test-ledger.ts): inserts `count` closed
 // rows, as a week of finished jobs would leave them, in one SQL statement, so
 // a benchmark can put 100,000 rows of history behind a sweep in seconds
 // instead of replaying 200,000 webhooks. The rows look like real closed rows:
 // reaped or gone, a verdict, a reason, a three-entry story, pruned in 7 days.
 // They closed over the last 24 hours (unevenly, as a working day would), and
 // the admin page's hourly counters count them as a real close would.
-import { CountersTable } from "./counters-table.ts";
-import { HOUR_MS } from "./hourly-rollup.ts";
-import type { Sql } from "./sql.ts";
+import { CountersTable } from "../../src/ledger/counters-table.ts";
+import { HOUR_MS } from "../../src/ledger/hourly-rollup.ts";
+import type { Sql } from "../../src/ledger/sql.ts";
 
 const STORY = JSON.stringify([
   { at: "2026-01-01T00:00:00.000Z", what: "job in_progress", source: "00000000-0000-0000-0000-000000000000" },

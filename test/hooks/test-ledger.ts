@@ -1,0 +1,39 @@
+// The ledger as tests and the bench run it: the production class plus the hooks
+// they need, kept out of the production bundle (test/hooks/entry.ts exports this
+// class under the production name, so wrangler.toml's binding finds it).
+//  - useTestSettings: each test's ledger gets the settings of its stand-in tenants;
+//  - alarmAt: the alarm's work at a simulated time (the randomized fleets);
+//  - seedHistory: closed rows in bulk (the bench's sweep against history).
+import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
+import { MemoryTable } from "../../src/ledger/memory-table.ts";
+import { seedHistory } from "./seed-history.ts";
+
+/** Still refused unless the env says so, should this class ever be deployed by mistake. */
+const TEST_HOOKS = "ARC_REAPER_TEST_HOOKS";
+const SETTINGS_KEY = "test-settings";
+
+export class Ledger extends ProductionLedger {
+  async useTestSettings(vars: Record<string, string>): Promise<void> {
+    this.refuseUnlessTesting("useTestSettings");
+    new MemoryTable(this.sql).set(SETTINGS_KEY, vars);
+  }
+
+  async alarmAt(now: number): Promise<void> {
+    this.refuseUnlessTesting("alarmAt");
+    await this.exclusive(() => this.alarmNow(now));
+  }
+
+  async seedHistory(from: number, count: number): Promise<number> {
+    this.refuseUnlessTesting("seedHistory");
+    return seedHistory(this.sql, from, count, Date.now());
+  }
+
+  protected override settingsOverrides(): string {
+    if (this.env[TEST_HOOKS] !== "on") return "";
+    return this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = ?", SETTINGS_KEY)?.value ?? "";
+  }
+
+  private refuseUnlessTesting(what: string): void {
+    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper test ledger: ${what} is refused unless ${TEST_HOOKS}=on`);
+  }
+}
