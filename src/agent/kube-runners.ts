@@ -108,8 +108,9 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
         if (e instanceof ApiException) {
           const message = statusMessage(e);
           if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
-          // 409 on a DELETE is the uid precondition: the name now belongs to another object.
-          if (e.code === 409) return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
+          // 409 saying the uid precondition failed: the name now belongs to another object. Any other
+          // conflict (an admission hook, a proxy) says nothing of the object: a failure, tried again.
+          if (e.code === 409 && /precondition failed: uid/i.test(message)) return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
           return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
         }
         return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };

@@ -25,3 +25,19 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
   expect(figures.sweepsToConverge).toBeGreaterThan(0);
   expect(figures.duplicates).toBeGreaterThan(0);
 });
+
+it.each([7, 99])("agent mode, views that lag (stalled watches, relists, outages), seed %i: exactly the finished runners deleted, each once", async (seed) => {
+  const figures = await runFleet({
+    seed, lifecycles: 80, duplicateRate: 0.3, dropRate: 0, faultSweeps: 0,
+    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60, agent: true,
+  });
+  await report(`randomized agent figures: ${JSON.stringify(figures)}`);
+  expect(figures.wrongfulDeletions).toBe(0);
+  expect(figures.deletedTwice).toBe(0);
+  expect(figures.goneWhileInCluster).toBe(0);
+  expect(figures.leftBehind).toBe(0);
+  expect(figures.githubCallsForExplained).toBe(0);
+  expect(figures.sweepsToConverge).toBeGreaterThan(0);
+  expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
+  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
+});

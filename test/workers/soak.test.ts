@@ -44,3 +44,20 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
   expect(figures.redelivered).toBe(figures.drops); // every dropped delivery asked for again, once
   expect(figures.faultsInjected).toBeGreaterThan(0);
 });
+
+it(`soak in agent mode: 600 lifecycles, views that lag, drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
+  const figures = await runFleet({
+    seed: SEED, lifecycles: 600, duplicateRate: 0.1, dropRate: 0.08, faultSweeps: 6,
+    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 6, maxSweeps: 80, agent: true,
+  });
+  await report(`soak agent figures: ${JSON.stringify(figures)}`);
+  expect(figures.wrongfulDeletions).toBe(0);
+  expect(figures.deletedTwice).toBe(0);
+  expect(figures.goneWhileInCluster).toBe(0);
+  expect(figures.leftBehind).toBe(0);
+  expect(figures.githubCallsForExplained).toBe(0);
+  expect(figures.githubCallsDuringBackOff).toBe(0);
+  expect(figures.redelivered).toBe(figures.drops);
+  expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
+  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
+});

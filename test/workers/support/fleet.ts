@@ -21,6 +21,7 @@ import { INSTALLATION, NS, REPO, stack, type Stack } from "./stack.ts";
 /** The second watched namespace: twins of a name live across the two. */
 const OTHER_NS = "other-runners";
 import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
+import { FLEET_AGENT_TOKEN, fleetAgent, type FleetAgent, type SyncMode } from "./fleet-agent.ts";
 
 export interface FleetOptions {
   seed: number;
@@ -37,6 +38,8 @@ export interface FleetOptions {
   maxSweeps: number;
   /** REAPER_RECHECK_SECONDS: small, so that lost completions are found within the soak's simulated hour or so. */
   recheckSeconds?: number;
+  /** Agent mode: an in-cluster agent whose view lags (stalled watches, relists, short outages); see fleet-agent.ts. */
+  agent?: boolean;
 }
 
 export interface FleetFigures {
@@ -82,6 +85,10 @@ export interface FleetFigures {
   githubCallsForExplained: number;
   /** The most alarm runs in any simulated minute (each alarm run until nothing is due at its time). */
   mostAlarmRunsInAMinute: number;
+  /** Agent mode: steps whose watch stalled, relists, and outages of the agent's link. */
+  agentStalls: number;
+  agentRelists: number;
+  agentOutages: number;
 }
 
 type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | "twin" | "twin-idle" | "unseen-vanish" | "unseen-explained" | ReuseKind;
@@ -145,6 +152,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
     REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
     REAPER_NAMESPACES: `${NS},${OTHER_NS}`,
+    ...(o.agent ? { CLUSTER_MODE: "agent", AGENT_TOKEN: FLEET_AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined } : {}),
   });
   const access = accessFaults(s.kube);
   const grace = o.graceSeconds * 1000;
@@ -358,6 +366,15 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     batch.forEach((r, j) => (r.uid = stored[j]!.metadata.uid));
   }
 
+  // Agent mode: the agent connects once the cluster is seeded, and lags before every alarm and sweep.
+  const agent: FleetAgent | undefined = o.agent ? await fleetAgent(s.env, s.kube, [NS, OTHER_NS]) : undefined;
+  const agentStep = async () => {
+    if (!agent) return;
+    const r = random();
+    const mode: SyncMode = r < 0.7 ? "watch" : r < 0.85 ? "stalled" : r < 0.95 ? "relist" : "outage";
+    await agent.sync(mode);
+  };
+
   // Deliveries: each event once, some twice, some dropped (GitHub records the failure).
   const byGuid = new Map(events.map((e) => [e.guid, e]));
   const plan: { e: Event; drop: boolean }[] = [];
@@ -452,8 +469,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       for (let i = 0; i < n; i++) await pick(faults)();
       faultsInjected += n;
       // Cloudflare Access in front of the API server (an expired service token): on list, read and delete,
-      // every kind of answer on every verb over the fault sweeps.
-      for (const [v, verb] of ["list", "get", "delete"].entries()) {
+      // every kind of answer on every verb over the fault sweeps (direct mode: the agent talks to the API server itself).
+      for (const [v, verb] of (o.agent ? [] : ["list", "get", "delete"]).entries()) {
         await access.add({ answer: ACCESS_ANSWERS[(k + v) % ACCESS_ANSWERS.length]!, match: { verb }, times: 1 + Math.floor(random() * 3) });
         accessInjected++;
       }
@@ -519,6 +536,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     for (const at of [now - 40_000, now - 20_000]) {
       await passTime(at);
       // An alarm runs again at once while something is still due at its time: count every run.
+      await agentStep();
       for (let run = 0; run < 50; run++) {
         await evictLedger(s.env);
         await ledgerOf(s.env).alarmAt(at);
@@ -531,6 +549,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
     mostAlarmRunsInAMinute = Math.max(mostAlarmRunsInAMinute, alarmRuns);
     await passTime(now);
+    await agentStep();
     await evictLedger(s.env);
     await s.sweep(now);
     sweeps++;
@@ -596,5 +615,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     unseenExplained: explainedRuns.size,
     githubCallsForExplained,
     mostAlarmRunsInAMinute,
+    agentStalls: agent?.figures.stalls ?? 0,
+    agentRelists: agent?.figures.relists ?? 0,
+    agentOutages: agent?.figures.outages ?? 0,
   };
 }

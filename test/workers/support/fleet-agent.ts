@@ -1,0 +1,111 @@
+// An in-cluster agent for the randomized fleets in agent mode, inside workerd:
+// it mirrors the stand-in cluster into the ledger the way the real agent does
+// (snapshot, then upserts and removes from a watch) but lags like real ones:
+// a watch that stalls (its events come later), a relist (a fresh snapshot that
+// drops objects without remove events), and short outages (the link is cut, then
+// a new connection and snapshot). Orders are checked against the cluster and
+// carried out with the uid precondition, as the agent does.
+import type { AgentRunner, DeleteOrder } from "../../../src/cluster/agent-protocol.ts";
+import type { KubeTenant } from "../../standins/kube/control.ts";
+import { call, type testEnv } from "./worker.ts";
+
+export const FLEET_AGENT_TOKEN = "agent-token-for-the-fleet-0123456789abcdef";
+
+export type SyncMode = "watch" | "stalled" | "relist" | "outage";
+
+export interface FleetAgent {
+  /** One step of the agent's life before an alarm or a sweep. */
+  sync(mode: SyncMode): Promise<void>;
+  figures: { stalls: number; relists: number; outages: number; orders: number };
+}
+
+type Env = ReturnType<typeof testEnv>;
+
+export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[]): Promise<FleetAgent> {
+  let ws: WebSocket | undefined;
+  /** What the ledger's view holds, by uid, as this agent last told it. */
+  let told = new Map<string, AgentRunner>();
+  const figures = { stalls: 0, relists: 0, outages: 0, orders: 0 };
+  const send = (m: unknown) => ws?.send(JSON.stringify(m));
+
+  const current = async (): Promise<AgentRunner[]> =>
+    (await kube.list())
+      .filter((o) => namespaces.includes(o.metadata.namespace))
+      .map((o) => {
+        const r: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
+        if (o.metadata.deletionTimestamp) r.deletionTimestamp = o.metadata.deletionTimestamp;
+        if (o.status?.workflowRunId !== undefined) r.workflowRunId = o.status.workflowRunId;
+        if (o.status?.jobRepositoryName !== undefined) r.jobRepositoryName = o.status.jobRepositoryName;
+        return r;
+      });
+
+  const order = async (o: DeleteOrder): Promise<void> => {
+    figures.orders++;
+    const report = (outcome: string, why: string) => send({ type: "report", id: o.id, uid: o.uid, outcome, why });
+    const object = await kube.get(o.namespace, o.name);
+    if (!object || object.metadata.uid !== o.uid) return report("gone", "no object of that uid");
+    if (object.status?.workflowRunId !== undefined && object.status.workflowRunId !== o.runId) return report("refused", `it works on run ${object.status.workflowRunId}`);
+    const res = await fetch(`${kube.baseUrl}/apis/actions.github.com/v1alpha1/namespaces/${o.namespace}/ephemeralrunners/${o.name}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${kube.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ preconditions: { uid: o.uid }, propagationPolicy: "Background" }),
+      redirect: "manual",
+    });
+    const message = String(((await res.json().catch(() => ({}))) as { message?: unknown }).message ?? "");
+    if (res.status === 200 || res.status === 202) return report("deleted", "deleted");
+    // As the agent does (src/agent/kube-runners.ts): 404, or 409 for the uid precondition only.
+    if (res.status === 404 || (res.status === 409 && /precondition failed: uid/i.test(message))) return report("gone", `the API server answered ${res.status}: ${message}`);
+    return report("failed", `the API server answered ${res.status}`);
+  };
+
+  const connect = async (): Promise<void> => {
+    const res = await call(env, new Request("https://arc-reaper.test/agent", { headers: { upgrade: "websocket", authorization: `Bearer ${FLEET_AGENT_TOKEN}` } }));
+    if (res.status !== 101 || !res.webSocket) throw new Error(`fleet agent: GET /agent answered ${res.status}`);
+    ws = res.webSocket;
+    ws.accept();
+    ws.addEventListener("message", (e) => void order(JSON.parse(String(e.data)) as DeleteOrder));
+    send({ type: "hello", version: "0.1.0", namespaces, dryRun: false });
+    await snapshot();
+  };
+
+  const snapshot = async (): Promise<void> => {
+    const runners = await current();
+    send({ type: "snapshot", id: crypto.randomUUID(), part: 1, parts: 1, runners });
+    told = new Map(runners.map((r) => [r.uid, r]));
+  };
+
+  const watch = async (): Promise<void> => {
+    const now = await current();
+    const seen = new Set<string>();
+    for (const r of now) {
+      seen.add(r.uid);
+      if (JSON.stringify(told.get(r.uid)) !== JSON.stringify(r)) send({ type: "upsert", runner: r });
+    }
+    for (const [uid, r] of told) if (!seen.has(uid)) send({ type: "remove", namespace: r.namespace, name: r.name, uid });
+    told = new Map(now.map((r) => [r.uid, r]));
+  };
+
+  const settle = () => new Promise((r) => setTimeout(r, 20));
+  await connect();
+  await settle();
+  return {
+    figures,
+    async sync(mode) {
+      if (!ws) {
+        await connect(); // back from an outage: a new connection, a fresh snapshot
+      } else if (mode === "watch") {
+        await watch();
+      } else if (mode === "stalled") {
+        figures.stalls++; // its events come with a later step
+      } else if (mode === "relist") {
+        figures.relists++;
+        await snapshot();
+      } else {
+        figures.outages++;
+        ws.close(1000, "a short outage");
+        ws = undefined;
+      }
+      await settle();
+    },
+  };
+}
