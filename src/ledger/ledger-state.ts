@@ -159,9 +159,9 @@ export class LedgerState implements LedgerPort {
     this.memory.set(GITHUB_KEY, window.toJSON());
   }
 
-  /** Lifts a hold (resume, the agent's return): the rows it held are due now; answers how many. */
-  release(hold: HeldFor, now: number): number {
-    return this.runners.release(hold, now) + this.unseenRunners.release(hold, now);
+  /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
+  release(hold: HeldFor, now: number, cluster?: string): number {
+    return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
   }
 
   paused(): boolean {

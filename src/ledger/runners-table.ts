@@ -153,11 +153,13 @@ export class RunnersTable {
     return dues.length > 0 ? Math.min(...dues) : null;
   }
 
-  /** Lifts a hold: the open rows it held are due at `now`; answers how many. */
-  release(hold: HeldFor, now: number): number {
-    const held = `held_for = ? AND ${OPEN}`;
-    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, hold)?.n ?? 0);
-    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, hold);
+  /** Lifts a hold: the open rows it held (in `cluster` only, and where no cluster is known, when given) are due at `now`; answers how many. */
+  release(hold: HeldFor, now: number, cluster?: string): number {
+    const where = cluster === undefined ? "" : " AND (cluster = ? OR cluster IS NULL)";
+    const held = `held_for = ? AND ${OPEN}${where}`;
+    const args = cluster === undefined ? [hold] : [hold, cluster];
+    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, ...args)?.n ?? 0);
+    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
     return n;
   }
 

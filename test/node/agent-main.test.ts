@@ -23,8 +23,9 @@ describe("readSettings", () => {
   it("reads good settings and derives the WebSocket address of /agent", () => {
     expect(readSettings(good)).toEqual({
       ok: true,
-      settings: { reaperUrl: "https://arc-reaper.example.workers.dev", agentUrl: "wss://arc-reaper.example.workers.dev/agent", token: GOOD_TOKEN, namespaces: ["arc-runners", "team-b"], dryRun: true },
+      settings: { reaperUrl: "https://arc-reaper.example.workers.dev", agentUrl: "wss://arc-reaper.example.workers.dev/agent", token: GOOD_TOKEN, cluster: "default", namespaces: ["arc-runners", "team-b"], dryRun: true },
     });
+    expect(readSettings({ ...good, AGENT_CLUSTER: " eu-west " })).toMatchObject({ ok: true, settings: { cluster: "eu-west" } });
     const local = readSettings({ ...good, ARC_REAPER_URL: "http://127.0.0.1:8787", AGENT_DRY_RUN: undefined });
     expect(local).toMatchObject({ ok: true, settings: { agentUrl: "ws://127.0.0.1:8787/agent", dryRun: false } });
     expect(readSettings({ ...good, ARC_REAPER_URL: "http://localhost:8787/base/" })).toMatchObject({ ok: true, settings: { agentUrl: "ws://localhost:8787/base/agent" } });
@@ -36,7 +37,8 @@ describe("readSettings", () => {
     ["ARC_REAPER_URL", { ARC_REAPER_URL: "https://user:pw@x.example" }, /ARC_REAPER_URL must not carry credentials/],
     ["AGENT_TOKEN", { AGENT_TOKEN: "short" }, /AGENT_TOKEN must be at least 32 characters, got 5/],
     ["AGENT_TOKEN", { AGENT_TOKEN: "REPLACE_ME_with_the_same_secret_as_the_Workers_AGENT_TOKEN" }, /AGENT_TOKEN is still the placeholder/],
-    ["AGENT_TOKEN", { AGENT_TOKEN: `${GOOD_TOKEN} ` }, /AGENT_TOKEN must not contain whitespace/],
+    ["AGENT_TOKEN", { AGENT_TOKEN: `${GOOD_TOKEN.slice(0, 20)} ${GOOD_TOKEN.slice(20)}` }, /AGENT_TOKEN must not contain whitespace/],
+    ["AGENT_CLUSTER", { AGENT_CLUSTER: "EU_West" }, /AGENT_CLUSTER must be a DNS label .*"EU_West"/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: " , " }, /REAPER_NAMESPACES is required/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: "arc-runners,Team_B" }, /REAPER_NAMESPACES: "Team_B" is not a valid namespace name/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: "a,a" }, /REAPER_NAMESPACES names "a" twice/],
@@ -45,6 +47,10 @@ describe("readSettings", () => {
     const r = readSettings({ ...good, ...change });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problems.join("\n")).toMatch(message);
+  });
+
+  it("drops surrounding whitespace from the token, as the Worker does (a Secret written with echo ends in a newline)", () => {
+    expect(readSettings({ ...good, AGENT_TOKEN: `  ${GOOD_TOKEN}\n` })).toMatchObject({ ok: true, settings: { token: GOOD_TOKEN } });
   });
 
   it("never echoes the token in a problem", () => {

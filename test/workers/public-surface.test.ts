@@ -95,9 +95,9 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE login_failures");
       state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
       state.storage.sql.exec("DROP TABLE agent_snapshot");
-      // Migration 4 (one reconcile), undone too.
+      // Migrations 4 (one reconcile) and 5 (many clusters), undone too.
       for (const statement of [
-        "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
+        "DROP INDEX runners_held_by_cluster", "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
         "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
         "ALTER TABLE unseen DROP COLUMN held_for", "ALTER TABLE unseen DROP COLUMN cluster",
       ]) state.storage.sql.exec(statement);
