@@ -5,7 +5,7 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AgentStatus } from "../ledger/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
-import { AgentBanner } from "./agent-banner.tsx";
+import { AgentBanners } from "./agent-banner.tsx";
 import { RUNNER_STATES, type RunnerRow, type RunnerState } from "./runner-rows.ts";
 
 export const PAGE_CSS = `
@@ -47,6 +47,7 @@ export interface AdminPageProps {
   nextCursor?: string | null;
   /** The listing's other filters, kept by the next-page link. */
   repo?: string;
+  cluster?: string;
   limit?: number;
   lastSweep: LastSweepFigures | undefined;
   now: number;
@@ -56,8 +57,8 @@ export interface AdminPageProps {
   auth: "bearer" | "session";
   /** Deletions paused (POST /admin/pause): since when, by what. */
   paused?: { since: string; by: string };
-  /** Agent mode: the agent's connection (a banner when none is connected); absent in direct mode. */
-  agent?: AgentStatus | null;
+  /** Agent mode: each watched cluster's agent (a banner when one is not connected); absent in direct mode. */
+  agents?: AgentStatus[] | null;
 }
 
 /** https://github.com for api.github.com, https://HOST for a GHES https://HOST/api/v3, https://X.ghe.com for api.X.ghe.com. */
@@ -147,15 +148,17 @@ function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) 
   );
 }
 
-function Filter(props: { state: RunnerState | undefined; counts: Record<RunnerState, number> }) {
+function Filter(props: { state: RunnerState | undefined; counts: Record<RunnerState, number>; cluster?: string }) {
   const total = RUNNER_STATES.reduce((n, s) => n + props.counts[s], 0);
+  // The state links keep the cluster filter (the counts are over every cluster).
+  const inCluster = props.cluster ? `cluster=${encodeURIComponent(props.cluster)}` : "";
   return (
     <nav class="filter" aria-label="Filter by state">
-      <a href="/admin" aria-current={props.state === undefined ? "page" : undefined}>
+      <a href={inCluster ? `/admin?${inCluster}` : "/admin"} aria-current={props.state === undefined ? "page" : undefined}>
         all ({total})
       </a>
       {RUNNER_STATES.map((s) => (
-        <a href={`/admin?state=${s}`} aria-current={props.state === s ? "page" : undefined}>
+        <a href={`/admin?state=${s}${inCluster ? `&${inCluster}` : ""}`} aria-current={props.state === s ? "page" : undefined}>
           {s} ({props.counts[s]})
         </a>
       ))}
@@ -177,6 +180,7 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
           <th>Age</th>
           <th>Due</th>
           <th>Reason</th>
+          <th>Cluster</th>
         </tr>
       </thead>
       <tbody>
@@ -210,6 +214,10 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string }) {
               <Relative at={r.dueAt} now={props.now} />
             </td>
             <td class="reason">{r.reason}</td>
+            <td class="cluster">
+              {r.cluster ? <a href={`/admin?cluster=${encodeURIComponent(r.cluster)}`}>{r.cluster}</a> : "—"}
+              {r.namespace ? ` / ${r.namespace}` : ""}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -245,15 +253,15 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         {settings.dryRun ? "dry run: nothing is deleted" : p.paused ? "paused: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
-      <AgentBanner agent={p.agent} />
+      <AgentBanners agents={p.agents} />
       <h2>Last sweep</h2>
       <LastSweep sweep={p.lastSweep} now={p.now} />
-      <h2>Tracked runners</h2>
-      <Filter state={p.state} counts={p.counts} />
+      <h2>Tracked runners{p.cluster ? ` in cluster ${p.cluster}` : ""}</h2>
+      <Filter state={p.state} counts={p.counts} cluster={p.cluster} />
       <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} />
       {p.nextCursor ? (
         <p>
-          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
+          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.cluster ? { cluster: p.cluster } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
             next page
           </a>
         </p>

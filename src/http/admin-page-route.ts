@@ -52,11 +52,12 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [page, snapshot, agent] = await Promise.all([ledger.runners(query), ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
+  const [page, snapshot, agent] = await Promise.all([ledger.runners(query), ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatuses() : null]);
   const html = adminPageHtml({
     rows: page.runners,
     nextCursor: page.nextCursor,
     repo: query.repo,
+    cluster: query.cluster,
     limit: query.limit,
     counts: snapshot.runners,
     state: query.state,
@@ -66,7 +67,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     githubWebUrl: githubWebUrl(settings.githubApiUrl),
     settings,
     auth,
-    agent,
+    agents: agent,
   });
   return c.html(html, 200, headers);
 }

@@ -90,6 +90,7 @@ export class LedgerState implements LedgerPort {
       const line = r.record ? this.storeRecord(r, r.record, by, now) : r.unseen ? this.storeUnseen(r, r.unseen) : false;
       if (r.record && r.unseen) this.unseenRunners.remove(r.unseen.name, r.unseen.uid);
       if (r.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: r.errorKind ?? "github" });
+      if (r.verdict.error) this.counters.add("arc_reaper_cluster_errors_total", { cluster: clusterOfResult(r), kind: r.errorKind ?? "github" });
       if (r.heldFor === "cap") this.counters.add("arc_reaper_deletions_held_back_total");
       if (line) {
         logged++;
@@ -110,6 +111,7 @@ export class LedgerState implements LedgerPort {
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
       if (r.close === "reaped") this.counters.add("arc_reaper_deletions_total", { cause: r.verdict.cause ?? "unknown" });
+      if (r.close === "reaped") this.counters.add("arc_reaper_cluster_deletions_total", { cluster: clusterOfResult(r) });
     } else {
       next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: r.dueAt, heldFor: r.heldFor };
       if (r.asked) next.checkedAt = now;
@@ -213,4 +215,10 @@ function decisionLine(r: Result, by: Caller): DecisionLine {
   if (r.verdict.error) line.error = r.errorKind ?? "github";
   if (r.heldFor) line.heldFor = r.heldFor;
   return line;
+}
+
+/** The cluster a result is about, for the per-cluster counters: "unknown" while no view could name it. */
+function clusterOfResult(r: Result): string {
+  const seen = r.view.kind === "found" ? r.view.runner.cluster : undefined;
+  return r.record?.cluster ?? r.identity?.cluster ?? seen ?? r.unseen?.cluster ?? "unknown";
 }

@@ -73,8 +73,8 @@ describe("parseAgentMessage", () => {
     ["a uid with a space", JSON.stringify({ type: "remove", namespace: "a", name: "r", uid: "a b" }), /^remove\.uid: expected an object uid, got "a b"/],
     ["a repository without owner", JSON.stringify({ type: "upsert", runner: { ...runner, jobRepositoryName: "octo-repo" } }), /^upsert\.runner\.jobRepositoryName: expected a repository "owner\/name", got "octo-repo"/],
     ["an unknown runner field", JSON.stringify({ type: "upsert", runner: { ...runner, phase: "Running" } }), /^upsert\.runner\.phase: expected no such field .*got "Running"/],
-    ["an unknown outcome", withField(valid[5] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
-    ["an empty why", withField(valid[5] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
+    ["an unknown outcome", withField(valid[6] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
+    ["an empty why", withField(valid[6] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseAgentMessage(text))).toMatch(message);
   });

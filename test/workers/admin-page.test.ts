@@ -3,7 +3,7 @@ import type { WorkerEnv } from "../../src/env.ts";
 import { runInDurableObject } from "cloudflare:test";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "./support/seed.ts";
-import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
+import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call, deliver, ledgerOf, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
@@ -217,7 +217,7 @@ describe("GET /admin content", () => {
     const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
-    // Runner, State, Repository, Run, Job, Age, Due, Reason
+    // Runner, State, Repository, Run, Job, Age, Due, Reason, Cluster (/ namespace, once an object was seen doing the job)
     expect(finished.cells).toEqual([
       "arc-finished",
       "finished cancelled",
@@ -227,8 +227,10 @@ describe("GET /admin content", () => {
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
       expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
+      "—",
     ]);
-    expect(running.cells.slice(5)).toEqual([
+    expect(reaped.cells[8]).toBe(`default / ${NS}`);
+    expect(running.cells.slice(5, 8)).toEqual([
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
       expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),
