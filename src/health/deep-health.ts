@@ -31,7 +31,10 @@ export const MAX_INSTALLATIONS_CHECKED = 20;
 export interface DeepHealthDeps {
   cluster: ClusterSettings;
   namespaces: string[];
-  clusterClient: Cluster;
+  /** Every watched cluster (direct: one; agent: AGENT_CLUSTERS, connected, known). */
+  clusters: readonly { name: string; cluster: Cluster }[];
+  /** Agent mode: the clusters whose agents are connected now. */
+  connected?: readonly string[];
   github: Github | Error;
   installations: KnownInstallation[];
 }
@@ -50,13 +53,26 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   const checks: Promise<HealthCheck>[] = [];
   // In agent mode the cluster is the agent's view: a namespace lists only while an agent is connected with a complete snapshot.
   const via = deps.cluster.mode === "agent" ? " (the agent's view)" : "";
-  for (const ns of deps.namespaces) {
-    checks.push(
-      attempt(`namespace ${ns}${via}`, async () => {
-        const runners = await deps.clusterClient.listRunners(ns);
-        return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${ns}${via}`;
-      }),
-    );
+  const several = deps.clusters.length > 1;
+  for (const { name, cluster } of deps.clusters) {
+    for (const ns of deps.namespaces) {
+      const place = several ? `cluster ${name} namespace ${ns}` : `namespace ${ns}`;
+      checks.push(
+        attempt(`${place}${via}`, async () => {
+          const runners = await cluster.listRunners(ns);
+          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${several ? `${name}/` : ""}${ns}${via}`;
+        }),
+      );
+    }
+  }
+  if (deps.cluster.mode === "agent" && deps.cluster.expectedClusters.length > 0) {
+    const connected = new Set(deps.connected ?? []);
+    const missing = deps.cluster.expectedClusters.filter((c) => !connected.has(c));
+    const detail =
+      missing.length === 0
+        ? `every cluster of AGENT_CLUSTERS has its agent connected: ${deps.cluster.expectedClusters.join(", ")}`
+        : `AGENT_CLUSTERS expects ${deps.cluster.expectedClusters.join(", ")}; no agent connected for ${missing.join(", ")}`;
+    checks.push(Promise.resolve({ name: "agent clusters", ok: missing.length === 0, detail }));
   }
 
   const { github } = deps;

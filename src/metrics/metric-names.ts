@@ -15,10 +15,14 @@ export const METRIC_NAMES = [
   "arc_reaper_github_rate_limit_remaining", // gauge
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused
-  "arc_reaper_agent_connected", // gauge {cluster}: 1 while that cluster's agent is connected (agent mode; every AGENT_CLUSTERS entry, 0 while away)
-  "arc_reaper_agent_refusals_total", // counter {cluster}: GET /agent refused before the upgrade (agent mode; "other" for a name not expected)
-  "arc_reaper_cluster_deletions_total", // counter {cluster}: deletions by the runner's cluster
-  "arc_reaper_cluster_errors_total", // counter {cluster, kind}: errors by the runner's cluster ("unknown" when no view named it)
+  // Agent mode: 1 while that cluster's agent is connected; every cluster of AGENT_CLUSTERS has a sample (0 while away).
+  "arc_reaper_agent_connected", // gauge {cluster}
+  // Agent mode: GET /agent refused before the upgrade, by the cluster named ("other" for a name not expected).
+  "arc_reaper_agent_refusals_total", // counter {cluster}
+  // Deletions by the runner's cluster.
+  "arc_reaper_cluster_deletions_total", // counter {cluster}
+  // Errors by the runner's cluster ("unknown" while no view named one) and kind.
+  "arc_reaper_cluster_errors_total", // counter {cluster, kind}: cluster, github, redelivery, agent
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

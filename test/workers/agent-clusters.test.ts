@@ -205,6 +205,13 @@ describe("operators see clusters", () => {
     expect(page).not.toContain(inUs);
     const text = await metrics(env);
     expect(text).toContain('arc_reaper_agent_connected{cluster="ap-south"} 0');
+    const deep = await call(env, new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }));
+    expect(deep.status).toBe(503);
+    expect(((await deep.json()) as { checks: unknown[] }).checks).toContainEqual({
+      name: "agent clusters",
+      ok: false,
+      detail: `AGENT_CLUSTERS expects ${EU}, ${US}, ap-south; no agent connected for ap-south`,
+    });
     eu.ws.close(1000, "done");
     us.ws.close(1000, "done");
   });
