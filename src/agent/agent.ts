@@ -27,6 +27,8 @@ export interface AgentOptions {
 
 export interface RunningAgent {
   stop(): Promise<void>;
+  /** Why the agent is not ready (the readiness probe), or undefined once it is connected and has sent its whole view. */
+  notReady(): string | undefined;
 }
 
 export const AGENT_VERSION: string = (() => {
@@ -117,6 +119,11 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   connection.start();
 
   return {
+    notReady() {
+      if (!connection.open) return "not connected to the ledger";
+      if (!live) return "connected, but the whole view is not sent yet (listing namespaces)";
+      return undefined;
+    },
     async stop() {
       await Promise.all([connection.stop(), ...watches.map((w) => w.stop())]);
       log("info", "agent stopped");

@@ -14,6 +14,8 @@ export interface AgentSettings {
   namespaces: string[];
   /** AGENT_DRY_RUN: check orders but never delete. */
   dryRun: boolean;
+  /** AGENT_HEALTH_PORT: where /livez and /readyz answer the kubelet (0: any free port). */
+  healthPort: number;
 }
 
 export type SettingsResult = { ok: true; settings: AgentSettings } | { ok: false; problems: string[] };
@@ -86,6 +88,16 @@ function readDryRun(raw: string | undefined, problems: string[]): boolean {
   return text === "true";
 }
 
+export const DEFAULT_HEALTH_PORT = 8080;
+
+function readHealthPort(raw: string | undefined, problems: string[]): number {
+  const text = (raw ?? "").trim();
+  if (text === "") return DEFAULT_HEALTH_PORT;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) problems.push(`AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
+  return port;
+}
+
 export function readSettings(env: Record<string, string | undefined>): SettingsResult {
   const problems: string[] = [];
   const url = readUrl(env["ARC_REAPER_URL"], problems);
@@ -93,6 +105,7 @@ export function readSettings(env: Record<string, string | undefined>): SettingsR
   const cluster = readCluster(env["AGENT_CLUSTER"], problems);
   const namespaces = readNamespaces(env["REAPER_NAMESPACES"], problems);
   const dryRun = readDryRun(env["AGENT_DRY_RUN"], problems);
+  const healthPort = readHealthPort(env["AGENT_HEALTH_PORT"], problems);
   if (problems.length > 0 || url === undefined) return { ok: false, problems };
-  return { ok: true, settings: { ...url, token, cluster, namespaces, dryRun } };
+  return { ok: true, settings: { ...url, token, cluster, namespaces, dryRun, healthPort } };
 }

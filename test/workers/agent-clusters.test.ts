@@ -30,6 +30,8 @@ describe("agent tokens, one per cluster", () => {
   it("is the hex HMAC-SHA256 of the cluster's name keyed with AGENT_TOKEN (what openssl dgst -hmac makes)", async () => {
     // RFC 4231-style known answer: HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog").
     expect(await clusterToken("key", "The quick brown fox jumps over the lazy dog")).toBe("f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+    // printf %s eu-west | openssl dgst -sha256 -hmac "$AGENT_TOKEN" | sed 's/^.*= //'
+    expect(await clusterToken(AGENT_TOKEN, EU)).toBe("5f6063cdac32b100ba94a8d89d0ce898833107ab69fc0cc4733667980eb04add");
   });
 
   it("admits its own cluster only; AGENT_TOKEN admits only default; refusals are 401 before the upgrade, counted, never logged with the token", async () => {
