@@ -29,7 +29,10 @@ export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Prom
     const known = validName && (cluster === DEFAULT_CLUSTER || settings.cluster.expectedClusters.includes(cluster));
     logLine({ msg: "agent refused", cluster: validName ? cluster : "(invalid)", why, client: clientAddress(c.req.header("cf-connecting-ip")) });
     c.executionCtx.waitUntil(ledgerFor(c.env, settings.ledgerName).countAgentRefused(known ? cluster : "other").catch(() => undefined));
-    return c.json({ error: `a valid agent token for the cluster ${validName ? cluster : "named"} is required` }, 401, { "www-authenticate": "Bearer" });
+    const error = validName
+      ? `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`
+      : `${CLUSTER_HEADER} must be a cluster name (DNS label)`;
+    return c.json({ error }, 401, { "www-authenticate": "Bearer" });
   }
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     return c.json({ error: "GET /agent expects a WebSocket upgrade" }, 426, { upgrade: "websocket" });

@@ -147,7 +147,7 @@ describe("agent mode under wrangler dev", () => {
     const plain = await fetch(`${stack.url}/agent`, { headers: { authorization: "Bearer nope" } });
     expect(plain.status).toBe(401);
     expect(plain.headers.get("www-authenticate")).toBe("Bearer");
-    expect(await plain.json()).toEqual({ error: "a valid AGENT_TOKEN bearer token is required" });
+    expect(await plain.json()).toEqual({ error: "a valid agent token for cluster default is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)" });
     const noUpgrade = await fetch(`${stack.url}/agent`, { headers: { authorization: `Bearer ${stack.agentToken}` } });
     expect(noUpgrade.status).toBe(426);
     expect(stack.logLines("agent connected")).toHaveLength(connections);

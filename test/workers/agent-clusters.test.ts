@@ -52,6 +52,10 @@ describe("agent tokens, one per cluster", () => {
         const res = await dial(env, { upgrade: "websocket", ...headers });
         expect(res.status, JSON.stringify(headers)).toBe(401);
         expect(res.webSocket).toBeNull();
+        const cluster = headers["x-arc-reaper-cluster"] ?? "default";
+        expect(await res.json()).toEqual({
+          error: cluster === "Not_A_Label" ? "x-arc-reaper-cluster must be a cluster name (DNS label)" : `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`,
+        });
       }
     } finally {
       console.log = original;
