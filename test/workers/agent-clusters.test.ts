@@ -1,12 +1,14 @@
 // Many clusters, one App (issue 17): an agent per cluster dials in with its own
 // token, the ledger keeps one view per cluster, orders go only to the agent of
 // the runner's cluster, and an agent away holds only its own cluster's runners.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner, type Agent } from "./support/fake-agent.ts";
 import { NS } from "./support/stack.ts";
-import { adminRunners, call, ledgerOf, runScheduled, settleAlarms } from "./support/worker.ts";
+import { adminRunners, call, configureLedger, evictLedger, ledgerOf, runScheduled, settleAlarms } from "./support/worker.ts";
+import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
 const EU = "eu-west";
@@ -222,3 +224,89 @@ describe("operators see clusters", () => {
     us.ws.close(1000, "done");
   });
 });
+
+describe("one current connection per cluster", () => {
+  // A socket as the Hibernation API hands one back: only its attachment matters to the ledger.
+  const socketOf = (attachment: object) => ({ deserializeAttachment: () => attachment, serializeAttachment: () => undefined, close: () => undefined }) as unknown as WebSocket;
+
+  it("a message from a replaced connection (a snapshot part, an upsert) never touches the view the current one sent", async () => {
+    const env = agentEnv({ AGENT_CLUSTERS: `${EU},${US}` });
+    const us = await clusterAgent(env, US, [runner(`${SCALE_SET}-runner-us008`), runner(`${SCALE_SET}-runner-us009`)]);
+    const empty = JSON.stringify({ type: "snapshot", id: "late", part: 1, parts: 1, runners: [] });
+    const upsert = JSON.stringify({ type: "upsert", runner: runner(`${SCALE_SET}-runner-us010`) });
+    const current = await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = ?", `agent-conn:${US}`).one().value);
+    await runInDurableObject(ledgerOf(env), async (instance) => {
+      const replaced = socketOf({ conn: "a-replaced-connection", cluster: US, connectedAt: 0, completeAt: 1, hello: { version: "0.1.0", namespaces: [NS], dryRun: false } });
+      await instance.webSocketMessage(replaced, upsert);
+      await instance.webSocketMessage(replaced, empty);
+    });
+    expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ connected: true, complete: true, runners: 2 });
+    // The same messages on the current connection do change it: the check above is the connection, not the message.
+    await runInDurableObject(ledgerOf(env), async (instance) => {
+      const live = socketOf({ conn: JSON.parse(current) as string, cluster: US, connectedAt: 0, completeAt: 1, hello: { version: "0.1.0", namespaces: [NS], dryRun: false } });
+      await instance.webSocketMessage(live, upsert);
+    });
+    expect((await ledgerOf(env).agentStatus(US)).runners).toBe(3);
+    us.ws.close(1000, "done");
+  });
+
+  it("an agent's return releases only its own cluster's held rows (and those of no known cluster)", async () => {
+    const env = agentEnv({ AGENT_CLUSTERS: `${EU},${US}` });
+    const eu = await clusterAgent(env, EU, []);
+    const held = await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const sql = state.storage.sql;
+      const row = (id: number, cluster: string | null) =>
+        sql.exec(
+          "INSERT INTO runners (id, runner, job_id, repo, run_id, run_attempt, state, reason, due_at, story, held_for, cluster) VALUES (?, ?, ?, ?, ?, 1, 'finished', 'held', NULL, '[]', 'agent', ?)",
+          id, `${SCALE_SET}-runner-held${id}`, id, REPO, id, cluster,
+        );
+      row(1, EU);
+      row(2, US);
+      row(3, null);
+      return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runners WHERE held_for = 'agent'").one().n;
+    });
+    expect(held).toBe(3);
+    // US's return makes its rows (and the one of no known cluster) due at once: the alarm judges them
+    // against both complete views and finds them gone. EU's row waits for EU's own snapshot (or the sweep).
+    const us = await clusterAgent(env, US, []);
+    await settleAlarms(env);
+    const after = await runInDurableObject(ledgerOf(env), (_i, state) =>
+      state.storage.sql.exec<{ id: number; state: string; held_for: string | null }>("SELECT id, state, held_for FROM runners ORDER BY id").toArray().map((r) => [r.id, r.state, r.held_for]),
+    );
+    expect(after).toEqual([[1, "finished", "agent"], [2, "gone", null], [3, "gone", null]]);
+    eu.ws.close(1000, "done");
+    us.ws.close(1000, "done");
+  });
+});
+
+describe("migration 5", () => {
+  it("a single agent's view, snapshot and removals from before clusters become the cluster default's", async () => {
+    const env = agentEnv();
+    await configureLedger(env);
+    await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const sql = state.storage.sql;
+      const cols = "namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, creation_timestamp TEXT NOT NULL, deletion_timestamp TEXT, workflow_run_id INTEGER, job_repository_name TEXT, PRIMARY KEY (namespace, name)";
+      for (const s of [
+        "DROP INDEX runners_held_by_cluster", "DROP TABLE agent_view", "DROP TABLE agent_snapshot", "DROP TABLE agent_removed",
+        `CREATE TABLE agent_view (${cols}) WITHOUT ROWID`, `CREATE TABLE agent_snapshot (${cols}) WITHOUT ROWID`,
+        "CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID",
+      ]) sql.exec(s);
+      sql.exec("INSERT INTO agent_view (namespace, name, uid, creation_timestamp, workflow_run_id) VALUES (?, 'old-runner', 'old-uid', '2026-11-30T10:00:00Z', 77)", NS);
+      sql.exec("INSERT INTO agent_removed (namespace, name, uid, removed_at) VALUES (?, 'gone-runner', 'gone-uid', 123)", NS);
+      sql.exec("UPDATE schema_version SET version = 4");
+    });
+    await evictLedger(env);
+    expect((await ledgerOf(env).agentStatus("default")).runners).toBe(1);
+    const after = await runInDurableObject(ledgerOf(env), (_i, state) => ({
+      version: state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version,
+      view: state.storage.sql.exec("SELECT cluster, name, workflow_run_id FROM agent_view").toArray(),
+      removed: state.storage.sql.exec("SELECT cluster, name, removed_at FROM agent_removed").toArray(),
+    }));
+    expect(after).toEqual({
+      version: SCHEMA_VERSION,
+      view: [{ cluster: "default", name: "old-runner", workflow_run_id: 77 }],
+      removed: [{ cluster: "default", name: "gone-runner", removed_at: 123 }],
+    });
+  });
+});
+
