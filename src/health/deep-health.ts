@@ -67,12 +67,17 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   }
   if (deps.cluster.mode === "agent" && deps.cluster.expectedClusters.length > 0) {
     const connected = new Set(deps.connected ?? []);
-    const missing = deps.cluster.expectedClusters.filter((c) => !connected.has(c));
-    const detail =
-      missing.length === 0
-        ? `every cluster of AGENT_CLUSTERS has its agent connected: ${deps.cluster.expectedClusters.join(", ")}`
-        : `AGENT_CLUSTERS expects ${deps.cluster.expectedClusters.join(", ")}; no agent connected for ${missing.join(", ")}`;
-    checks.push(Promise.resolve({ name: "agent clusters", ok: missing.length === 0, detail }));
+    const expected = deps.cluster.expectedClusters;
+    const missing = expected.filter((c) => !connected.has(c));
+    // A cluster served but not expected is watched only while its agent is connected: once it leaves,
+    // its runners are no longer looked for, so the operator must list it (or retire its agent).
+    const unexpected = [...connected].filter((c) => !expected.includes(c));
+    const problems = [
+      ...(missing.length > 0 ? [`no agent connected for ${missing.join(", ")}`] : []),
+      ...(unexpected.length > 0 ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`] : []),
+    ];
+    const detail = problems.length === 0 ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}` : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
+    checks.push(Promise.resolve({ name: "agent clusters", ok: problems.length === 0, detail }));
   }
 
   const { github } = deps;

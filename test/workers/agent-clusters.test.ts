@@ -220,6 +220,15 @@ describe("operators see clusters", () => {
       ok: false,
       detail: `AGENT_CLUSTERS expects ${EU}, ${US}, ap-south; no agent connected for ap-south`,
     });
+    // An agent of a cluster not listed is served, and named: once it leaves, nothing would look for its runners.
+    const stray = await clusterAgent(env, "sa-east", []);
+    const again = await call(env, new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }));
+    expect(((await again.json()) as { checks: unknown[] }).checks).toContainEqual({
+      name: "agent clusters",
+      ok: false,
+      detail: `AGENT_CLUSTERS expects ${EU}, ${US}, ap-south; no agent connected for ap-south; connected but not in AGENT_CLUSTERS: sa-east (list it, or its runners go unwatched once its agent leaves)`,
+    });
+    stray.ws.close(1000, "done");
     eu.ws.close(1000, "done");
     us.ws.close(1000, "done");
   });
