@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner, type Agent } from "./support/fake-agent.ts";
-import { NS } from "./support/stack.ts";
+import { before, NS, stack } from "./support/stack.ts";
 import { adminRunners, call, configureLedger, evictLedger, ledgerOf, runScheduled, settleAlarms } from "./support/worker.ts";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 
@@ -316,6 +316,22 @@ describe("migration 5", () => {
       view: [{ cluster: "default", name: "old-runner", workflow_run_id: 77 }],
       removed: [{ cluster: "default", name: "gone-runner", removed_at: 123 }],
     });
+  });
+});
+
+describe("direct mode", () => {
+  it("stays one cluster, named KUBE_CLUSTER_NAME in rows, filters and metrics", async () => {
+    const s = await stack({ KUBE_CLUSTER_NAME: "on-prem" });
+    const name = `${SCALE_SET}-runner-direct1`;
+    await s.runner({ name, workflowRunId: 951 });
+    const now = Date.now() + 86_400_000;
+    await s.jobCompleted({ runner: name, runId: 951, jobId: 9510, startedAt: before(now, 1200), completedAt: before(now, 600), conclusion: "cancelled" });
+    await s.sweep(now);
+    expect((await adminRunners(s.env, "?cluster=on-prem")).runners.map((r) => [r.name, r.state, r.cluster])).toEqual([[name, "reaped", "on-prem"]]);
+    expect((await adminRunners(s.env, "?cluster=default")).runners).toEqual([]);
+    const text = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    expect(text).toContain('arc_reaper_cluster_deletions_total{cluster="on-prem"} 1');
+    expect(text).not.toContain("arc_reaper_agent_connected");
   });
 });
 
