@@ -170,6 +170,7 @@ export class AgentLink {
 
   closed(socket: WebSocket, code: number, reason: string): void {
     this.failAwaiting(socket, "the agent disconnected before it reported");
+    this.stalled.delete(attachment(socket).conn);
     try {
       socket.close(code === 1005 || code === 1006 ? 1000 : code, reason.slice(0, 120));
     } catch {
