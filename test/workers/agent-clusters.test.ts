@@ -106,6 +106,9 @@ describe("two clusters, one ledger", () => {
     await settleAlarms(env);
     expect(eu.orders.map((o) => o.name)).toEqual([inEu]);
     expect(us.orders).toEqual([]);
+    // A fresh instance (hibernation): each socket's cluster rides on its tags and attachment.
+    await evictLedger(env);
+    expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ cluster: US, connected: true, complete: true, runners: 2 });
     await completed(env, inUs, 602);
     await settleAlarms(env);
     expect(eu.orders.map((o) => o.name)).toEqual([inEu]);
