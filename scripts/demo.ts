@@ -10,6 +10,10 @@
 //   npm run demo -- --agent            the same through the in-cluster agent (CLUSTER_MODE=agent):
 //                                      the Worker never calls the API server; the agent streams
 //                                      its view and deletes by order
+//   npm run demo -- --agents 2         two clusters (eu-west, us-east), an agent and a token each, one
+//                                      Worker: ARC's HA layout (the same scale set in both); a job in
+//                                      us-east is reaped there, with no order to eu-west, whose idle
+//                                      twin of the same name is never touched
 //   npm run demo -- --result out.json  also the outcome as JSON (for the test)
 import { writeFile } from "node:fs/promises";
 import { makeEphemeralRunner } from "../test/standins/kube/control.ts";
@@ -55,9 +59,21 @@ export interface DemoOutcome {
   wranglerPid: number;
   /** --agent: from the cancelled runner's grace end to the agent's DELETE at the API server, in ms. */
   graceEndToDeleteMs?: number;
+  /** --agents 2: what each cluster's agent was ordered, and what each cluster's API server was asked to delete. */
+  clusters?: { name: string; orders: string[]; deletes: string[] }[];
 }
 
-const AGENT_MODE = process.argv.includes("--agent");
+/** --agents N (N >= 2): that many clusters, each with an agent of its own. */
+function agentCount(): number {
+  const i = process.argv.indexOf("--agents");
+  if (i < 0) return 0;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1 || n > 2) throw new Error(`--agents takes 1 or 2, got ${JSON.stringify(process.argv[i + 1])}`);
+  return n;
+}
+const AGENTS = agentCount();
+const CLUSTER_NAMES = ["eu-west", "us-east"];
+const AGENT_MODE = process.argv.includes("--agent") || AGENTS > 0;
 
 const t0 = Date.now();
 let running: LocalStack | undefined;
@@ -114,7 +130,7 @@ async function main(): Promise<DemoOutcome> {
   }
   say("starting the stand-ins and wrangler dev (fresh, empty ledger) ...");
   const stack = await startLocalStack({
-    agent: AGENT_MODE ? { onLog: agentLine } : undefined,
+    agent: AGENT_MODE ? { onLog: agentLine, ...(AGENTS > 1 ? { clusters: CLUSTER_NAMES.slice(0, AGENTS) } : {}) } : undefined,
     repositories: [REPO],
     installationId: INSTALLATION,
     settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_MAX_JOB_SECONDS: String(BOUND_SECONDS), REAPER_DRY_RUN: "false" },
@@ -135,9 +151,42 @@ async function main(): Promise<DemoOutcome> {
 
 /** The agent's own log lines worth showing. */
 function agentLine(l: { msg: string; fields: Record<string, unknown> }): void {
-  if (l.msg === "connected to the ledger") say(`agent: dialed out to ${String(l.fields.url)}, connected`);
-  else if (l.msg === "snapshot sent") say(`agent: sent its whole view (${String(l.fields.runners)} runners) as a snapshot`);
-  else if (l.msg === "order") say(`agent: order for ${String(l.fields.name)} (run ${String(l.fields.runId)}): checked against its watch, ${String(l.fields.outcome)}`);
+  const who = typeof l.fields.cluster === "string" && AGENTS > 1 ? `agent of ${l.fields.cluster}` : "agent";
+  if (l.msg === "connected to the ledger") say(`${who}: dialed out to ${String(l.fields.url)}, connected`);
+  else if (l.msg === "snapshot sent") say(`${who}: sent its whole view (${String(l.fields.runners)} runners) as a snapshot`);
+  else if (l.msg === "order") say(`${who}: order for ${String(l.fields.name)} (run ${String(l.fields.runId)}): checked against its watch, ${String(l.fields.outcome)}`);
+}
+
+// --agents 2: a job in the second cluster, reaped there by its own agent. ARC's HA layout
+// runs the same scale set in both clusters; the second also holds an idle twin of a name
+// the first cluster has, which nothing may touch.
+const SECOND = { name: "arc-runners-x7k2p-runner-us4ea", runId: 9101, jobId: 91010 };
+
+async function secondCluster(stack: LocalStack): Promise<NonNullable<DemoOutcome["clusters"]>> {
+  const [first, second] = stack.clusters!;
+  const ns = stack.namespace;
+  console.log(`\nA second cluster, ${second!.name}: the same scale set, its own agent and token, the same Worker.`);
+  await second!.kube.seed(makeEphemeralRunner({ namespace: ns, scaleSet: "arc-runners", name: SECOND.name, workflowRunId: SECOND.runId, jobRepositoryName: REPO, creationTimestamp: iso(3 * 3600_000) }));
+  await second!.kube.seed(makeEphemeralRunner({ namespace: ns, scaleSet: "arc-runners", name: CAST.idle.name, creationTimestamp: iso(3 * 3600_000) }));
+  say(`cluster ${second!.name}: ARC created ${SECOND.name} (run ${SECOND.runId}) and an idle twin named ${CAST.idle.name}`);
+  const job = { runner: SECOND.name, repo: REPO, runId: SECOND.runId, runAttempt: 1, jobId: SECOND.jobId, installationId: INSTALLATION, startedAt: iso(120_000) };
+  await deliver(stack, "workflow_job", `workflow_job.in_progress job ${SECOND.jobId}`, workflowJobPayload("in_progress", job));
+  const completedAt = iso(0);
+  await deliver(stack, "workflow_job", `workflow_job.completed job ${SECOND.jobId} (cancelled)`, workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }));
+  const deletedAt = await waitUntil(`the alarm to reap ${SECOND.name} in ${second!.name}`, async () => (await second!.kube.get(ns, SECOND.name))?.metadata.deletionTimestamp, (GRACE_SECONDS + 10) * 1000);
+  say(`the ledger's alarm ordered ${second!.name}'s agent to delete ${SECOND.name}, ${((Date.parse(deletedAt) - Date.parse(completedAt)) / 1000).toFixed(0)}s after completed_at`);
+  const result = [];
+  for (const c of [first!, second!]) {
+    const orders = c.agent.logs.filter((l) => l.msg === "order").map((l) => String(l.fields.name));
+    const deletes = (await c.kube.calls()).filter((call) => call.method === "DELETE").map((call) => call.path.split("/").pop() ?? "");
+    detail(`${pad(c.name, 8)} orders to its agent: ${orders.join(", ") || "none"}; DELETEs at its API server: ${deletes.join(", ") || "none"}`);
+    result.push({ name: c.name, orders, deletes });
+  }
+  const twins = await Promise.all([first!, second!].map(async (c) => `${c.name}: ${(await c.kube.get(ns, CAST.idle.name))?.metadata.deletionTimestamp ? "deleted" : "untouched"}`));
+  detail(`the idle twins named ${CAST.idle.name}: ${twins.join(", ")}`);
+  const connected = (await stack.metrics()).split("\n").filter((l) => l.startsWith("arc_reaper_agent_connected{") || l.startsWith("arc_reaper_cluster_deletions_total{"));
+  for (const line of connected) detail(line);
+  return result;
 }
 
 async function story(stack: LocalStack): Promise<DemoOutcome> {
@@ -253,6 +302,7 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
         `and the agent's DELETE reached the API server ${outcome.graceEndToDeleteMs ?? "?"} ms after it.`,
     );
   }
+  if (AGENTS > 1) outcome.clusters = await secondCluster(stack);
   console.log(`Try it yourself: npm start, then open http://127.0.0.1:8787/admin (token in .dev.vars.example).`);
   return outcome;
 }

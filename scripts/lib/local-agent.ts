@@ -42,11 +42,14 @@ export function localAgent(o: {
   serviceAccountToken: string;
   namespaces: string[];
   dryRun?: boolean;
+  /** AGENT_CLUSTER (default "default"); agentToken must then be the token made for it. */
+  cluster?: string;
   onLog?: (line: AgentLogLine) => void;
 }): LocalAgent {
   const settings = readSettings({
     ARC_REAPER_URL: o.workerUrl,
     AGENT_TOKEN: o.agentToken,
+    ...(o.cluster ? { AGENT_CLUSTER: o.cluster } : {}),
     REAPER_NAMESPACES: o.namespaces.join(","),
     AGENT_DRY_RUN: o.dryRun ? "true" : "false",
   });
@@ -126,7 +129,8 @@ export async function agentRelay(workerUrl: string): Promise<AgentRelay> {
     },
   };
   server.on("connection", (down, req) => {
-    const up = new WebSocket(upstreamUrl, { headers: { authorization: req.headers.authorization ?? "" } });
+    const cluster = req.headers["x-arc-reaper-cluster"];
+    const up = new WebSocket(upstreamUrl, { headers: { authorization: req.headers.authorization ?? "", ...(typeof cluster === "string" ? { "x-arc-reaper-cluster": cluster } : {}) } });
     const pair = { down, up };
     pairs.add(pair);
     const queued: string[] = [];

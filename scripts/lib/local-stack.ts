@@ -6,7 +6,7 @@
 //
 // Plain Node (type stripping): no test framework, erasable TypeScript only.
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -43,7 +43,24 @@ export interface LocalStackOptions {
    * runs in this process against the stand-in cluster under infra/agent's Role,
    * connected before startLocalStack resolves.
    */
-  agent?: { dryRun?: boolean; onLog?: (line: AgentLogLine) => void; /** Dial through a relay (stack.relay) that tests can cut. */ relay?: boolean };
+  agent?: {
+    dryRun?: boolean;
+    onLog?: (line: AgentLogLine) => void;
+    /** Dial through a relay (stack.relay) that tests can cut. */
+    relay?: boolean;
+    /**
+     * Several clusters: one stand-in cluster and one agent per name, each with the token made for
+     * it from AGENT_TOKEN; the Worker expects them all (AGENT_CLUSTERS). The first is `kube`/`agent`.
+     */
+    clusters?: string[];
+  };
+}
+
+/** One stand-in cluster and its agent (agent mode with several clusters). */
+export interface LocalCluster {
+  name: string;
+  kube: KubeTenant;
+  agent: LocalAgent;
 }
 
 /** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/sweep.ts). */
@@ -66,6 +83,8 @@ export interface LocalStack {
   agentToken?: string;
   /** Agent mode with `relay`: the relay between the agent and the Worker. */
   relay?: AgentRelay;
+  /** Agent mode with `clusters`: every cluster, in the order given (the first is `kube` and `agent`). */
+  clusters?: LocalCluster[];
   /** GET /metrics with the admin token: the Prometheus text. */
   metrics(): Promise<string>;
   /** The Worker's JSON log lines whose msg is `msg`, oldest first. */
@@ -166,6 +185,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let agent: LocalAgent | undefined;
   let relay: AgentRelay | undefined;
+  const clusters: LocalCluster[] = [];
   const agentToken = opts.agent ? `local-agent-${randomBytes(24).toString("base64url")}` : undefined;
 
   const killGroup = (signal: NodeJS.Signals) => {
@@ -192,6 +212,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     stopped = true;
     process.off("exit", onExit);
     await agent?.stop().catch(() => undefined);
+    await Promise.all(clusters.map((c) => c.agent.stop().catch(() => undefined)));
     await relay?.close().catch(() => undefined);
     if (child && !exited) {
       const gone = new Promise<void>((resolve) => child?.once("exit", () => resolve()));
@@ -251,6 +272,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       REAPER_DRY_RUN: "false",
       REAPER_GRACE_SECONDS: "5",
       ...(opts.agent ? { CLUSTER_MODE: "agent" } : {}),
+      ...(opts.agent?.clusters ? { AGENT_CLUSTERS: opts.agent.clusters.join(",") } : {}),
       ...opts.settings,
     };
     const [port, inspectorPort] = [await freePort(), await freePort()];
@@ -335,7 +357,22 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       return { end: jsonLog[i]!, decisions };
     };
 
-    if (opts.agent && agentToken) {
+    if (opts.agent?.clusters && agentToken) {
+      // One stand-in cluster per name (the first is `kube`), each with its own agent and its own token.
+      for (const [i, name] of opts.agent.clusters.entries()) {
+        const clusterKube = i === 0 ? kube : await createKubeTenant(kubeStandin.url, { namespaces: [namespace] });
+        const saToken = `local-agent-sa-${randomBytes(18).toString("base64url")}`;
+        await addAgentServiceAccount(clusterKube, [namespace], saToken);
+        const token = createHmac("sha256", agentToken).update(name).digest("hex");
+        const onLog = opts.agent.onLog;
+        const clusterAgent = localAgent({ workerUrl: url, agentToken: token, cluster: name, kube: clusterKube, serviceAccountToken: saToken, namespaces: [namespace], dryRun: opts.agent.dryRun, onLog: onLog ? (l) => onLog({ ...l, fields: { ...l.fields, cluster: name } }) : undefined });
+        clusters.push({ name, kube: clusterKube, agent: clusterAgent });
+        clusterAgent.start();
+      }
+      agent = undefined;
+      const snapshots = () => new Set(jsonLog.filter((l) => l.msg === "agent snapshot").map((l) => String(l.cluster)));
+      await waitFor("every cluster's agent to connect and send its snapshot", async () => (opts.agent!.clusters!.every((c) => snapshots().has(c)) ? true : undefined), 30_000, 100);
+    } else if (opts.agent && agentToken) {
       const saToken = `local-agent-sa-${randomBytes(18).toString("base64url")}`;
       await addAgentServiceAccount(kube, [namespace], saToken);
       if (opts.agent.relay) relay = await agentRelay(url);
@@ -346,7 +383,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 
     const stack: LocalStack = {
       url,
-      agent,
+      agent: agent ?? clusters[0]?.agent,
+      ...(clusters.length > 0 ? { clusters } : {}),
       agentToken,
       relay,
       async metrics() {

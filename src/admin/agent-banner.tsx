@@ -1,29 +1,46 @@
-// The admin page's line about the in-cluster agent (CLUSTER_MODE=agent): whether
-// one is connected and has sent its whole view. Disconnected means hands off:
-// nothing is deleted, and the page says so where it cannot be missed.
+// The admin page's lines about the in-cluster agents (CLUSTER_MODE=agent), one
+// per watched cluster: whether its agent is connected and has sent its whole
+// view. Disconnected means hands off in that cluster: nothing of it is deleted,
+// and the page says so where it cannot be missed.
 import type { AgentStatus } from "../ledger/agent-link.ts";
 
-export function AgentBanner(props: { agent: AgentStatus | null | undefined }) {
+export function AgentBanners(props: { agents: readonly AgentStatus[] | null | undefined }) {
+  const agents = props.agents;
+  if (!agents) return null;
+  const several = agents.length > 1 || agents.some((a) => a.cluster !== "default");
+  return (
+    <div id="agents">
+      {agents.map((a) => (
+        <AgentBanner agent={a} several={several} />
+      ))}
+    </div>
+  );
+}
+
+function AgentBanner(props: { agent: AgentStatus; several: boolean }) {
   const a = props.agent;
-  if (!a) return null;
+  const of = props.several ? ` of cluster ${a.cluster}` : "";
+  const id = props.several ? `agent-status-${a.cluster}` : "agent-status";
   if (!a.connected) {
     return (
-      <p id="agent-status" class="error" role="alert">
-        No agent is connected{a.disconnectedAt ? ` (since ${a.disconnectedAt})` : ""}: nothing is deleted, every runner is kept and counted as an
-        error of kind agent until the in-cluster agent reconnects.
+      <p id={id} data-cluster={a.cluster} class="error" role="alert">
+        No agent{of} is connected{a.disconnectedAt ? ` (since ${a.disconnectedAt})` : ""}
+        {a.expected ? " (AGENT_CLUSTERS expects it)" : ""}: nothing{props.several ? " in it" : ""} is deleted, its runners are kept and counted as errors
+        of kind agent until the in-cluster agent reconnects.
       </p>
     );
   }
   if (!a.complete) {
     return (
-      <p id="agent-status" class="error" role="alert">
-        The agent connected at {a.connectedAt} and has not sent its whole view yet: nothing is deleted until it has.
+      <p id={id} data-cluster={a.cluster} class="error" role="alert">
+        The agent{of} connected at {a.connectedAt} and has not sent its whole view yet: nothing{props.several ? " in it" : ""} is deleted until it has.
       </p>
     );
   }
   return (
-    <p id="agent-status" class="mode">
-      agent {a.version} connected since {a.connectedAt} · watching {a.namespaces.join(", ")} · {a.runners} runners in view
+    <p id={id} data-cluster={a.cluster} class="mode">
+      {props.several ? <a href={`/admin?cluster=${encodeURIComponent(a.cluster)}`}>{a.cluster}</a> : null}
+      {props.several ? ": " : ""}agent {a.version} connected since {a.connectedAt} · watching {a.namespaces.join(", ")} · {a.runners} runners in view
       {a.dryRun ? " · agent dry run: it refuses every order" : ""}
     </p>
   );

@@ -5,7 +5,7 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AgentStatus } from "../ledger/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
-import { AgentBanner } from "./agent-banner.tsx";
+import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";
 import { DayChart } from "./day-chart.tsx";
 import { formatDuration } from "./format-duration.ts";
@@ -58,6 +58,7 @@ export interface AdminPageProps {
   nextCursor?: string | null;
   /** The listing's other filters, kept by the next-page link. */
   repo?: string;
+  cluster?: string;
   limit?: number;
   lastSweep: LastSweepFigures | undefined;
   now: number;
@@ -67,8 +68,8 @@ export interface AdminPageProps {
   auth: "bearer" | "session";
   /** Deletions paused (POST /admin/pause): since when, by what. */
   paused?: { since: string; by: string };
-  /** Agent mode: the agent's connection (a banner when none is connected); absent in direct mode. */
-  agent?: AgentStatus | null;
+  /** Agent mode: each watched cluster's agent (a banner when one is not connected); absent in direct mode. */
+  agents?: AgentStatus[] | null;
   /** Runners reaped, kept and gone per hour, and the delay after the grace. */
   day: DayAtGlance;
 }
@@ -152,15 +153,17 @@ function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) 
   );
 }
 
-function Filter(props: { state: RunnerState | undefined; counts: Record<RunnerState, number> }) {
+function Filter(props: { state: RunnerState | undefined; counts: Record<RunnerState, number>; cluster?: string }) {
   const total = RUNNER_STATES.reduce((n, s) => n + props.counts[s], 0);
+  // The state links keep the cluster filter (the counts are over every cluster).
+  const inCluster = props.cluster ? `cluster=${encodeURIComponent(props.cluster)}` : "";
   return (
     <nav class="filter" aria-label="Filter by state">
-      <a href="/admin" aria-current={props.state === undefined ? "page" : undefined}>
+      <a href={inCluster ? `/admin?${inCluster}` : "/admin"} aria-current={props.state === undefined ? "page" : undefined}>
         all ({total})
       </a>
       {RUNNER_STATES.map((s) => (
-        <a href={`/admin?state=${s}`} aria-current={props.state === s ? "page" : undefined}>
+        <a href={`/admin?state=${s}${inCluster ? `&${inCluster}` : ""}`} aria-current={props.state === s ? "page" : undefined}>
           {s} ({props.counts[s]})
         </a>
       ))}
@@ -200,6 +203,7 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string; polic
           <th>Age</th>
           <th>Due / closed</th>
           <th>Reason</th>
+          <th>Cluster</th>
         </tr>
       </thead>
       <tbody>
@@ -239,6 +243,10 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string; polic
               <When row={r} now={props.now} policy={props.policy} />
             </td>
             <td class="reason">{r.reason}</td>
+            <td class="cluster">
+              {r.cluster ? <a href={`/admin?cluster=${encodeURIComponent(r.cluster)}`}>{r.cluster}</a> : "—"}
+              {r.namespace ? ` / ${r.namespace}` : ""}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -274,17 +282,17 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         {settings.dryRun ? "dry run: nothing is deleted" : p.paused ? "paused: nothing is deleted" : "deleting"} · grace {settings.graceSeconds}s · bound{" "}
         {formatDuration(settings.maxJobSeconds * 1000)} · namespaces {settings.namespaces.join(", ")}
       </p>
-      <AgentBanner agent={p.agent} />
+      <AgentBanners agents={p.agents} />
       <h2>Last 24 hours</h2>
       <DayChart day={p.day} />
       <h2>Last sweep</h2>
       <LastSweep sweep={p.lastSweep} now={p.now} />
-      <h2>Tracked runners</h2>
-      <Filter state={p.state} counts={p.counts} />
+      <h2>Tracked runners{p.cluster ? ` in cluster ${p.cluster}` : ""}</h2>
+      <Filter state={p.state} counts={p.counts} cluster={p.cluster} />
       <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />
       {p.nextCursor ? (
         <p>
-          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
+          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.cluster ? { cluster: p.cluster } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
             next page
           </a>
         </p>

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { AgentMessage, AgentRunner, DeleteOrder } from "../cluster/agent-protocol.ts";
+import { DEFAULT_CLUSTER, type AgentMessage, type AgentRunner, type DeleteOrder } from "../cluster/agent-protocol.ts";
 import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
 import { OrderDesk } from "./apply-orders.ts";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.ts";
@@ -27,6 +27,8 @@ export interface AgentOptions {
 
 export interface RunningAgent {
   stop(): Promise<void>;
+  /** Why the agent is not ready (the readiness probe), or undefined once it is connected and has sent its whole view. */
+  notReady(): string | undefined;
 }
 
 export const AGENT_VERSION: string = (() => {
@@ -59,12 +61,15 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   const connection: LedgerConnection = new LedgerConnection({
     url: settings.agentUrl,
     token: settings.token,
+    cluster: settings.cluster,
     log,
     timings,
     handlers: {
       opened() {
         live = false;
-        connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
+        // "default" goes unsaid, so an older Worker still accepts a single-cluster agent (agent-protocol.ts).
+        const cluster = settings.cluster === DEFAULT_CLUSTER ? {} : { cluster: settings.cluster };
+        connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster });
         // Until every namespace is listed the view is partial: the snapshot waits for it.
         sendSnapshot();
       },
@@ -109,11 +114,16 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
   );
 
-  log("info", "agent starting", { version: AGENT_VERSION, url: settings.agentUrl, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
+  log("info", "agent starting", { version: AGENT_VERSION, url: settings.agentUrl, cluster: settings.cluster, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
   for (const w of watches) w.start();
   connection.start();
 
   return {
+    notReady() {
+      if (!connection.open) return "not connected to the ledger";
+      if (!live) return "connected, but the whole view is not sent yet (listing namespaces)";
+      return undefined;
+    },
     async stop() {
       await Promise.all([connection.stop(), ...watches.map((w) => w.stop())]);
       log("info", "agent stopped");

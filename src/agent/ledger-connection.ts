@@ -2,7 +2,7 @@
 // `Authorization: Bearer AGENT_TOKEN`). Reconnects with capped, jittered
 // back-off; pings to notice a dead peer. Nothing dials in.
 import WebSocket from "ws";
-import { CLOSE_REPLACED, type AgentMessage } from "../cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, CLUSTER_HEADER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText, type Log } from "./log.ts";
@@ -35,15 +35,17 @@ export class LedgerConnection extends BackgroundLoop {
   private socket: WebSocket | undefined;
   private readonly url: string;
   private readonly token: string;
+  private readonly cluster: string;
   private readonly log: Log;
   private readonly timings: ConnectionTimings;
   private readonly handlers: ConnectionHandlers;
   private readonly backoff: Backoff;
 
-  constructor(opts: { url: string; token: string; log: Log; timings: ConnectionTimings; handlers: ConnectionHandlers }) {
+  constructor(opts: { url: string; token: string; cluster: string; log: Log; timings: ConnectionTimings; handlers: ConnectionHandlers }) {
     super();
     this.url = opts.url;
     this.token = opts.token;
+    this.cluster = opts.cluster;
     this.log = opts.log;
     this.timings = opts.timings;
     this.handlers = opts.handlers;
@@ -81,7 +83,8 @@ export class LedgerConnection extends BackgroundLoop {
   private connectOnce(signal: AbortSignal): Promise<{ openFor: number; code: number }> {
     return new Promise((resolve) => {
       const socket = new WebSocket(this.url, {
-        headers: { Authorization: `Bearer ${this.token}` },
+        // The cluster travels with the upgrade, so the Worker checks its token before upgrading.
+        headers: { Authorization: `Bearer ${this.token}`, [CLUSTER_HEADER]: this.cluster },
         handshakeTimeout: this.timings.handshakeTimeoutMs,
         maxPayload: 1024 * 1024,
         followRedirects: false,
@@ -100,8 +103,11 @@ export class LedgerConnection extends BackgroundLoop {
 
       socket.on("unexpected-response", (_req, res) => {
         const status = res.statusCode ?? 0;
-        const hint = status === 401 ? "the ledger refused AGENT_TOKEN (401): check it matches the Worker's AGENT_TOKEN" : "the ledger did not accept the WebSocket";
-        this.log("error", hint, { status, url: this.url });
+        const hint =
+          status === 401
+            ? "the ledger refused AGENT_TOKEN (401): it must be the token made for AGENT_CLUSTER from the Worker's AGENT_TOKEN (docs/deploy.md), or the Worker's AGENT_TOKEN itself for the cluster default"
+            : "the ledger did not accept the WebSocket";
+        this.log("error", hint, { status, url: this.url, cluster: this.cluster });
         refused = true;
         res.resume();
         socket.terminate();

@@ -3,6 +3,7 @@
 // a cluster. Stops cleanly on SIGTERM and SIGINT.
 import { KubeConfig } from "@kubernetes/client-node";
 import { startAgent } from "./agent.ts";
+import { startHealthServer, type HealthServer } from "./health-server.ts";
 import { errorText, jsonLog } from "./log.ts";
 import { readSettings } from "./settings.ts";
 
@@ -31,13 +32,22 @@ try {
 }
 
 const agent = startAgent({ settings: result.settings, kubeConfig: kc, log });
+// The probes' port taken is said, not fatal: the agent still reaps; the kubelet's liveness probe then restarts it.
+let health: HealthServer | undefined;
+startHealthServer({ port: result.settings.healthPort, notReady: () => agent.notReady() }).then(
+  (h) => {
+    health = h;
+    log("info", "probes listening", { port: h.port, paths: ["/livez", "/readyz"] });
+  },
+  (e: unknown) => log("error", "the probes could not listen: /livez and /readyz will fail", { port: result.settings.healthPort, error: errorText(e) }),
+);
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     log("info", "stopping", { signal });
-    agent.stop().then(
+    Promise.all([agent.stop(), health?.close()]).then(
       () => process.exit(0),
       (e: unknown) => {
         log("error", "stop failed", { error: errorText(e) });

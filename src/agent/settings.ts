@@ -6,12 +6,16 @@ export interface AgentSettings {
   reaperUrl: string;
   /** Where the agent dials: ws(s)://…/agent. */
   agentUrl: string;
-  /** AGENT_TOKEN: sent as `Authorization: Bearer …`, never logged. */
+  /** AGENT_TOKEN: sent as `Authorization: Bearer …`, never logged (surrounding whitespace dropped, as the Worker does). */
   token: string;
+  /** AGENT_CLUSTER: the cluster this agent serves (a DNS label, "default" when unset); its token is made for it. */
+  cluster: string;
   /** REAPER_NAMESPACES: the namespaces the agent watches and may delete in. */
   namespaces: string[];
   /** AGENT_DRY_RUN: check orders but never delete. */
   dryRun: boolean;
+  /** AGENT_HEALTH_PORT: where /livez and /readyz answer the kubelet (0: any free port). */
+  healthPort: number;
 }
 
 export type SettingsResult = { ok: true; settings: AgentSettings } | { ok: false; problems: string[] };
@@ -48,13 +52,23 @@ function readUrl(raw: string | undefined, problems: string[]): { reaperUrl: stri
   return { reaperUrl: base, agentUrl: `${base.replace(/^http/, "ws")}/agent` };
 }
 
+/** The cluster a single-cluster install has: its token may be the Worker's AGENT_TOKEN itself. */
+export const DEFAULT_CLUSTER = "default";
+
+// Surrounding whitespace (a Secret written with `echo`) is dropped on both sides, as the Worker trims its AGENT_TOKEN.
 function readToken(raw: string | undefined, problems: string[]): string {
-  const token = raw ?? "";
+  const token = (raw ?? "").trim();
   if (token === "") problems.push("AGENT_TOKEN is required (the same secret as the Worker's AGENT_TOKEN)");
   else if (token.startsWith(TOKEN_PLACEHOLDER_PREFIX)) problems.push("AGENT_TOKEN is still the placeholder from infra/agent: set the real secret");
   else if (/\s/.test(token)) problems.push("AGENT_TOKEN must not contain whitespace");
   else if (token.length < MIN_TOKEN_LENGTH) problems.push(`AGENT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, got ${token.length}`);
   return token;
+}
+
+function readCluster(raw: string | undefined, problems: string[]): string {
+  const cluster = (raw ?? "").trim() || DEFAULT_CLUSTER;
+  if (!DNS_LABEL.test(cluster)) problems.push(`AGENT_CLUSTER must be a DNS label (lowercase letters, digits and dashes, at most 63), got ${JSON.stringify(raw)}`);
+  return cluster;
 }
 
 function readNamespaces(raw: string | undefined, problems: string[]): string[] {
@@ -74,12 +88,24 @@ function readDryRun(raw: string | undefined, problems: string[]): boolean {
   return text === "true";
 }
 
+export const DEFAULT_HEALTH_PORT = 8080;
+
+function readHealthPort(raw: string | undefined, problems: string[]): number {
+  const text = (raw ?? "").trim();
+  if (text === "") return DEFAULT_HEALTH_PORT;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) problems.push(`AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
+  return port;
+}
+
 export function readSettings(env: Record<string, string | undefined>): SettingsResult {
   const problems: string[] = [];
   const url = readUrl(env["ARC_REAPER_URL"], problems);
   const token = readToken(env["AGENT_TOKEN"], problems);
+  const cluster = readCluster(env["AGENT_CLUSTER"], problems);
   const namespaces = readNamespaces(env["REAPER_NAMESPACES"], problems);
   const dryRun = readDryRun(env["AGENT_DRY_RUN"], problems);
+  const healthPort = readHealthPort(env["AGENT_HEALTH_PORT"], problems);
   if (problems.length > 0 || url === undefined) return { ok: false, problems };
-  return { ok: true, settings: { ...url, token, namespaces, dryRun } };
+  return { ok: true, settings: { ...url, token, cluster, namespaces, dryRun, healthPort } };
 }

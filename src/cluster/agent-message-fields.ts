@@ -73,6 +73,12 @@ export function namespaceValue(v: unknown, field: string): string {
   return v;
 }
 
+/** A cluster's name (AGENT_CLUSTER): a DNS label like a namespace. */
+export function clusterValue(v: unknown, field: string): string {
+  if (typeof v !== "string" || !DNS_LABEL.test(v)) fail(field, "a cluster name (DNS label)", v);
+  return v;
+}
+
 export function namespaceField(o: Fields, key: string, where: string): string {
   return namespaceValue(o[key], `${where}.${key}`);
 }

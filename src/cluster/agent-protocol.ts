@@ -31,8 +31,12 @@ export interface AgentRunner {
 
 /** Agent -> ledger. */
 export type AgentMessage =
-  /** First message after every connect. */
-  | { type: "hello"; version: string; namespaces: string[]; dryRun: boolean }
+  /**
+   * First message after every connect. `cluster` repeats the upgrade's cluster and
+   * must match it; it is omitted for "default", so that an older Worker (whose
+   * parser refuses unknown fields) still accepts a single-cluster agent.
+   */
+  | { type: "hello"; version: string; namespaces: string[]; dryRun: boolean; cluster?: string }
   /**
    * The whole view of the agent's namespaces: after every connect and after every
    * fresh list (410). A Worker receives WebSocket messages of at most 1 MiB, so a
@@ -79,3 +83,7 @@ export type LedgerMessage = DeleteOrder;
  * two agents by mistake alternate slowly instead of fighting.
  */
 export const CLOSE_REPLACED = 4001;
+
+/** The upgrade's header naming the agent's cluster (absent: "default"); checked with the token before the upgrade. */
+export const CLUSTER_HEADER = "x-arc-reaper-cluster";
+export const DEFAULT_CLUSTER = "default";

@@ -6,6 +6,7 @@ import { OUTCOMES } from "./agent-protocol.ts";
 import {
   arrayField,
   booleanField,
+  clusterValue,
   fail,
   idField,
   isFields,
@@ -46,13 +47,15 @@ export function parseAgentRunner(value: unknown, where: string): AgentRunner {
 }
 
 function parseHello(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "version", "namespaces", "dryRun"], "hello");
+  onlyKeys(o, ["type", "version", "namespaces", "dryRun", "cluster"], "hello");
   const list = arrayField(o, "namespaces", "hello", MAX_NAMESPACES);
   if (list.length === 0) fail("hello.namespaces", "at least one namespace", list);
   const namespaces = list.map((ns, i) => namespaceValue(ns, `hello.namespaces[${i}]`));
   const dup = namespaces.find((ns, i) => namespaces.indexOf(ns) !== i);
   if (dup !== undefined) fail("hello.namespaces", "no namespace twice", dup);
-  return { type: "hello", version: textField(o, "version", "hello", 64), namespaces, dryRun: booleanField(o, "dryRun", "hello") };
+  const hello: AgentMessage = { type: "hello", version: textField(o, "version", "hello", 64), namespaces, dryRun: booleanField(o, "dryRun", "hello") };
+  if (o["cluster"] !== undefined) hello.cluster = clusterValue(o["cluster"], "hello.cluster");
+  return hello;
 }
 
 function parseSnapshot(o: Fields): AgentMessage {

@@ -13,11 +13,15 @@ export type ClusterSettings =
       token: string;
       /** Optional Cloudflare Access service token in front of the API server. */
       access?: { clientId: string; clientSecret: string };
+      /** KUBE_CLUSTER_NAME: the one cluster's name in rows, /admin and /metrics ("default"). */
+      name: string;
     }
   | {
       mode: "agent";
-      /** AGENT_TOKEN: the bearer the agent presents on GET /agent. */
+      /** AGENT_TOKEN: admits the cluster "default"; keys the HMAC that makes every other cluster's token. */
       agentToken: string;
+      /** AGENT_CLUSTERS: the clusters whose agents should be connected (empty: not said). */
+      expectedClusters: string[];
     };
 
 export interface Settings {
@@ -118,7 +122,7 @@ export function readSettings(env: Source): SettingsResult {
       if (agentToken !== "" && agentToken.length < MIN_AGENT_TOKEN_LENGTH) {
         errors.push(`AGENT_TOKEN must be at least ${MIN_AGENT_TOKEN_LENGTH} characters`);
       }
-      return { mode: "agent", agentToken };
+      return { mode: "agent", agentToken, expectedClusters: clusterNames() };
     }
     if (mode !== "direct") errors.push("CLUSTER_MODE must be direct or agent");
     const apiUrl = url("KUBE_API_URL");
@@ -128,7 +132,20 @@ export function readSettings(env: Source): SettingsResult {
     if ((clientId === "") !== (clientSecret === "")) {
       errors.push("KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together");
     }
-    return { mode: "direct", apiUrl, token, ...(clientId ? { access: { clientId, clientSecret } } : {}) };
+    const name = text("KUBE_CLUSTER_NAME", "default");
+    if (!DNS_LABEL.test(name)) errors.push("KUBE_CLUSTER_NAME must be a DNS label (lowercase letters, digits and dashes, at most 63)");
+    return { mode: "direct", apiUrl, token, ...(clientId ? { access: { clientId, clientSecret } } : {}), name };
+  }
+
+  // AGENT_CLUSTERS: optional; /healthz/deep and the alert name the ones not connected.
+  function clusterNames(): string[] {
+    const names = text("AGENT_CLUSTERS", "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+    names.forEach((n, i) => {
+      if (!DNS_LABEL.test(n)) errors.push(`AGENT_CLUSTERS: entry ${i + 1} is not a valid cluster name (lowercase letters, digits and dashes, at most 63)`);
+    });
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined && DNS_LABEL.test(dup)) errors.push(`AGENT_CLUSTERS names ${dup} twice`);
+    return names;
   }
 
   const webhookSecret = text("GITHUB_WEBHOOK_SECRET");

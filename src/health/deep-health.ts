@@ -31,7 +31,10 @@ export const MAX_INSTALLATIONS_CHECKED = 20;
 export interface DeepHealthDeps {
   cluster: ClusterSettings;
   namespaces: string[];
-  clusterClient: Cluster;
+  /** Every watched cluster (direct: one; agent: AGENT_CLUSTERS, connected, known). */
+  clusters: readonly { name: string; cluster: Cluster }[];
+  /** Agent mode: the clusters whose agents are connected now. */
+  connected?: readonly string[];
   github: Github | Error;
   installations: KnownInstallation[];
 }
@@ -50,13 +53,31 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   const checks: Promise<HealthCheck>[] = [];
   // In agent mode the cluster is the agent's view: a namespace lists only while an agent is connected with a complete snapshot.
   const via = deps.cluster.mode === "agent" ? " (the agent's view)" : "";
-  for (const ns of deps.namespaces) {
-    checks.push(
-      attempt(`namespace ${ns}${via}`, async () => {
-        const runners = await deps.clusterClient.listRunners(ns);
-        return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${ns}${via}`;
-      }),
-    );
+  const several = deps.clusters.length > 1;
+  for (const { name, cluster } of deps.clusters) {
+    for (const ns of deps.namespaces) {
+      const place = several ? `cluster ${name} namespace ${ns}` : `namespace ${ns}`;
+      checks.push(
+        attempt(`${place}${via}`, async () => {
+          const runners = await cluster.listRunners(ns);
+          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${several ? `${name}/` : ""}${ns}${via}`;
+        }),
+      );
+    }
+  }
+  if (deps.cluster.mode === "agent" && deps.cluster.expectedClusters.length > 0) {
+    const connected = new Set(deps.connected ?? []);
+    const expected = deps.cluster.expectedClusters;
+    const missing = expected.filter((c) => !connected.has(c));
+    // A cluster served but not expected is watched only while its agent is connected: once it leaves,
+    // its runners are no longer looked for, so the operator must list it (or retire its agent).
+    const unexpected = [...connected].filter((c) => !expected.includes(c));
+    const problems = [
+      ...(missing.length > 0 ? [`no agent connected for ${missing.join(", ")}`] : []),
+      ...(unexpected.length > 0 ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`] : []),
+    ];
+    const detail = problems.length === 0 ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}` : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
+    checks.push(Promise.resolve({ name: "agent clusters", ok: problems.length === 0, detail }));
   }
 
   const { github } = deps;

@@ -52,13 +52,14 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [view, agent] = await Promise.all([ledger.adminView(query, now), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
+  const [view, agent] = await Promise.all([ledger.adminView(query, now), settings.cluster.mode === "agent" ? ledger.agentStatuses() : null]);
   const { page, snapshot, day } = view;
   const html = adminPageHtml({
     day,
     rows: page.runners,
     nextCursor: page.nextCursor,
     repo: query.repo,
+    cluster: query.cluster,
     limit: query.limit,
     counts: snapshot.runners,
     state: query.state,
@@ -68,7 +69,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     githubWebUrl: githubWebUrl(settings.githubApiUrl),
     settings,
     auth,
-    agent,
+    agents: agent,
   });
   return c.html(html, 200, headers);
 }

@@ -5,19 +5,21 @@ import type { AppEnv } from "./app-env.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { MAX_PAGE, parseCursor, type RunnerQuery } from "../ledger/queries.ts";
 
-/** The listing's query: ?state=, ?repo=owner/name, ?limit=1..500, ?cursor= (from the previous page). */
+/** The listing's query: ?state=, ?repo=owner/name, ?cluster=name, ?limit=1..500, ?cursor= (from the previous page). */
 export function runnerQuery(c: Context): { query?: RunnerQuery; error?: string } {
   const filter = stateFilter(c.req.query("state"));
   if (filter.error) return { error: filter.error };
   const repo = c.req.query("repo");
   if (repo !== undefined && !/^[^/\s]+\/[^/\s]+$/.test(repo)) return { error: `repo must be owner/name, got ${JSON.stringify(repo)}` };
+  const cluster = c.req.query("cluster");
+  if (cluster !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(cluster)) return { error: `cluster must be a cluster name (DNS label), got ${JSON.stringify(cluster)}` };
   const limitText = c.req.query("limit");
   if (limitText !== undefined && (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > MAX_PAGE)) {
     return { error: `limit must be a whole number from 1 to ${MAX_PAGE}, got ${JSON.stringify(limitText)}` };
   }
   const cursor = parseCursor(c.req.query("cursor"));
   if (cursor.error) return { error: cursor.error };
-  return { query: { state: filter.state, repo, limit: limitText === undefined ? undefined : Number(limitText), cursor: cursor.cursor } };
+  return { query: { state: filter.state, repo, cluster, limit: limitText === undefined ? undefined : Number(limitText), cursor: cursor.cursor } };
 }
 
 /** GET /admin/runners: a page of what arc-reaper tracks and why, newest first. */

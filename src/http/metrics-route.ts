@@ -8,7 +8,7 @@ import { PROMETHEUS_CONTENT_TYPE, renderFamilies } from "../metrics/prometheus.t
 /** GET /metrics: Prometheus text format from the ledger's counters and open rows, never its history. */
 export async function serveMetrics(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [snapshot, agent] = await Promise.all([ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatus() : null]);
-  const body = renderFamilies(arcReaperFamilies({ snapshot, agentConnected: agent ? agent.connected : null }));
+  const [snapshot, agents] = await Promise.all([ledger.snapshot(), settings.cluster.mode === "agent" ? ledger.agentStatuses() : null]);
+  const body = renderFamilies(arcReaperFamilies({ snapshot, agents }));
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });
 }

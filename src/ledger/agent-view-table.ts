@@ -1,7 +1,8 @@
-// The agent's view of the cluster, as the ledger keeps it (agent mode): one row
-// per EphemeralRunner the agent sees. A snapshot's parts gather in
+// One cluster's agent view, as the ledger keeps it (agent mode): one row per
+// EphemeralRunner that cluster's agent sees. A snapshot's parts gather in
 // agent_snapshot and replace the view only when the last part is in, so a
 // partial view never reads as runners gone; upserts and removes keep it current.
+// Every statement names the cluster: one agent never touches another's view.
 import type { AgentRunner } from "../cluster/agent-protocol.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Sql, SqlValue } from "./sql.ts";
@@ -18,8 +19,10 @@ interface ViewRow {
 }
 
 const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name";
+const INSERT_COLUMNS = `cluster, ${COLUMNS}`;
 
-const values = (r: AgentRunner): SqlValue[] => [
+const values = (cluster: string, r: AgentRunner): SqlValue[] => [
+  cluster,
   r.namespace,
   r.name,
   r.uid,
@@ -40,33 +43,40 @@ function clusterRunner(row: ViewRow): ClusterRunner {
 
 export class AgentViewTable {
   private readonly sql: Sql;
-  constructor(sql: Sql) {
+  private readonly cluster: string;
+  constructor(sql: Sql, cluster: string) {
     this.sql = sql;
+    this.cluster = cluster;
+  }
+
+  /** The clusters that have a view (kept while their agent is away). */
+  static clusters(sql: Sql): string[] {
+    return sql.all<{ cluster: string }>("SELECT DISTINCT cluster FROM agent_view").map((r) => r.cluster);
   }
 
   /** Part 1 of a snapshot: whatever an earlier, unfinished snapshot left is dropped. */
   startSnapshot(): void {
-    this.sql.run("DELETE FROM agent_snapshot");
+    this.sql.run("DELETE FROM agent_snapshot WHERE cluster = ?", this.cluster);
   }
 
   /** One part's runners, gathered until the last part. */
   addToSnapshot(runners: readonly AgentRunner[]): void {
     for (const r of runners) {
-      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, ...values(r));
+      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
     }
   }
 
-  /** The last part is in: the gathered snapshot becomes the whole view. */
+  /** The last part is in: the gathered snapshot becomes the cluster's whole view. */
   finishSnapshot(): number {
-    this.sql.run("DELETE FROM agent_view");
+    this.sql.run("DELETE FROM agent_view WHERE cluster = ?", this.cluster);
     this.pruneRemoved(Date.now() - 86_400_000);
-    const n = this.sql.run(`INSERT INTO agent_view (${COLUMNS}) SELECT ${COLUMNS} FROM agent_snapshot`);
-    this.sql.run("DELETE FROM agent_snapshot");
+    const n = this.sql.run(`INSERT INTO agent_view (${INSERT_COLUMNS}) SELECT ${INSERT_COLUMNS} FROM agent_snapshot WHERE cluster = ?`, this.cluster);
+    this.sql.run("DELETE FROM agent_snapshot WHERE cluster = ?", this.cluster);
     return n;
   }
 
   upsert(r: AgentRunner): void {
-    this.sql.run(`INSERT OR REPLACE INTO agent_view (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, ...values(r));
+    this.sql.run(`INSERT OR REPLACE INTO agent_view (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
   }
 
   /**
@@ -74,30 +84,32 @@ export class AgentViewTable {
    * and remembers that the watch saw it leave: positive evidence of its absence.
    */
   remove(namespace: string, name: string, uid: string, at: number): void {
-    this.sql.run("DELETE FROM agent_view WHERE namespace = ? AND name = ? AND uid = ?", namespace, name, uid);
-    this.sql.run("INSERT OR REPLACE INTO agent_removed (namespace, name, uid, removed_at) VALUES (?, ?, ?, ?)", namespace, name, uid, at);
+    this.sql.run("DELETE FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ? AND uid = ?", this.cluster, namespace, name, uid);
+    this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, ?, ?)", this.cluster, namespace, name, uid, at);
   }
 
   /** When the watch last saw an object of this name leave (ms), or 0. */
   removedAt(namespace: string, name: string): number {
-    return Number(this.sql.first<{ at: number | null }>("SELECT MAX(removed_at) AS at FROM agent_removed WHERE namespace = ? AND name = ?", namespace, name)?.at ?? 0);
+    return Number(
+      this.sql.first<{ at: number | null }>("SELECT MAX(removed_at) AS at FROM agent_removed WHERE cluster = ? AND namespace = ? AND name = ?", this.cluster, namespace, name)?.at ?? 0,
+    );
   }
 
   /** Removals older than `before` are forgotten (a complete snapshot since then says as much). */
   pruneRemoved(before: number): void {
-    this.sql.run("DELETE FROM agent_removed WHERE removed_at < ?", before);
+    this.sql.run("DELETE FROM agent_removed WHERE cluster = ? AND removed_at < ?", this.cluster, before);
   }
 
   list(namespace: string): ClusterRunner[] {
-    return this.sql.all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE namespace = ? ORDER BY name`, namespace).map(clusterRunner);
+    return this.sql.all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? ORDER BY name`, this.cluster, namespace).map(clusterRunner);
   }
 
   get(namespace: string, name: string): ClusterRunner | undefined {
-    const row = this.sql.first<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE namespace = ? AND name = ?`, namespace, name);
+    const row = this.sql.first<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ?`, this.cluster, namespace, name);
     return row ? clusterRunner(row) : undefined;
   }
 
   count(): number {
-    return Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM agent_view")?.n ?? 0);
+    return Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM agent_view WHERE cluster = ?", this.cluster)?.n ?? 0);
   }
 }

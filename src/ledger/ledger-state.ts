@@ -99,6 +99,7 @@ export class LedgerState implements LedgerPort {
       const line = r.record ? this.storeRecord(r, r.record, by, now) : r.unseen ? this.storeUnseen(r, r.unseen) : false;
       if (r.record && r.unseen) this.unseenRunners.remove(r.unseen.name, r.unseen.uid);
       if (r.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: r.errorKind ?? "github" });
+      if (r.verdict.error) this.counters.add("arc_reaper_cluster_errors_total", { cluster: clusterOfResult(r), kind: r.errorKind ?? "github" });
       if (r.heldFor === "cap") this.counters.add("arc_reaper_deletions_held_back_total");
       if (line) {
         logged++;
@@ -119,6 +120,7 @@ export class LedgerState implements LedgerPort {
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
       if (r.close === "reaped") this.counters.add("arc_reaper_deletions_total", { cause: r.verdict.cause ?? "unknown" });
+      if (r.close === "reaped") this.counters.add("arc_reaper_cluster_deletions_total", { cluster: clusterOfResult(r) });
       // Our own delete (not one that another row's delete served): watched until its object goes.
       if (r.close === "reaped" && r.deleted && r.view.kind === "found" && record.id !== undefined) {
         const o = r.view.runner;
@@ -219,9 +221,9 @@ export class LedgerState implements LedgerPort {
     this.memory.set(GITHUB_KEY, window.toJSON());
   }
 
-  /** Lifts a hold (resume, the agent's return): the rows it held are due now; answers how many. */
-  release(hold: HeldFor, now: number): number {
-    return this.runners.release(hold, now) + this.unseenRunners.release(hold, now);
+  /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
+  release(hold: HeldFor, now: number, cluster?: string): number {
+    return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
   }
 
   paused(): boolean {
@@ -273,4 +275,10 @@ function decisionLine(r: Result, by: Caller): DecisionLine {
   if (r.verdict.error) line.error = r.errorKind ?? "github";
   if (r.heldFor) line.heldFor = r.heldFor;
   return line;
+}
+
+/** The cluster a result is about, for the per-cluster counters: "unknown" while no view could name it. */
+function clusterOfResult(r: Result): string {
+  const seen = r.view.kind === "found" ? r.view.runner.cluster : undefined;
+  return r.record?.cluster ?? r.identity?.cluster ?? seen ?? r.unseen?.cluster ?? "unknown";
 }

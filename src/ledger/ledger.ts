@@ -4,8 +4,8 @@
 // /metrics read from here. Instance fields are only caches: any call may meet
 // a fresh instance.
 import { DurableObject } from "cloudflare:workers";
+import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
-import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
@@ -53,7 +53,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
-    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: () => void this.wakeAfterAgent() });
+    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: (cluster) => void this.wakeAfterAgent(cluster) });
     void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
   }
 
@@ -157,19 +157,30 @@ export class Ledger extends DurableObject<WorkerEnv> {
     this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
   }
 
-  /** The agent's view is whole again: what was held for want of it is judged now, by the alarm. */
-  private async wakeAfterAgent(): Promise<void> {
+  /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
+  private async wakeAfterAgent(cluster: string): Promise<void> {
     try {
       const state = this.state(this.settings());
-      if (state.release("agent", Date.now()) > 0) await this.rearm(state);
+      if (state.release("agent", Date.now(), cluster) > 0) await this.rearm(state);
     } catch (e) {
       logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
     }
   }
 
-  /** Whether an agent is connected and what it said (agent mode: /metrics, /admin). */
-  async agentStatus(): Promise<AgentStatus> {
-    return this.agent.status();
+  /** Whether a cluster's agent is connected and what it said (agent mode). */
+  async agentStatus(cluster = "default"): Promise<AgentStatus> {
+    return this.agent.status(cluster);
+  }
+
+  /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode: /metrics, /admin, /healthz/deep). */
+  async agentStatuses(): Promise<AgentStatus[]> {
+    const settings = this.settings();
+    return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
+  }
+
+  /** GET /agent refused before the upgrade (`cluster`: a known name, or "other"). */
+  async countAgentRefused(cluster: string): Promise<void> {
+    new CountersTable(this.sql).add("arc_reaper_agent_refusals_total", { cluster });
   }
 
   async runners(query: RunnerQuery): Promise<RunnerPage> {
@@ -236,7 +247,8 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const state = this.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
     const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
-    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusterClient: watched[0]!.cluster, github, installations: knownInstallations(this.sql) });
+    const connected = settings.cluster.mode === "agent" ? this.agent.statuses(settings.cluster.expectedClusters).filter((a) => a.connected).map((a) => a.cluster) : undefined;
+    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.sql) });
     logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
     return health;
   }
@@ -289,8 +301,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
-    const cluster: Cluster = clusterFor(settings.cluster, { onRequest: () => calls++, agent: this.agent });
-    const watched: Watched[] = [{ name: "default", cluster, namespaces: settings.namespaces }];
+    // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
+    const watched: Watched[] =
+      settings.cluster.mode === "direct"
+        ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
+        : this.agent.clusters(settings.cluster.expectedClusters).map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }));
     let github: Github | Error;
     try {
       github = createGithub({

@@ -15,6 +15,8 @@ export const MAX_PAGE = 500;
 export interface RunnerQuery {
   state?: RunnerState;
   repo?: string;
+  /** Only rows of this cluster (the object seen doing the job lived there). */
+  cluster?: string;
   limit?: number;
   cursor?: string;
 }
@@ -27,6 +29,8 @@ export interface RunnerRow {
   runId: number;
   runAttempt: number;
   jobId: number;
+  /** The cluster of the object seen doing the job (KUBE_CLUSTER_NAME, or the agent's AGENT_CLUSTER); null until one was seen. */
+  cluster: string | null;
   namespace: string | null;
   uid: string | null;
   startedAt: string | null;
@@ -89,6 +93,7 @@ export function toRunnerRow(r: RunnerRecord): RunnerRow {
     runId: r.runId,
     runAttempt: r.runAttempt,
     jobId: r.jobId,
+    cluster: r.cluster ?? null,
     namespace: r.namespace ?? null,
     uid: r.uid ?? null,
     startedAt: r.startedAt ?? null,
@@ -113,7 +118,7 @@ export function ledgerQueries(sql: Sql) {
     page(q: RunnerQuery): RunnerPage {
       const limit = Math.min(Math.max(1, q.limit ?? 100), MAX_PAGE);
       const before = q.cursor === undefined ? undefined : Number(q.cursor);
-      const rows = runners.page({ state: q.state, repo: q.repo, before, limit: limit + 1 });
+      const rows = runners.page({ state: q.state, repo: q.repo, cluster: q.cluster, before, limit: limit + 1 });
       const more = rows.length > limit;
       const shown = rows.slice(0, limit);
       return { runners: shown.map(toRunnerRow), nextCursor: more ? String(shown[shown.length - 1]!.id) : null };

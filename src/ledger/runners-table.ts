@@ -173,11 +173,13 @@ export class RunnersTable {
     return dues.length > 0 ? Math.min(...dues) : null;
   }
 
-  /** Lifts a hold: the open rows it held are due at `now`; answers how many. */
-  release(hold: HeldFor, now: number): number {
-    const held = `held_for = ? AND ${OPEN}`;
-    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, hold)?.n ?? 0);
-    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, hold);
+  /** Lifts a hold: the open rows it held (in `cluster` only, and where no cluster is known, when given) are due at `now`; answers how many. */
+  release(hold: HeldFor, now: number, cluster?: string): number {
+    const where = cluster === undefined ? "" : " AND (cluster = ? OR cluster IS NULL)";
+    const held = `held_for = ? AND ${OPEN}${where}`;
+    const args = cluster === undefined ? [hold] : [hold, cluster];
+    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, ...args)?.n ?? 0);
+    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
     return n;
   }
 
@@ -194,12 +196,14 @@ export class RunnersTable {
     return counts;
   }
 
-  /** A page of rows, newest first, filtered by state and repository in the store. */
-  page(q: { state?: RunnerState; repo?: string; before?: number; limit: number }): RunnerRecord[] {
+  /** A page of rows, newest first, filtered by state, repository and cluster in the store. */
+  page(q: { state?: RunnerState; repo?: string; cluster?: string; before?: number; limit: number }): RunnerRecord[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (q.state) (where.push("state = ?"), args.push(q.state));
     if (q.repo) (where.push("repo = ?"), args.push(q.repo));
+    // Rows from before clusters were recorded are the one cluster there was: "default".
+    if (q.cluster) (where.push(q.cluster === "default" ? "(cluster = ? OR cluster IS NULL)" : "cluster = ?"), args.push(q.cluster));
     if (q.before !== undefined) (where.push("id < ?"), args.push(q.before));
     const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     return this.sql.all<Row>(`SELECT * FROM runners ${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit).map(toRecord);

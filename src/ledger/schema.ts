@@ -15,6 +15,11 @@ const AGENT_RUNNER_COLUMNS = `
   job_repository_name TEXT,
   PRIMARY KEY (namespace, name)`;
 
+// The same, per cluster (migration 5): one agent, one view, per cluster.
+const CLUSTER_RUNNER_COLUMNS = `
+  cluster TEXT NOT NULL,${AGENT_RUNNER_COLUMNS.replace("PRIMARY KEY (namespace, name)", "PRIMARY KEY (cluster, namespace, name)")}`;
+const RUNNER_FIELDS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name";
+
 const MIGRATIONS: readonly (readonly string[])[] = [
   [
     // One row per (runner, job): what GitHub said about the job, the object seen
@@ -163,6 +168,24 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // The admin listing filtered by state or repository, newest first, without reading that state's or repository's whole history.
     `CREATE INDEX runners_by_state_id ON runners (state, id)`,
     `CREATE INDEX runners_by_repo_id ON runners (repo, id)`,
+  ],
+  [
+    // Many clusters: an agent per cluster, each with its own view, snapshot in
+    // progress and removals. What a single agent sent so far is the cluster
+    // "default"'s (the name an agent without AGENT_CLUSTER has).
+    `CREATE TABLE agent_view_by_cluster (${CLUSTER_RUNNER_COLUMNS}) WITHOUT ROWID`,
+    `INSERT INTO agent_view_by_cluster (cluster, ${RUNNER_FIELDS}) SELECT 'default', ${RUNNER_FIELDS} FROM agent_view`,
+    `DROP TABLE agent_view`,
+    `ALTER TABLE agent_view_by_cluster RENAME TO agent_view`,
+    // A snapshot in progress is never worth keeping across a deploy: the agent sends a whole one on reconnect.
+    `DROP TABLE agent_snapshot`,
+    `CREATE TABLE agent_snapshot (${CLUSTER_RUNNER_COLUMNS}) WITHOUT ROWID`,
+    `CREATE TABLE agent_removed_by_cluster (cluster TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (cluster, namespace, name, uid)) WITHOUT ROWID`,
+    `INSERT INTO agent_removed_by_cluster SELECT 'default', namespace, name, uid, removed_at FROM agent_removed`,
+    `DROP TABLE agent_removed`,
+    `ALTER TABLE agent_removed_by_cluster RENAME TO agent_removed`,
+    // Hands off per cluster: the agent's return releases its own cluster's held rows (and those of no known cluster).
+    `CREATE INDEX runners_held_by_cluster ON runners (held_for, cluster) WHERE held_for IS NOT NULL`,
   ],
 ];
 

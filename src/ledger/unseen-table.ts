@@ -65,10 +65,12 @@ export class UnseenTable {
     this.sql.run("DELETE FROM unseen WHERE name = ?", name);
   }
 
-  /** Lifts a hold: the rows it held are due at `now`. */
-  release(hold: HeldFor, now: number): number {
-    const n = Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM unseen WHERE held_for = ?", hold)?.n ?? 0);
-    if (n > 0) this.sql.run("UPDATE unseen SET due_at = ?, held_for = NULL WHERE held_for = ?", now, hold);
+  /** Lifts a hold: the rows it held (in `cluster` only, and where no cluster is known, when given) are due at `now`. */
+  release(hold: HeldFor, now: number, cluster?: string): number {
+    const held = cluster === undefined ? "held_for = ?" : "held_for = ? AND (cluster = ? OR cluster IS NULL)";
+    const args = cluster === undefined ? [hold] : [hold, cluster];
+    const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM unseen WHERE ${held}`, ...args)?.n ?? 0);
+    if (n > 0) this.sql.run(`UPDATE unseen SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
     return n;
   }
 

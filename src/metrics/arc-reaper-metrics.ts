@@ -10,13 +10,13 @@ export const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const
 
 export interface MetricsInput {
   snapshot: LedgerSnapshot;
-  /** In agent mode, whether an agent is connected; null in direct mode (the family is then absent). */
-  agentConnected: boolean | null;
+  /** In agent mode, whether each watched cluster's agent is connected; null in direct mode (the agent families are then absent). */
+  agents: readonly { cluster: string; connected: boolean }[] | null;
 }
 
 type NamedFamily = Family & { name: MetricName };
 
-export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): NamedFamily[] {
+export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFamily[] {
   // A counter's samples, with the known label values at 0 until they first count.
   const counter = (name: string, label?: string, zeroFor: readonly string[] = []): Sample[] => {
     const byKey = new Map<string, Sample>();
@@ -53,6 +53,8 @@ export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): N
     { name: "arc_reaper_last_sweep_github_requests", help: "GitHub API requests the last sweep made (token mints, look-ups, reads and redeliveries).", type: "gauge", samples: fromSweep(sweep?.githubCalls) },
     { name: "arc_reaper_github_rate_limit_remaining", help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitRemaining) },
     { name: "arc_reaper_github_rate_limit_limit", help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitLimit) },
+    { name: "arc_reaper_cluster_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the cluster they lived in.", type: "counter", samples: counter("arc_reaper_cluster_deletions_total", "cluster") },
+    { name: "arc_reaper_cluster_errors_total", help: "Runners kept because something could not be read or done, by cluster (unknown: no view named one) and kind.", type: "counter", samples: counter("arc_reaper_cluster_errors_total", "cluster") },
     { name: "arc_reaper_paused", help: "1 while deletions are paused (POST /admin/pause), else 0.", type: "gauge", samples: [{ value: snapshot.paused ? 1 : 0 }] },
     {
       name: "arc_reaper_stuck_deletions",
@@ -61,8 +63,16 @@ export function arcReaperFamilies({ snapshot, agentConnected }: MetricsInput): N
       samples: snapshot.stuckDeletions === undefined ? [] : [{ value: snapshot.stuckDeletions }],
     },
   ];
-  if (agentConnected !== null) {
-    families.push({ name: "arc_reaper_agent_connected", help: "1 while an in-cluster agent is connected (agent mode), else 0.", type: "gauge", samples: [{ value: agentConnected ? 1 : 0 }] });
+  if (agents !== null) {
+    families.push(
+      {
+        name: "arc_reaper_agent_connected",
+        help: "1 while the cluster's in-cluster agent is connected (agent mode), else 0; every cluster of AGENT_CLUSTERS has a sample.",
+        type: "gauge",
+        samples: agents.map((a) => ({ labels: { cluster: a.cluster }, value: a.connected ? 1 : 0 })),
+      },
+      { name: "arc_reaper_agent_refusals_total", help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).", type: "counter", samples: counter("arc_reaper_agent_refusals_total", "cluster") },
+    );
   }
   return families;
 }

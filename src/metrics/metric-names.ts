@@ -15,7 +15,14 @@ export const METRIC_NAMES = [
   "arc_reaper_github_rate_limit_remaining", // gauge
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused
-  "arc_reaper_agent_connected", // gauge: 1 while an agent is connected (agent mode)
+  // Agent mode: 1 while that cluster's agent is connected; every cluster of AGENT_CLUSTERS has a sample (0 while away).
+  "arc_reaper_agent_connected", // gauge {cluster}
+  // Agent mode: GET /agent refused before the upgrade, by the cluster named ("other" for a name not expected).
+  "arc_reaper_agent_refusals_total", // counter {cluster}
+  // Deletions by the runner's cluster.
+  "arc_reaper_cluster_deletions_total", // counter {cluster}
+  // Errors by the runner's cluster ("unknown" while no view named one) and kind.
+  "arc_reaper_cluster_errors_total", // counter {cluster, kind}: cluster, github, redelivery, agent
   "arc_reaper_stuck_deletions", // gauge: runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later (ARC holds them)
 ] as const;
 

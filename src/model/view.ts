@@ -9,6 +9,8 @@ export interface Lookup {
   found: ClusterRunner[];
   /** Why places could not be read (one entry each). */
   unreadable: string[];
+  /** The places that could not be read (when known): a cluster whose places all answered is judged though another's agent is away. */
+  unreadablePlaces?: Place[];
   /**
    * Absence of the name is certain as of this time (ms, the ledger's clock), in
    * one place or (no place) in all of them: when the read or list of the API

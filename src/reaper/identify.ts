@@ -6,6 +6,10 @@
 //  - else the one object busy on the facts' run; several such: ambiguous;
 //  - else, when no place failed, the only object of that name (the judge then
 //    finds it idle, moved on or replaced); several: ambiguous;
+//  - a place that failed in another cluster does not stand in the way of an
+//    object's own cluster (its agent away keeps only its own runners): the one
+//    object busy on the run, or the absence of the uid seen doing the job in its
+//    own cluster, is judged as usual;
 //  - none: missing only on fresh evidence (a read by name, or a view taken after
 //    the runner's last fact); a stale view or a place that could not be read is
 //    not evidence of absence.
@@ -24,7 +28,9 @@ export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): Cluster
   }
   const onRun = lookup.found.filter((r) => r.workflowRunId === tracked.runId);
   if (onRun.length > 1) return ambiguous(name, onRun, `busy on run ${tracked.runId}`);
-  if (lookup.unreadable.length > 0) return unreadable(lookup);
+  if (onRun.length === 1 && !blocks(lookup, onRun[0]!.cluster ?? "default")) return { kind: "found", runner: onRun[0]! };
+  const seenIn = tracked.uid && tracked.namespace && lookup.found.length === 0 ? (tracked.cluster ?? "default") : undefined;
+  if (blocks(lookup, seenIn)) return unreadable(lookup);
   if (onRun.length === 1) return { kind: "found", runner: onRun[0]! };
   if (lookup.found.length > 1) return ambiguous(name, lookup.found, "none of them busy on the facts' run");
   if (lookup.found.length === 1) return { kind: "found", runner: lookup.found[0]! };
@@ -37,9 +43,16 @@ export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): Cluster
 export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterView {
   const same = lookup.found.find((r) => r.uid === unseen.uid);
   if (same) return { kind: "found", runner: same };
-  if (lookup.unreadable.length > 0) return unreadable(lookup);
+  if (blocks(lookup, unseen.cluster ?? "default")) return unreadable(lookup);
   // Seen busy at firstSeen: a view from before then says nothing of it.
   return absence(unseen.name, lookup.absentAsOf({ cluster: unseen.cluster ?? "default", namespace: unseen.namespace }), unseen.firstSeen);
+}
+
+/** Whether places that could not be read leave the answer open: any of them, or (when known) one in `cluster`. */
+function blocks(lookup: Lookup, cluster: string | undefined): boolean {
+  if (lookup.unreadable.length === 0) return false;
+  if (cluster === undefined || lookup.unreadablePlaces === undefined) return true;
+  return lookup.unreadablePlaces.some((p) => p.cluster === cluster);
 }
 
 function absence(name: string, asOf: number, lastFactAt: number): ClusterView {

@@ -24,7 +24,7 @@ export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunne
 /** One name, read in every watched place (a read by name: fresh as of when it was sent). */
 export async function readByName(watched: readonly Watched[], name: string): Promise<Lookup> {
   const asOf = new Map<string, number>();
-  const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place) };
+  const lookup: Lookup = { found: [], unreadable: [], unreadablePlaces: [], absentAsOf: (place) => absentAsOf(asOf, place) };
   await Promise.all(
     watched.flatMap((w) =>
       w.namespaces.map(async (ns) => {
@@ -35,6 +35,7 @@ export async function readByName(watched: readonly Watched[], name: string): Pro
           asOf.set(key({ cluster: w.name, namespace: ns }), w.cluster.viewAsOf?.(ns, name) ?? sent);
         } catch (e) {
           lookup.unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
+          lookup.unreadablePlaces!.push({ cluster: w.name, namespace: ns });
           asOf.set(key({ cluster: w.name, namespace: ns }), 0);
           if (w.cluster.errorKind === "agent") lookup.agentAway = true;
         }
@@ -48,6 +49,7 @@ export async function readByName(watched: readonly Watched[], name: string): Pro
 export async function listWatched(watched: readonly Watched[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; complete: boolean }> {
   const byName = new Map<string, ClusterRunner[]>();
   const unreadable: string[] = [];
+  const unreadablePlaces: Place[] = [];
   // Per place: the time its list was sent, or how the agent's view says absence (per name).
   const asOfIn = new Map<string, (name: string) => number>();
   let agentAway = false;
@@ -62,6 +64,7 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
           asOfIn.set(place, viewAsOf ? (name) => viewAsOf(ns, name) : () => sent);
         } catch (e) {
           unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
+          unreadablePlaces.push({ cluster: w.name, namespace: ns });
           asOfIn.set(place, () => 0);
           if (w.cluster.errorKind === "agent") agentAway = true;
         }
@@ -72,6 +75,7 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
     lookup: (name) => ({
       found: byName.get(name) ?? [],
       unreadable,
+      unreadablePlaces,
       agentAway,
       absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
     }),

@@ -147,11 +147,11 @@ describe("agent mode under wrangler dev", () => {
     const plain = await fetch(`${stack.url}/agent`, { headers: { authorization: "Bearer nope" } });
     expect(plain.status).toBe(401);
     expect(plain.headers.get("www-authenticate")).toBe("Bearer");
-    expect(await plain.json()).toEqual({ error: "a valid AGENT_TOKEN bearer token is required" });
+    expect(await plain.json()).toEqual({ error: "a valid agent token for cluster default is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)" });
     const noUpgrade = await fetch(`${stack.url}/agent`, { headers: { authorization: `Bearer ${stack.agentToken}` } });
     expect(noUpgrade.status).toBe(426);
     expect(stack.logLines("agent connected")).toHaveLength(connections);
-    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+    expect(await metric("arc_reaper_agent_connected", `{cluster="default"}`)).toBe(1);
   });
 
   it("with the agent stopped nothing is deleted, runners are kept and counted; once it is back the alarm reaps at once", async () => {
@@ -161,7 +161,7 @@ describe("agent mode under wrangler dev", () => {
     await viewHolds(3);
     const agentErrors = await metric("arc_reaper_errors_total", '{kind="agent"}');
     await stack.agent!.stop();
-    await waitFor("arc_reaper_agent_connected 0", async () => ((await metric("arc_reaper_agent_connected")) === 0 ? true : undefined), 10_000);
+    await waitFor("arc_reaper_agent_connected 0", async () => ((await metric("arc_reaper_agent_connected", `{cluster="default"}`)) === 0 ? true : undefined), 10_000);
     await job("completed", name, 104, iso(Date.now() - 60_000)); // due at once: the alarm cannot see it
     // Not judged at all: what cannot be seen is neither condemned nor gone.
     const cannotJudge = "cannot judge: CLUSTER_MODE=agent: no agent is connected";
@@ -186,7 +186,7 @@ describe("agent mode under wrangler dev", () => {
     }, 10_000, 50);
     figures.push(`agent back -> kept runner deleted: ${Date.parse(del!.time) - Date.parse(String(whole.at))} ms after its snapshot was whole (no sweep)`);
     expect(Date.parse(del!.time) - Date.parse(String(whole.at))).toBeLessThan(2000);
-    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+    expect(await metric("arc_reaper_agent_connected", `{cluster="default"}`)).toBe(1);
     await waitFor("the ledger to record the reaping", async () => ((await row(name))?.state === "reaped" ? true : undefined), 5_000);
     expect(deletesOf(await stack.kube.calls(), name)).toHaveLength(1);
   });
@@ -199,7 +199,7 @@ describe("agent mode under wrangler dev", () => {
     await waitFor("a fresh snapshot after 410", async () => (stack.logLines("agent snapshot").length > snapshots ? true : undefined), 15_000);
     expect(count("watch expired (410 Gone): listing again")).toBeGreaterThan(expired);
     expect(count("listed again")).toBeGreaterThan(relists);
-    expect(await metric("arc_reaper_agent_connected")).toBe(1);
+    expect(await metric("arc_reaper_agent_connected", `{cluster="default"}`)).toBe(1);
     await viewHolds(3);
   });
 

@@ -15,6 +15,8 @@ export interface LedgerConnection {
   /** Messages the ledger's parser refused (must stay empty). */
   invalid: string[];
   closed: boolean;
+  /** The X-Arc-Reaper-Cluster header of the upgrade (undefined: none sent). */
+  cluster: string | undefined;
 }
 
 export class LedgerStandin {
@@ -50,7 +52,8 @@ export class LedgerStandin {
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => {
-        const conn: LedgerConnection = { socket: ws, messages: [], times: [], invalid: [], closed: false };
+        const named = req.headers["x-arc-reaper-cluster"];
+        const conn: LedgerConnection = { socket: ws, messages: [], times: [], invalid: [], closed: false, cluster: typeof named === "string" ? named : undefined };
         this.connections.push(conn);
         ws.on("message", (data) => {
           const text = Buffer.isBuffer(data) ? data.toString("utf8") : String(data);

@@ -23,8 +23,9 @@ describe("readSettings", () => {
   it("reads good settings and derives the WebSocket address of /agent", () => {
     expect(readSettings(good)).toEqual({
       ok: true,
-      settings: { reaperUrl: "https://arc-reaper.example.workers.dev", agentUrl: "wss://arc-reaper.example.workers.dev/agent", token: GOOD_TOKEN, namespaces: ["arc-runners", "team-b"], dryRun: true },
+      settings: { reaperUrl: "https://arc-reaper.example.workers.dev", agentUrl: "wss://arc-reaper.example.workers.dev/agent", token: GOOD_TOKEN, cluster: "default", namespaces: ["arc-runners", "team-b"], dryRun: true, healthPort: 8080 },
     });
+    expect(readSettings({ ...good, AGENT_CLUSTER: " eu-west " })).toMatchObject({ ok: true, settings: { cluster: "eu-west" } });
     const local = readSettings({ ...good, ARC_REAPER_URL: "http://127.0.0.1:8787", AGENT_DRY_RUN: undefined });
     expect(local).toMatchObject({ ok: true, settings: { agentUrl: "ws://127.0.0.1:8787/agent", dryRun: false } });
     expect(readSettings({ ...good, ARC_REAPER_URL: "http://localhost:8787/base/" })).toMatchObject({ ok: true, settings: { agentUrl: "ws://localhost:8787/base/agent" } });
@@ -36,15 +37,22 @@ describe("readSettings", () => {
     ["ARC_REAPER_URL", { ARC_REAPER_URL: "https://user:pw@x.example" }, /ARC_REAPER_URL must not carry credentials/],
     ["AGENT_TOKEN", { AGENT_TOKEN: "short" }, /AGENT_TOKEN must be at least 32 characters, got 5/],
     ["AGENT_TOKEN", { AGENT_TOKEN: "REPLACE_ME_with_the_same_secret_as_the_Workers_AGENT_TOKEN" }, /AGENT_TOKEN is still the placeholder/],
-    ["AGENT_TOKEN", { AGENT_TOKEN: `${GOOD_TOKEN} ` }, /AGENT_TOKEN must not contain whitespace/],
+    ["AGENT_TOKEN", { AGENT_TOKEN: `${GOOD_TOKEN.slice(0, 20)} ${GOOD_TOKEN.slice(20)}` }, /AGENT_TOKEN must not contain whitespace/],
+    ["AGENT_CLUSTER", { AGENT_CLUSTER: "EU_West" }, /AGENT_CLUSTER must be a DNS label .*"EU_West"/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: " , " }, /REAPER_NAMESPACES is required/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: "arc-runners,Team_B" }, /REAPER_NAMESPACES: "Team_B" is not a valid namespace name/],
     ["REAPER_NAMESPACES", { REAPER_NAMESPACES: "a,a" }, /REAPER_NAMESPACES names "a" twice/],
     ["AGENT_DRY_RUN", { AGENT_DRY_RUN: "yes" }, /AGENT_DRY_RUN must be true or false, got "yes"/],
+    ["AGENT_HEALTH_PORT", { AGENT_HEALTH_PORT: "http" }, /AGENT_HEALTH_PORT must be a port number from 0 to 65535, got "http"/],
+    ["AGENT_HEALTH_PORT", { AGENT_HEALTH_PORT: "70000" }, /AGENT_HEALTH_PORT must be a port number/],
   ])("refuses a bad %s, naming it", (_name, change, message) => {
     const r = readSettings({ ...good, ...change });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problems.join("\n")).toMatch(message);
+  });
+
+  it("drops surrounding whitespace from the token, as the Worker does (a Secret written with echo ends in a newline)", () => {
+    expect(readSettings({ ...good, AGENT_TOKEN: `  ${GOOD_TOKEN}\n` })).toMatchObject({ ok: true, settings: { token: GOOD_TOKEN } });
   });
 
   it("never echoes the token in a problem", () => {
@@ -123,7 +131,7 @@ describe("node src/agent/main.ts", () => {
     );
     const ledger = await new LedgerStandin(GOOD_TOKEN).listen();
     try {
-      const run = runMain({ KUBECONFIG: kubeconfig, ARC_REAPER_URL: ledger.url, AGENT_TOKEN: GOOD_TOKEN, REAPER_NAMESPACES: "arc-runners", AGENT_DRY_RUN: "false" });
+      const run = runMain({ KUBECONFIG: kubeconfig, ARC_REAPER_URL: ledger.url, AGENT_TOKEN: GOOD_TOKEN, REAPER_NAMESPACES: "arc-runners", AGENT_DRY_RUN: "false", AGENT_HEALTH_PORT: "0" });
       const conn = await waitFor("hello and snapshot from the child", () => {
         const c = ledger.connections[0];
         return c !== undefined && c.messages.some((m) => m.type === "snapshot") ? c : undefined;
@@ -132,6 +140,18 @@ describe("node src/agent/main.ts", () => {
       });
       expect(conn.messages[0]).toMatchObject({ type: "hello", namespaces: ["arc-runners"], dryRun: false });
       expect(conn.messages[1]).toMatchObject({ type: "snapshot", runners: [expect.objectContaining({ name: "child-run", uid: seeded.metadata.uid, workflowRunId: 321 })] });
+      // The probes: live, and ready once connected with its whole view sent.
+      const port = await waitFor("the probes' port", () => {
+        const line = run.stdout().split("\n").find((l) => l.includes('"probes listening"'));
+        return line ? (JSON.parse(line) as { port: number }).port : undefined;
+      }, 10_000);
+      const probe = async (path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return [res.status, (await res.text()).trim()];
+      };
+      expect(await probe("/livez")).toEqual([200, "ok"]);
+      expect(await probe("/readyz")).toEqual([200, "ready: connected to the ledger, snapshot sent"]);
+      expect((await probe("/metrics"))[0]).toBe(404);
       ledger.order({ id: "child-1", namespace: "arc-runners", name: "child-run", uid: seeded.metadata.uid, runId: 321, reason: "run 321 completed" });
       const rep = await waitFor("the report", () => conn.messages.find((m) => m.type === "report"), 10_000);
       expect(rep).toMatchObject({ id: "child-1", outcome: "deleted" });

@@ -91,7 +91,6 @@ describe("infra/agent", () => {
       [
         "core/Namespace/-/arc-reaper-agent",
         "core/ServiceAccount/arc-reaper-agent/arc-reaper-agent",
-        "core/Secret/arc-reaper-agent/arc-reaper-agent-token",
         "apps/Deployment/arc-reaper-agent/arc-reaper-agent",
         "networking.k8s.io/NetworkPolicy/arc-reaper-agent/arc-reaper-agent",
         "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-agent",
@@ -151,20 +150,30 @@ describe("infra/agent", () => {
     expect(isJsonObject(container) ? container["command"] : "x").toBeUndefined();
   });
 
-  it("the Deployment's settings are ones the agent accepts, once the Secret holds a real token", () => {
-    const secret = find(rendered, "Secret", "arc-reaper-agent", "arc-reaper-agent-token");
+  it("the Deployment's settings are ones the agent accepts, with the token Secret the README says to create", () => {
     const ref = at(envValue("AGENT_TOKEN"), "valueFrom", "secretKeyRef");
-    expect(ref).toEqual({ name: secret.metadata.name, key: "AGENT_TOKEN" });
-    const placeholder = String(at(secret, "stringData", "AGENT_TOKEN"));
+    expect(ref).toEqual({ name: "arc-reaper-agent-token", key: "AGENT_TOKEN" });
+    // `kubectl apply -k` renders no Secret, so it can never put a placeholder over the real token.
+    expect(rendered.filter((o) => o.kind === "Secret")).toEqual([]);
+    const readme = readFileSync(join(INFRA_AGENT_DIR, "README.md"), "utf8");
+    expect(readme).toMatch(/kubectl -n arc-reaper-agent create secret generic arc-reaper-agent-token\s*\\\s*\n\s*--from-file=AGENT_TOKEN=/);
     const env = {
       ARC_REAPER_URL: String(at(envValue("ARC_REAPER_URL"), "value")),
+      AGENT_CLUSTER: String(at(envValue("AGENT_CLUSTER"), "value")),
       REAPER_NAMESPACES: String(at(envValue("REAPER_NAMESPACES"), "value")),
       AGENT_DRY_RUN: String(at(envValue("AGENT_DRY_RUN"), "value")),
+      AGENT_HEALTH_PORT: String(at(envValue("AGENT_HEALTH_PORT"), "value")),
     };
-    // The placeholder is refused, so a forgotten Secret cannot start an agent.
-    expect(placeholder.startsWith(TOKEN_PLACEHOLDER_PREFIX)).toBe(true);
-    expect(readSettings({ ...env, AGENT_TOKEN: placeholder })).toMatchObject({ ok: false, problems: [expect.stringMatching(/placeholder/)] });
-    expect(readSettings({ ...env, AGENT_TOKEN: "x".repeat(48) })).toMatchObject({ ok: true });
+    // A token file written with echo ends in a newline: the agent drops it, as the Worker does.
+    expect(readSettings({ ...env, AGENT_TOKEN: `${"x".repeat(64)}\n` })).toMatchObject({ ok: true, settings: { token: "x".repeat(64), cluster: "default" } });
+    expect(readSettings({ ...env, AGENT_TOKEN: `${TOKEN_PLACEHOLDER_PREFIX}_x${"x".repeat(40)}` })).toMatchObject({ ok: false, problems: [expect.stringMatching(/placeholder/)] });
+  });
+
+  it("probes: live on /livez, ready on /readyz (connected with the whole view sent), on the port the agent listens on", () => {
+    const port = at(container, "ports", 0);
+    expect(port).toEqual({ name: "probes", containerPort: Number(at(envValue("AGENT_HEALTH_PORT"), "value")), protocol: "TCP" });
+    expect(at(container, "livenessProbe", "httpGet")).toEqual({ path: "/livez", port: "probes" });
+    expect(at(container, "readinessProbe", "httpGet")).toEqual({ path: "/readyz", port: "probes" });
   });
 
   it("mounts the ServiceAccount token only into the agent's pod", () => {
@@ -180,6 +189,8 @@ describe("infra/agent", () => {
     const egress = at(np, "spec", "egress") as Array<{ to: unknown[]; ports: Array<{ protocol: string; port: number }> }>;
     const ports = egress.map((r) => r.ports.map((p) => `${p.protocol}/${p.port}`).sort().join(","));
     expect(ports).toEqual(["TCP/53,UDP/53", "TCP/6443", "TCP/443"]);
+    // The API server (6443 or 443) and the Worker are reached over IPv4 and IPv6 alike.
+    for (const rule of egress.slice(1)) expect(rule.to).toEqual([{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }]);
     // DNS goes to the cluster's DNS pods only.
     expect(egress[0]?.to).toEqual([
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } },

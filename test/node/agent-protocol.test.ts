@@ -25,6 +25,7 @@ const order = { type: "order", id: "ord-1", namespace: "arc-runners", name: runn
 
 const valid: AgentMessage[] = [
   { type: "hello", version: "0.1.0", namespaces: ["arc-runners", "team-b"], dryRun: false },
+  { type: "hello", version: "0.1.0", namespaces: ["arc-runners"], dryRun: false, cluster: "eu-west" },
   { type: "snapshot", id: "snap-1", part: 1, parts: 1, runners: [runner, { namespace: "team-b", name: "idle", uid: "u-2", creationTimestamp: "2026-11-30T10:00:00.123Z" }] },
   { type: "snapshot", id: "snap-2", part: 2, parts: 3, runners: [] },
   { type: "upsert", runner },
@@ -58,11 +59,12 @@ describe("parseAgentMessage", () => {
     ["no namespaces", withField(valid[0] ?? {}, "namespaces", []), /^hello\.namespaces: expected at least one namespace, got \[\]/],
     ["a bad namespace", withField(valid[0] ?? {}, "namespaces", ["Arc_Runners"]), /^hello\.namespaces\[0\]: expected a namespace name .*got "Arc_Runners"/],
     ["a namespace twice", withField(valid[0] ?? {}, "namespaces", ["a", "a"]), /^hello\.namespaces: expected no namespace twice, got "a"/],
+    ["a bad cluster", withField(valid[0] ?? {}, "cluster", "EU_West"), /^hello\.cluster: expected a cluster name \(DNS label\), got "EU_West"/],
     ["dryRun as text", withField(valid[0] ?? {}, "dryRun", "false"), /^hello\.dryRun: expected true or false, got "false"/],
-    ["part above parts", withField(valid[1] ?? {}, "part", 2), /^snapshot\.part: expected an integer from 1 to 1, got 2/],
-    ["a fractional part", withField(valid[1] ?? {}, "parts", 1.5), /^snapshot\.parts: expected an integer .*got 1\.5/],
-    ["an empty snapshot id", withField(valid[1] ?? {}, "id", ""), /^snapshot\.id: expected an id .*got ""/],
-    ["a runner twice", withField(valid[1] ?? {}, "runners", [runner, runner]), /^snapshot\.runners: expected each namespace\/name once, got "arc-runners\/arc-runners-x7k2p-runner-c4ncl"/],
+    ["part above parts", withField(valid[2] ?? {}, "part", 2), /^snapshot\.part: expected an integer from 1 to 1, got 2/],
+    ["a fractional part", withField(valid[2] ?? {}, "parts", 1.5), /^snapshot\.parts: expected an integer .*got 1\.5/],
+    ["an empty snapshot id", withField(valid[2] ?? {}, "id", ""), /^snapshot\.id: expected an id .*got ""/],
+    ["a runner twice", withField(valid[2] ?? {}, "runners", [runner, runner]), /^snapshot\.runners: expected each namespace\/name once, got "arc-runners\/arc-runners-x7k2p-runner-c4ncl"/],
     ["a run id as text", JSON.stringify({ type: "upsert", runner: { ...runner, workflowRunId: "9001" } }), /^upsert\.runner\.workflowRunId: expected an integer from 1 to \d+, got "9001"/],
     ["a run id of 0", JSON.stringify({ type: "upsert", runner: { ...runner, workflowRunId: 0 } }), /^upsert\.runner\.workflowRunId: .*got 0/],
     ["a run id past 2^53", `{"type":"upsert","runner":${JSON.stringify(runner).replace("9001", "9007199254740993")}}`, /^upsert\.runner\.workflowRunId: .*got 9007199254740992/],
@@ -71,8 +73,8 @@ describe("parseAgentMessage", () => {
     ["a uid with a space", JSON.stringify({ type: "remove", namespace: "a", name: "r", uid: "a b" }), /^remove\.uid: expected an object uid, got "a b"/],
     ["a repository without owner", JSON.stringify({ type: "upsert", runner: { ...runner, jobRepositoryName: "octo-repo" } }), /^upsert\.runner\.jobRepositoryName: expected a repository "owner\/name", got "octo-repo"/],
     ["an unknown runner field", JSON.stringify({ type: "upsert", runner: { ...runner, phase: "Running" } }), /^upsert\.runner\.phase: expected no such field .*got "Running"/],
-    ["an unknown outcome", withField(valid[5] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
-    ["an empty why", withField(valid[5] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
+    ["an unknown outcome", withField(valid[6] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
+    ["an empty why", withField(valid[6] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseAgentMessage(text))).toMatch(message);
   });

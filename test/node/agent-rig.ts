@@ -33,6 +33,8 @@ export interface RigOptions {
   ledgerToken?: string;
   pingEveryMs?: number;
   namespaces?: string;
+  /** AGENT_CLUSTER (unset: "default"). */
+  cluster?: string;
   autoFinalize?: boolean;
   /** Whose EphemeralRunner CRD the cluster serves (default 0.14.2). */
   arcVersion?: ArcVersion;
@@ -50,6 +52,7 @@ export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Pro
     AGENT_TOKEN,
     REAPER_NAMESPACES: opts.namespaces ?? `${NS},${NS2}`,
     AGENT_DRY_RUN: opts.dryRun ? "true" : "false",
+    ...(opts.cluster ? { AGENT_CLUSTER: opts.cluster } : {}),
   });
   if (!settings.ok) throw new Error(settings.problems.join("; "));
   const kc = new KubeConfig();

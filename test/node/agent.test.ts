@@ -27,6 +27,28 @@ async function rig(opts: RigOptions = {}): Promise<Rig> {
   return r;
 }
 
+describe("agent: its cluster and its readiness", () => {
+  it("names its cluster on the upgrade (X-Arc-Reaper-Cluster) and in hello; default goes unsaid in hello, for an older Worker", async () => {
+    const named = await rig({ cluster: "eu-west" });
+    const conn = await connected(named);
+    expect(conn.cluster).toBe("eu-west");
+    expect(conn.messages[0]).toEqual({ type: "hello", version: AGENT_VERSION, namespaces: [NS, NS2], dryRun: false, cluster: "eu-west" });
+    const plain = await rig();
+    const conn2 = await connected(plain);
+    expect(conn2.cluster).toBe("default");
+    expect(conn2.messages[0]).toEqual({ type: "hello", version: AGENT_VERSION, namespaces: [NS, NS2], dryRun: false });
+  });
+
+  it("is ready only while connected with its whole view sent", async () => {
+    const r = await rig();
+    await connected(r);
+    expect(r.agent.notReady()).toBeUndefined();
+    await r.ledger.close();
+    await waitFor("not ready once the ledger is gone", () => r.agent.notReady());
+    expect(r.agent.notReady()).toBe("not connected to the ledger");
+  });
+});
+
 describe("agent: snapshot and watch events", () => {
   it("says hello, then sends a full snapshot of its namespaces only, with what the judge needs", async () => {
     const r = await rig({

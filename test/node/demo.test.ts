@@ -106,4 +106,21 @@ describe("npm run demo", () => {
     expect(run.stdout).toContain("every API call came from system:serviceaccount:arc-reaper-agent:arc-reaper-agent;");
     expect(await liveMembers(outcome.wranglerPid)).toEqual([]);
   });
+
+  it("--agents 2: two clusters, an agent and a token each, one Worker; each job reaped in its own cluster, no order to the other, idle twins untouched", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "arc-reaper-demo-agents-test-"));
+    dirs.push(dir);
+    const result = join(dir, "result.json");
+    const run = await runDemo(result, ["--agents", "2"]);
+    expect(run.stderr, run.stdout).toBe("");
+    expect(run.code, run.stdout).toBe(0);
+    const outcome = JSON.parse(await readFile(result, "utf8")) as DemoOutcome;
+    expect(outcome.clusters).toEqual([
+      { name: "eu-west", orders: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"], deletes: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"] },
+      { name: "us-east", orders: ["arc-runners-x7k2p-runner-us4ea"], deletes: ["arc-runners-x7k2p-runner-us4ea"] },
+    ]);
+    expect(run.stdout).toContain("the idle twins named arc-runners-x7k2p-runner-1d7e5: eu-west: untouched, us-east: untouched");
+    expect(run.stdout).toContain('arc_reaper_agent_connected{cluster="us-east"} 1');
+    expect(await liveMembers(outcome.wranglerPid)).toEqual([]);
+  });
 });

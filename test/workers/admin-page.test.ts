@@ -3,7 +3,7 @@ import type { WorkerEnv } from "../../src/env.ts";
 import { runInDurableObject } from "cloudflare:test";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "./support/seed.ts";
-import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
+import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call, deliver, ledgerOf, testEnv } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
@@ -217,7 +217,7 @@ describe("GET /admin content", () => {
     const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
-    // Runner, State, Repository, Branch, Workflow · job, Run, Job, Age, Due / closed, Reason
+    // Runner, State, Repository, Branch, Workflow · job, Run, Job, Age, Due / closed, Reason, Cluster (/ namespace, once an object was seen doing the job)
     expect(finished.cells).toEqual([
       "arc-finished",
       "finished cancelled",
@@ -229,10 +229,12 @@ describe("GET /admin content", () => {
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
       expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
+      "—",
     ]);
     // The in_progress example names its job but not its workflow or branch.
     expect(running.cells.slice(3, 5)).toEqual(["—", "— · Test workflow"]);
-    expect(running.cells.slice(7)).toEqual([
+    expect(reaped.cells[10]).toBe(`default / ${NS}`);
+    expect(running.cells.slice(7, 10)).toEqual([
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
       expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),

@@ -53,7 +53,7 @@ describe("GET /agent", () => {
     ]);
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "reaped" });
     const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
-    expect(metrics).toContain("arc_reaper_agent_connected 1");
+    expect(metrics).toContain('arc_reaper_agent_connected{cluster="default"} 1');
     agent.ws.close(1000, "done");
   });
 
@@ -95,7 +95,7 @@ describe("GET /agent", () => {
     await settle();
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: false, complete: false });
     const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
-    expect(metrics).toContain("arc_reaper_agent_connected 0");
+    expect(metrics).toContain('arc_reaper_agent_connected{cluster="default"} 0');
   });
 
   it("an order without a report fails after 10 s; while that agent stays silent the next orders fail at once", async () => {

@@ -87,6 +87,18 @@ describe("GET /healthz/deep", () => {
     ]);
   });
 
+  it("in agent mode with AGENT_CLUSTERS, names each cluster's namespaces and which expected cluster has no agent", async () => {
+    const s = await stack({ CLUSTER_MODE: "agent", AGENT_TOKEN: "agent-token-0123456789abcdef0123456789", AGENT_CLUSTERS: "eu-west,us-east" });
+    const res = await deep(s.env);
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as Health;
+    expect(body.checks.slice(0, 2)).toEqual([
+      { name: `cluster eu-west namespace ${NS} (the agent's view)`, ok: false, detail: expect.stringMatching(/no agent of cluster eu-west is connected/) },
+      { name: `cluster us-east namespace ${NS} (the agent's view)`, ok: false, detail: expect.stringMatching(/no agent of cluster us-east is connected/) },
+    ]);
+    expect(body.checks).toContainEqual({ name: "agent clusters", ok: false, detail: "AGENT_CLUSTERS expects eu-west, us-east; no agent connected for eu-west, us-east" });
+  });
+
   it("needs the admin bearer token", async () => {
     const s = await stack();
     expect((await deep(s.env, {})).status).toBe(401);

@@ -95,10 +95,10 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE login_failures");
       state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
       state.storage.sql.exec("DROP TABLE agent_snapshot");
-      // Migrations 4 (one reconcile) and 5 (watched deletions), undone too.
+      // Migrations 4 (one reconcile), 5 (watched deletions), 6 (names) and 7 (many clusters), undone too.
       for (const statement of [
         "DROP TABLE deletions",
-        "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
+        "DROP INDEX runners_held_by_cluster", "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
         "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
         "ALTER TABLE unseen DROP COLUMN held_for", "ALTER TABLE unseen DROP COLUMN cluster",
       ]) state.storage.sql.exec(statement);

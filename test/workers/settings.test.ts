@@ -85,7 +85,7 @@ describe("http:// only to a loopback host", () => {
     (url) => {
       const result = readSettings(testEnv({ KUBE_API_URL: url }));
       expect(errorsOf(result)).toEqual([]);
-      expect(result.ok && result.settings.cluster).toEqual({ mode: "direct", apiUrl: url.replace(/\/+$/, ""), token: "test-kube-token" });
+      expect(result.ok && result.settings.cluster).toEqual({ mode: "direct", apiUrl: url.replace(/\/+$/, ""), token: "test-kube-token", name: "default" });
     },
   );
 
@@ -107,7 +107,10 @@ describe("CLUSTER_MODE", () => {
       apiUrl: "http://127.0.0.1:9/kube",
       token: "test-kube-token",
       access: { clientId: "id.access", clientSecret: "access-secret-value" },
+      name: "default",
     });
+    expect(readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })).ok && (readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })) as { settings: { cluster: { name: string } } }).settings.cluster.name).toBe("eu-west");
+    expect(errorsOf(readSettings(testEnv({ KUBE_CLUSTER_NAME: "EU_West" })))).toEqual(["KUBE_CLUSTER_NAME must be a DNS label (lowercase letters, digits and dashes, at most 63)"]);
     expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "direct", KUBE_API_URL: undefined, KUBE_TOKEN: undefined })))).toEqual([
       "KUBE_API_URL is missing",
       "KUBE_TOKEN is missing",
@@ -116,7 +119,13 @@ describe("CLUSTER_MODE", () => {
 
   it("agent needs neither KUBE_API_URL nor KUBE_TOKEN, but AGENT_TOKEN", () => {
     const result = readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined }));
-    expect(result.ok && result.settings.cluster).toEqual({ mode: "agent", agentToken: AGENT_TOKEN });
+    expect(result.ok && result.settings.cluster).toEqual({ mode: "agent", agentToken: AGENT_TOKEN, expectedClusters: [] });
+    const two = readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, AGENT_CLUSTERS: " eu-west, us-east ", KUBE_API_URL: undefined, KUBE_TOKEN: undefined }));
+    expect(two.ok && two.settings.cluster).toEqual({ mode: "agent", agentToken: AGENT_TOKEN, expectedClusters: ["eu-west", "us-east"] });
+    expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, AGENT_CLUSTERS: "eu-west,EU,eu-west" })))).toEqual([
+      "AGENT_CLUSTERS: entry 2 is not a valid cluster name (lowercase letters, digits and dashes, at most 63)",
+      "AGENT_CLUSTERS names eu-west twice",
+    ]);
     expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "agent", KUBE_API_URL: undefined, KUBE_TOKEN: undefined })))).toEqual(["AGENT_TOKEN is missing"]);
   });
 

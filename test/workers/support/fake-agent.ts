@@ -25,8 +25,10 @@ export interface Agent {
   answer: "deleted" | "refused" | undefined;
 }
 
-export async function connect(env: ReturnType<typeof testEnv>): Promise<Agent> {
-  const res = await dial(env, { upgrade: "websocket", authorization: `Bearer ${AGENT_TOKEN}` });
+/** An agent of the cluster "default" with AGENT_TOKEN, or of `opts.cluster` with the token given (its HMAC token, in the tests of many clusters). */
+export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?: string; token?: string } = {}): Promise<Agent> {
+  const named: Record<string, string> = opts.cluster === undefined ? {} : { "x-arc-reaper-cluster": opts.cluster };
+  const res = await dial(env, { upgrade: "websocket", authorization: `Bearer ${opts.token ?? AGENT_TOKEN}`, ...named });
   expect(res.status).toBe(101);
   const ws = res.webSocket!;
   ws.accept();
@@ -42,7 +44,8 @@ export async function connect(env: ReturnType<typeof testEnv>): Promise<Agent> {
     agent.orders.push(order);
     if (agent.answer) agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
   });
-  agent.send({ type: "hello", version: "0.1.0", namespaces: [NS], dryRun: false });
+  const cluster = opts.cluster === undefined || opts.cluster === "default" ? {} : { cluster: opts.cluster };
+  agent.send({ type: "hello", version: "0.1.0", namespaces: [NS], dryRun: false, ...cluster });
   return agent;
 }
 
