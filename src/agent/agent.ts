@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { DEFAULT_CLUSTER, type AgentMessage, type AgentRunner, type DeleteOrder } from "../cluster/agent-protocol.ts";
+import { DEFAULT_CLUSTER, type AgentMessage, type AgentRunner, type LedgerMessage, type ReadOrder } from "../cluster/agent-protocol.ts";
 import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
 import { OrderDesk } from "./apply-orders.ts";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.ts";
@@ -74,11 +74,15 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         sendSnapshot();
       },
       message(text) {
-        let order: DeleteOrder;
+        let order: LedgerMessage;
         try {
           order = parseLedgerMessage(text);
         } catch (e) {
           log("warn", "ignoring a message from the ledger that is not a valid order", { problem: errorText(e) });
+          return;
+        }
+        if (order.type === "read") {
+          void answerRead(order);
           return;
         }
         desk
@@ -93,6 +97,21 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       },
     },
   });
+
+  // A read: the API server's answer now, not the watch cache's (the ledger asks when its view may be stale).
+  const answerRead = async (read: ReadOrder): Promise<void> => {
+    let report: AgentMessage;
+    if (!settings.namespaces.includes(read.namespace)) {
+      report = { type: "read-report", id: read.id, runner: null, why: `namespace ${read.namespace} is not watched by this agent` };
+    } else {
+      try {
+        report = { type: "read-report", id: read.id, runner: await kube.read(read.namespace, read.name) };
+      } catch (e) {
+        report = { type: "read-report", id: read.id, runner: null, why: errorText(e).slice(0, 500) };
+      }
+    }
+    if (!connection.send(report)) log("warn", "read report not sent: disconnected", { id: read.id });
+  };
 
   const events = {
     listed(namespace: string, runners: AgentRunner[], relist: boolean) {

@@ -25,6 +25,8 @@ export interface KubeRunners {
   list(namespace: string): Promise<RunnerList>;
   /** DELETE with preconditions.uid and propagationPolicy Background. */
   delete(namespace: string, name: string, uid: string): Promise<DeleteResult>;
+  /** A GET by name: the object now, or null for a 404; throws on anything else. */
+  read(namespace: string, name: string): Promise<AgentRunner | null>;
 }
 
 export class ListExpiredError extends Error {}
@@ -87,6 +89,17 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
       } while (cont !== undefined);
       if (resourceVersion === "") throw new Error(`list ${namespace}: the answer has no resourceVersion`);
       return { runners, resourceVersion };
+    },
+
+    async read(namespace, name) {
+      try {
+        const object = await withTimeout(api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }), timeoutMs, `read ${namespace}/${name}`);
+        return toAgentRunner(object);
+      } catch (e) {
+        if (e instanceof ApiException && e.code === 404) return null;
+        if (e instanceof ApiException) throw new Error(`read ${namespace}/${name}: ${e.code} ${statusMessage(e)}`);
+        throw e;
+      }
     },
 
     async delete(namespace, name, uid) {

@@ -20,6 +20,8 @@ export interface AgentPort {
   /** When the watch last said an object of this name left the namespace (ms), or 0. */
   removedAt(namespace: string, name: string): number;
   runner(namespace: string, name: string): ClusterRunner | undefined;
+  /** Asks the agent to read one runner from the API server now; true once its fresh answer is in the view. */
+  read(namespace: string, name: string): Promise<boolean>;
   /** Sends the order and resolves with the agent's report, or undefined when none came in time. */
   order(order: Omit<DeleteOrder, "type" | "id">): Promise<{ outcome: OrderOutcome; why: string } | undefined>;
 }
@@ -43,13 +45,15 @@ export function agentCluster(agent: AgentPort): Cluster {
     // before it arrived, and runners created meanwhile reach the view by the watch, later.
     // A remove event is the watch's own word that the object left.
     viewAsOf: (namespace, name) => Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name)),
-    readRunner(namespace, name) {
-      try {
-        check(namespace);
-        return Promise.resolve(agent.runner(namespace, name));
-      } catch (e) {
-        return Promise.reject(e);
-      }
+    // A runner the view lacks is read by name through the agent (a fresh GET): its answer, or a 404,
+    // lands in the view and its removals, so the absence is evidence as of now. An agent that does not
+    // read leaves the view as it was: absence then waits for a newer view.
+    async readRunner(namespace, name) {
+      check(namespace);
+      const inView = agent.runner(namespace, name);
+      if (inView) return inView;
+      await agent.read(namespace, name);
+      return agent.runner(namespace, name);
     },
     async deleteRunner({ namespace, name, uid }, context = {}): Promise<DeleteOutcome> {
       const why = agent.unavailable(namespace);

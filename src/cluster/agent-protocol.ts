@@ -50,6 +50,8 @@ export type AgentMessage =
   | { type: "upsert"; runner: AgentRunner }
   /** A watch event: the runner left the cluster. */
   | { type: "remove"; namespace: string; name: string; uid: string }
+  /** The answer to a read: the object as the API server has it now, or null for 404; `why` when the read failed. */
+  | { type: "read-report"; id: string; runner: AgentRunner | null; why?: string }
   /** The outcome of an order. */
   | { type: "report"; id: string; uid: string; outcome: OrderOutcome; why: string };
 
@@ -75,7 +77,21 @@ export interface DeleteOrder {
   reason: string;
 }
 
-export type LedgerMessage = DeleteOrder;
+/**
+ * Ledger -> agent: read this runner by name from the API server now (a GET), not
+ * from the watch cache. The ledger asks when its view lacks a runner whose facts
+ * are newer than the view: a fresh read is the evidence of absence a stale view is
+ * not. An agent that does not know reads ignores them; the ledger then waits for
+ * a newer view.
+ */
+export interface ReadOrder {
+  type: "read";
+  id: string;
+  namespace: string;
+  name: string;
+}
+
+export type LedgerMessage = DeleteOrder | ReadOrder;
 
 /**
  * The close code the ledger uses when a second agent connects and replaces this

@@ -90,9 +90,18 @@ function parseReport(o: Fields): AgentMessage {
   };
 }
 
+function parseReadReport(o: Fields): AgentMessage {
+  onlyKeys(o, ["type", "id", "runner", "why"], "read-report");
+  const id = idField(o, "id", "read-report");
+  const runner = o["runner"] === null ? null : parseAgentRunner(o["runner"], "read-report.runner");
+  const message: AgentMessage = { type: "read-report", id, runner };
+  if (o["why"] !== undefined) message.why = textField(o, "why", "read-report");
+  return message;
+}
+
 /** One agent -> ledger message from its JSON text; throws AgentMessageError on anything else. */
 export function parseAgentMessage(text: string): AgentMessage {
-  const o = messageFields(text, ["hello", "snapshot", "upsert", "remove", "report"]);
+  const o = messageFields(text, ["hello", "snapshot", "upsert", "remove", "report", "read-report"]);
   switch (o.type) {
     case "hello":
       return parseHello(o);
@@ -103,6 +112,8 @@ export function parseAgentMessage(text: string): AgentMessage {
       return { type: "upsert", runner: parseAgentRunner(o["runner"], "upsert.runner") };
     case "remove":
       return parseRemove(o);
+    case "read-report":
+      return parseReadReport(o);
     default:
       return parseReport(o);
   }

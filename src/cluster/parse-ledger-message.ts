@@ -6,9 +6,13 @@ import { idField, messageFields, nameField, namespaceField, onlyKeys, positiveIn
 
 export { AgentMessageError } from "./agent-message-fields.ts";
 
-/** One ledger -> agent message (today only a delete order) from its JSON text. */
+/** One ledger -> agent message (a delete order or a read) from its JSON text. */
 export function parseLedgerMessage(text: string): LedgerMessage {
-  const o = messageFields(text, ["order"]);
+  const o = messageFields(text, ["order", "read"]);
+  if (o.type === "read") {
+    onlyKeys(o, ["type", "id", "namespace", "name"], "read");
+    return { type: "read", id: idField(o, "id", "read"), namespace: namespaceField(o, "namespace", "read"), name: nameField(o, "name", "read") };
+  }
   onlyKeys(o, ["type", "id", "namespace", "name", "uid", "runId", "reason"], "order");
   return {
     type: "order",

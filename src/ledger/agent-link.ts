@@ -8,7 +8,7 @@
 // the view is complete) rides on the socket's attachment; the view is in SQL.
 // Only the reports awaited right now live in memory: an order always runs
 // inside an alarm or a sweep, which keeps the instance awake while it waits.
-import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage, type DeleteOrder, type OrderOutcome } from "../cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage, type DeleteOrder, type OrderOutcome, type ReadOrder } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
 import type { ClusterRunner } from "../model/runner.ts";
@@ -19,6 +19,8 @@ import type { Sql } from "./sql.ts";
 export const AGENT_TAG = "agent";
 /** An order without a report by then is failed; the next snapshot or order settles it. */
 export const ORDER_TIMEOUT_MS = 10_000;
+/** A read without an answer by then leaves the view as it was; that connection is not asked to read again. */
+export const READ_TIMEOUT_MS = 3_000;
 /** An invalid message from the agent closes its socket with this code (policy violation); it reconnects and sends a fresh snapshot. */
 const CLOSE_INVALID = 1008;
 const MAX_REASON = 2000;
@@ -74,6 +76,9 @@ export class AgentLink {
   private readonly byUid = new Map<string, Promise<{ outcome: OrderOutcome; why: string } | undefined>>();
   /** Connections that let an order time out and have sent nothing since: further orders fail at once instead of each waiting. */
   private readonly stalled = new Set<string>();
+  /** Reads awaiting their answer, by id; connections that let one time out (an agent that does not read). */
+  private readonly reading = new Map<string, { conn: string; namespace: string; name: string; resolve: (fresh: boolean) => void; timer: ReturnType<typeof setTimeout> }>();
+  private readonly noReads = new Set<string>();
   /** A cache of each cluster's current connection id (the truth is in memory, `agent-conn:<cluster>`). */
   private readonly currentConn = new Map<string, string>();
 
@@ -164,6 +169,9 @@ export class AgentLink {
       case "report":
         this.report(socket, message);
         return;
+      case "read-report":
+        this.readReport(at.conn, view, message);
+        return;
     }
     socket.serializeAttachment(at);
   }
@@ -206,6 +214,7 @@ export class AgentLink {
       removedAt: (namespace, name) => view.removedAt(namespace, name),
       runner: (namespace, name) => view.get(namespace, name),
       order: (order) => this.order(cluster, order),
+      read: (namespace, name) => this.read(cluster, namespace, name),
     };
   }
 
@@ -219,6 +228,52 @@ export class AgentLink {
     const base = expected.length > 0 ? expected : (this.memory.get<string[]>(CLUSTERS_KEY) ?? []);
     const all = [...new Set([...base, ...connected])].sort();
     return all.length > 0 ? all : [DEFAULT_CLUSTER];
+  }
+
+  /** Asks the cluster's agent to read one runner from the API server; answers whether a fresh answer came (and is in the view). */
+  private read(cluster: string, namespace: string, name: string): Promise<boolean> {
+    const socket = this.current(cluster);
+    if (socket === undefined) return Promise.resolve(false);
+    const conn = attachment(socket).conn;
+    if (this.noReads.has(conn)) return Promise.resolve(false);
+    const id = crypto.randomUUID();
+    const answered = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.noReads.add(conn);
+        this.reading.delete(id);
+        this.log({ msg: "agent read unanswered: this connection is not asked to read again", cluster, namespace, name });
+        resolve(false);
+      }, READ_TIMEOUT_MS);
+      this.reading.set(id, { conn, namespace, name, resolve, timer });
+    });
+    try {
+      socket.send(JSON.stringify({ type: "read", id, namespace, name } satisfies ReadOrder));
+    } catch {
+      this.settleRead(id, false);
+    }
+    return answered;
+  }
+
+  private readReport(conn: string, view: AgentViewTable, m: Extract<AgentMessage, { type: "read-report" }>): void {
+    const waiting = this.reading.get(m.id);
+    if (!waiting || waiting.conn !== conn) return;
+    if (m.why !== undefined) {
+      this.log({ msg: "agent read failed", why: m.why });
+      this.settleRead(m.id, false);
+      return;
+    }
+    // The API server's answer now: the object as it is, or (404) fresh evidence that none of that name is there.
+    if (m.runner && m.runner.namespace === waiting.namespace && m.runner.name === waiting.name) view.upsert(m.runner);
+    else if (m.runner === null) view.absentByRead(waiting.namespace, waiting.name, Date.now());
+    this.settleRead(m.id, true);
+  }
+
+  private settleRead(id: string, fresh: boolean): void {
+    const waiting = this.reading.get(id);
+    if (!waiting) return;
+    this.reading.delete(id);
+    clearTimeout(waiting.timer);
+    waiting.resolve(fresh);
   }
 
   private order(cluster: string, order: Omit<DeleteOrder, "type" | "id">): Promise<{ outcome: OrderOutcome; why: string } | undefined> {

@@ -88,7 +88,16 @@ export class AgentViewTable {
     this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, ?, ?)", this.cluster, namespace, name, uid, at);
   }
 
-  /** When the watch last saw an object of this name leave (ms), or 0. */
+  /**
+   * A read by name (the agent's GET) found no object: whatever the view held of the name goes,
+   * and the absence is fresh evidence as of `at`, like a remove event's.
+   */
+  absentByRead(namespace: string, name: string, at: number): void {
+    this.sql.run("DELETE FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ?", this.cluster, namespace, name);
+    this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, '', ?)", this.cluster, namespace, name, at);
+  }
+
+  /** When the watch last saw an object of this name leave, or a read found none (ms), or 0. */
   removedAt(namespace: string, name: string): number {
     return Number(
       this.sql.first<{ at: number | null }>("SELECT MAX(removed_at) AS at FROM agent_removed WHERE cluster = ? AND namespace = ? AND name = ?", this.cluster, namespace, name)?.at ?? 0,

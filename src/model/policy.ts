@@ -26,3 +26,6 @@ export const WINDOW_MS = 60_000;
  * started before it arrived, and the agent's clock is not ours.
  */
 export const VIEW_FRESH_MARGIN_MS = 60_000;
+
+/** A runner absent from a view not newer than its facts is looked at again this soon (the alarm then asks the agent to read it). */
+export const STALE_RECHECK_MS = 30_000;

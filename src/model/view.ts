@@ -26,7 +26,7 @@ export interface Lookup {
 export type ClusterView =
   | { kind: "found"; runner: ClusterRunner }
   | { kind: "missing" }
-  | { kind: "unknown"; why: string; agent?: boolean };
+  | { kind: "unknown"; why: string; agent?: boolean; stale?: boolean };
 
 /** A place: one namespace of one cluster. */
 export interface Place {

@@ -14,14 +14,16 @@ export const ALARM_BATCH = 100;
 
 export async function runAlarm(deps: PassDeps): Promise<PassReport> {
   const { ledger, now } = deps;
+  // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
+  const kind = deps.watched[0]?.cluster.errorKind ?? "cluster";
   const items: Item[] = [];
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
     const lookup = await readByName(deps.watched, record.runner);
-    items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: lookup.agentAway ? "agent" : "cluster" });
+    items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: kind });
   }
   for (const unseen of ledger.dueUnseen(now, ALARM_BATCH)) {
     const lookup = await readByName(deps.watched, unseen.name);
-    items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: lookup.agentAway ? "agent" : "cluster" });
+    items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: kind });
   }
   const report = await reconcileAll(items, deps, "alarm");
   for (const w of ledger.dueDeletions(now, ALARM_BATCH)) await lookAtDeletion(w, deps, "alarm");

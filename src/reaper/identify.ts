@@ -60,7 +60,9 @@ function absence(name: string, asOf: number, lastFactAt: number): ClusterView {
   return {
     kind: "unknown",
     why: `runner ${name} is not in the view, but the view (as of ${iso(asOf)}) is not newer than its last fact (${iso(lastFactAt)}): kept until a fresh look`,
+    // Held for the agent (its next snapshot releases it) and looked at again soon (a read by name).
     agent: true,
+    stale: true,
   };
 }
 

@@ -7,7 +7,7 @@
 import type { DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
 import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
-import { SETTLE_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
+import { SETTLE_MS, STALE_RECHECK_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
 import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
 import type { HeldFor, Verdict } from "../model/verdict.ts";
@@ -75,13 +75,18 @@ type Step = { verdict: Verdict; close?: "reaped" | "gone"; dueAt?: number | null
 function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileContext): Step {
   const verdict = judge({ tracked: record, cluster: view, now: ctx.now, policy: ctx.policy });
   if (verdict.verdict === "gone") return { verdict, close: "gone" };
+  // A view older than the facts: looked at again soon, by a read by name (the agent's fresh GET).
+  if (view.kind === "unknown" && view.stale) return { verdict, dueAt: ctx.now + STALE_RECHECK_MS };
   return { verdict };
 }
 
 /** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
 function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): Step {
   if (view.kind === "missing") return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
-  if (view.kind === "unknown") return { verdict: { verdict: "keep", reason: `cannot judge: ${view.why}`, error: true } };
+  if (view.kind === "unknown") {
+    const verdict: Verdict = { verdict: "keep", reason: `cannot judge: ${view.why}`, error: true };
+    return view.stale ? { verdict, dueAt: now + STALE_RECHECK_MS } : { verdict };
+  }
   const runner = view.runner;
   const verdict = judge({ cluster: view, now, policy });
   if (!verdict.askGithub || runner.workflowRunId !== unseen.runId) {

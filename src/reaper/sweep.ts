@@ -34,7 +34,8 @@ export async function sweep(deps: PassDeps): Promise<SweepReport> {
   const open = ledger.openRunners();
   const unseen = ledger.unseen();
   const listing = await listWatched(deps.watched);
-  const viewErrorKind = listing.lookup("").agentAway ? "agent" : "cluster";
+  // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
+  const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
 
   const items: Item[] = open.map((record) => ({ name: record.runner, record, view: identifyTracked(record, listing.lookup(record.runner)), viewErrorKind }));
   // A replaced runner's facts close as gone; the object of that name is judged on its own below.

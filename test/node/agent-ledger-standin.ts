@@ -100,6 +100,11 @@ export class LedgerStandin {
     return sentAt;
   }
 
+  /** Asks the newest connection to read one runner by name (a GET at the API server). */
+  read(id: string, namespace: string, name: string): void {
+    this.current().socket.send(JSON.stringify({ type: "read", id, namespace, name }));
+  }
+
   /** Drops every agent connection without a close handshake (a network cut). */
   dropAll(): void {
     for (const c of this.connections) c.socket.terminate();

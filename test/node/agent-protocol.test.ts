@@ -114,13 +114,30 @@ describe("snapshot parts", () => {
   });
 });
 
+describe("read reports", () => {
+  it("passes a found runner, a 404 (null) and a failed read (why), and refuses a runner that is not one", () => {
+    const found = { type: "read-report", id: "r-1", runner: { namespace: "arc-runners", name: "x-1", uid: "0b3c6a52-1111-4d7e-9a59-2f1b7a6c9e10", creationTimestamp: "2026-11-30T10:00:00Z" } };
+    expect(parseAgentMessage(JSON.stringify(found))).toEqual(found);
+    expect(parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-2", runner: null }))).toEqual({ type: "read-report", id: "r-2", runner: null });
+    expect(parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-3", runner: null, why: "403" }))).toEqual({ type: "read-report", id: "r-3", runner: null, why: "403" });
+    expect(thrown(() => parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-4", runner: { name: "x" } })))).toMatch(/^read-report\.runner/);
+  });
+});
+
 describe("parseLedgerMessage", () => {
   it("passes a valid order unchanged", () => {
     expect(parseLedgerMessage(JSON.stringify(order))).toEqual(order);
   });
 
+  it("passes a valid read unchanged, and refuses one with a bad name or an extra field", () => {
+    const read = { type: "read", id: "r-1", namespace: "arc-runners", name: "arc-runners-abcde-runner-x" };
+    expect(parseLedgerMessage(JSON.stringify(read))).toEqual(read);
+    expect(thrown(() => parseLedgerMessage(JSON.stringify({ ...read, name: "Not A Name" })))).toMatch(/^read\.name: .*got "Not A Name"/);
+    expect(thrown(() => parseLedgerMessage(JSON.stringify({ ...read, uid: "x" })))).toMatch(/^read\.uid: expected no such field/);
+  });
+
   it.each([
-    ["another type", JSON.stringify({ ...order, type: "delete" }), /^type: expected one of "order", got "delete"/],
+    ["another type", JSON.stringify({ ...order, type: "delete" }), /^type: expected one of "order", "read", got "delete"/],
     ["no uid", JSON.stringify({ ...order, uid: undefined }), /^order\.uid: expected an object uid, got nothing/],
     ["a run id as text", JSON.stringify({ ...order, runId: "9001" }), /^order\.runId: .*got "9001"/],
     ["a negative run id", JSON.stringify({ ...order, runId: -1 }), /^order\.runId: .*got -1/],

@@ -177,6 +177,27 @@ describe("agent: orders", () => {
     expect(max).toBeLessThan(2000);
   });
 
+  it("answers a read with a GET at the API server, not its watch cache: the object now, null for 404, why for a namespace it does not watch", async () => {
+    const r = await rig();
+    const conn = await connected(r);
+    const runner = await r.tenant.seed(seedRunner("read-me", { workflowRunId: 510 }));
+    await r.tenant.clearCalls();
+    r.ledger.read("r-1", NS, "read-me");
+    r.ledger.read("r-2", NS, "never-there");
+    r.ledger.read("r-3", "default", "read-me");
+    const answers = await waitFor("three read reports", () => {
+      const got = ofType(conn, "read-report");
+      return got.length >= 3 ? got : undefined;
+    });
+    const byId = new Map(answers.map((a) => [a.id, a]));
+    expect(byId.get("r-1")).toMatchObject({ runner: { namespace: NS, name: "read-me", uid: runner.metadata.uid, workflowRunId: 510 } });
+    expect(byId.get("r-1")?.why).toBeUndefined();
+    expect(byId.get("r-2")).toEqual({ type: "read-report", id: "r-2", runner: null });
+    expect(byId.get("r-3")).toMatchObject({ runner: null, why: expect.stringMatching(/not watched/) });
+    const gets = (await r.tenant.calls()).filter((c) => c.method === "GET" && c.path.endsWith("/ephemeralrunners/read-me"));
+    expect(gets).toHaveLength(1); // the API server was asked (r-1); the foreign namespace was not
+  });
+
   it("refuses an order for a uid that changed: the name came back as another runner", async () => {
     const r = await rig();
     const conn = await connected(r);

@@ -143,6 +143,35 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     expect((await adminRunners(env)).runners[0]).toMatchObject({ name, state: "reaped" });
   });
 
+  it("a read by name through the agent is fresh evidence: a runner the stale view lacks and the cluster has not closes as gone", async () => {
+    const env = agentEnv();
+    const agent = await connect(env);
+    agent.readAnswer = () => null; // the API server answers 404
+    const name = "arc-runners-read0-runner-ag";
+    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
+    await sleep(50);
+    await completed(env, name, 640);
+    await settleAlarms(env);
+    expect(agent.reads).toEqual([`${NS}/${name}`]);
+    expect(agent.orders).toEqual([]);
+    expect((await adminRunners(env)).runners[0]).toMatchObject({ name, state: "gone" });
+  });
+
+  it("a read by name that finds the runner puts it in the view: it is reaped at once, without a new snapshot", async () => {
+    const env = agentEnv();
+    const agent = await connect(env);
+    const name = "arc-runners-read1-runner-ag";
+    const r = agentRunner(name, { workflowRunId: 641, jobRepositoryName: REPO });
+    agent.readAnswer = (ns, n) => (ns === NS && n === name ? r : null);
+    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
+    await sleep(50);
+    await completed(env, name, 641);
+    await settleAlarms(env);
+    expect(agent.reads).toEqual([`${NS}/${name}`]);
+    expect(agent.orders.map((o) => `${o.name} ${o.uid}`)).toEqual([`${name} ${r.uid}`]);
+    expect((await adminRunners(env)).runners[0]).toMatchObject({ name, state: "reaped" });
+  });
+
   it("the watch's remove event is fresh evidence: the runner closes as gone without a new snapshot", async () => {
     const env = agentEnv();
     const agent = await connect(env);

@@ -1,7 +1,7 @@
 // A fake in-cluster agent inside workerd: it dials GET /agent, says hello, sends
 // what a test gives it and answers orders. Shared by the agent-mode tests.
 import { expect } from "vitest";
-import type { AgentRunner, DeleteOrder } from "../../../src/cluster/agent-protocol.ts";
+import type { AgentRunner, DeleteOrder, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
 import { before, NS } from "./stack.ts";
 import { workflowJobPayload } from "./payloads.ts";
 import { call, deliver, testEnv } from "./worker.ts";
@@ -23,6 +23,10 @@ export interface Agent {
   send(message: unknown): void;
   /** Answers every order with this outcome (none: orders go unanswered). */
   answer: "deleted" | "refused" | undefined;
+  /** Reads the ledger asked for (namespace/name). */
+  reads: string[];
+  /** How a read is answered: the runner, null (404), or undefined: "cannot read" (as an agent without the API server would). */
+  readAnswer: (namespace: string, name: string) => AgentRunner | null | undefined;
 }
 
 /** An agent of the cluster "default" with AGENT_TOKEN, or of `opts.cluster` with the token given (its HMAC token, in the tests of many clusters). */
@@ -36,11 +40,20 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     ws,
     orders: [],
     answer: "deleted",
+    reads: [],
+    readAnswer: () => undefined,
     closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
     send: (m) => ws.send(JSON.stringify(m)),
   };
   ws.addEventListener("message", (e) => {
-    const order = JSON.parse(String(e.data)) as DeleteOrder;
+    const message = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
+    if (message.type === "read") {
+      agent.reads.push(`${message.namespace}/${message.name}`);
+      const runner = agent.readAnswer(message.namespace, message.name);
+      agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+      return;
+    }
+    const order = message;
     agent.orders.push(order);
     if (agent.answer) agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
   });

@@ -5,7 +5,7 @@
 // drops objects without remove events), and short outages (the link is cut, then
 // a new connection and snapshot). Orders are checked against the cluster and
 // carried out with the uid precondition, as the agent does.
-import type { AgentRunner, DeleteOrder } from "../../../src/cluster/agent-protocol.ts";
+import type { AgentRunner, DeleteOrder, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
 import type { KubeTenant } from "../../standins/kube/control.ts";
 import { call, type testEnv } from "./worker.ts";
 
@@ -16,7 +16,7 @@ export type SyncMode = "watch" | "stalled" | "relist" | "outage";
 export interface FleetAgent {
   /** One step of the agent's life before an alarm or a sweep. */
   sync(mode: SyncMode): Promise<void>;
-  figures: { stalls: number; relists: number; outages: number; orders: number };
+  figures: { stalls: number; relists: number; outages: number; orders: number; reads: number };
 }
 
 type Env = ReturnType<typeof testEnv>;
@@ -25,7 +25,7 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   let ws: WebSocket | undefined;
   /** What the ledger's view holds, by uid, as this agent last told it. */
   let told = new Map<string, AgentRunner>();
-  const figures = { stalls: 0, relists: 0, outages: 0, orders: 0 };
+  const figures = { stalls: 0, relists: 0, outages: 0, orders: 0, reads: 0 };
   const send = (m: unknown) => ws?.send(JSON.stringify(m));
 
   const current = async (): Promise<AgentRunner[]> =>
@@ -58,12 +58,22 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     return report("failed", `the API server answered ${res.status}`);
   };
 
+  // A read: the cluster's truth now (the agent's GET by name), whatever its watch has sent.
+  const read = async (r: ReadOrder): Promise<void> => {
+    figures.reads++;
+    const o = (await current()).find((x) => x.namespace === r.namespace && x.name === r.name);
+    send({ type: "read-report", id: r.id, runner: o ?? null });
+  };
+
   const connect = async (): Promise<void> => {
     const res = await call(env, new Request("https://arc-reaper.test/agent", { headers: { upgrade: "websocket", authorization: `Bearer ${FLEET_AGENT_TOKEN}` } }));
     if (res.status !== 101 || !res.webSocket) throw new Error(`fleet agent: GET /agent answered ${res.status}`);
     ws = res.webSocket;
     ws.accept();
-    ws.addEventListener("message", (e) => void order(JSON.parse(String(e.data)) as DeleteOrder));
+    ws.addEventListener("message", (e) => {
+      const m = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
+      void (m.type === "read" ? read(m) : order(m));
+    });
     send({ type: "hello", version: "0.1.0", namespaces, dryRun: false });
     await snapshot();
   };

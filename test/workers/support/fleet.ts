@@ -89,6 +89,8 @@ export interface FleetFigures {
   agentStalls: number;
   agentRelists: number;
   agentOutages: number;
+  /** Reads by name the ledger asked the agent for (a view older than a runner's facts). */
+  agentReads: number;
 }
 
 type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | "twin" | "twin-idle" | "unseen-vanish" | "unseen-explained" | ReuseKind;
@@ -618,5 +620,6 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     agentStalls: agent?.figures.stalls ?? 0,
     agentRelists: agent?.figures.relists ?? 0,
     agentOutages: agent?.figures.outages ?? 0,
+    agentReads: agent?.figures.reads ?? 0,
   };
 }
