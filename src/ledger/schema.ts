@@ -1,7 +1,8 @@
 // The ledger's schema lives in code. Each migration runs once, in order, under
 // blockConcurrencyWhile in the constructor; the one row of schema_version says
-// how far a ledger got (Durable Objects refuse PRAGMA user_version). Migrations only move forward: a rollback to older code keeps
-// working only while the schema it knows is a prefix of this one.
+// how far a ledger got (Durable Objects refuse PRAGMA user_version). Migrations only move forward,
+// and migrate() refuses a schema newer than the code's: a rollback past a schema change cannot work
+// (docs/deploy.md, "Upgrade and roll back"); roll forward with a fix instead.
 import type { Sql } from "./sql.ts";
 
 // The columns of an EphemeralRunner as the agent reports it, in both agent tables.
