@@ -9,6 +9,7 @@ import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
 import { RECONCILE_SETTLE_MS, UNSEEN_RETRY_MS } from "../reaper/sweep.ts";
 import type { Fact } from "../store/facts.ts";
 import { CountersTable } from "./counters-table.ts";
+import { DeliveriesReceived } from "./deliveries-received.ts";
 import { dueOfVerdict, verdictKey } from "./due-at.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { recordFacts } from "./record-facts.ts";
@@ -205,6 +206,7 @@ export class LedgerState implements LedgerPort {
       pruned += n;
     }
     this.redeliveries.prune(now - 3 * 86_400_000);
+    new DeliveriesReceived(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }

@@ -107,6 +107,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE agent_view (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
     `CREATE TABLE agent_snapshot (${AGENT_RUNNER_COLUMNS}) WITHOUT ROWID`,
   ],
+  [
+    // The GUIDs of signed deliveries the ledger received, kept REAPER_HISTORY_DAYS: a GUID seen
+    // again is a replay (nothing written), and redelivery asks only for GUIDs never received.
+    `CREATE TABLE IF NOT EXISTS deliveries_received (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
+    `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -94,7 +94,8 @@ async function askGithub(cases: Case[], deps: ActDeps): Promise<void> {
 
 /** A tracked job past the bound or due for a recheck: GitHub's word on it, recorded when it completed. */
 async function askAboutJob(c: Case, record: RunnerRecord, github: Github, deps: ActDeps): Promise<void> {
-  const installation = record.installationId ?? (await github.installationFor(record.repo));
+  // The installation the latest delivery named wins over the row's own (the App may have been installed again).
+  const installation = await github.installationFor(record.repo, record.installationId);
   const job = await github.job(record.repo, record.jobId, installation);
   c.asked = true;
   if (job.status === "completed" && job.completedAt) {

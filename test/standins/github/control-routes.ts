@@ -97,6 +97,12 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
       tenant.redeliveryStatusCode = code;
       return { status: 200, body: {} };
     }
+    case "PUT /deliveries-status-filter": {
+      const supported = objectBody(rawBody).supported;
+      if (typeof supported !== "boolean") throw new StandinError(400, "supported must be true or false");
+      tenant.deliveriesStatusFilter = supported;
+      return { status: 200, body: {} };
+    }
     case "GET /rate-limit":
       return { status: 200, body: rateLimitState(tenant, now) };
     case "PUT /rate-limit": {

@@ -42,6 +42,8 @@ export type GithubTenant = TenantInfo & {
   setRefuseTokens(status: 403 | 422 | null): Promise<void>;
   /** Status code the App "answered" to redeliveries made from now on (default 200). */
   setRedeliveryStatus(statusCode: number): Promise<void>;
+  /** false: the deliveries listing answers 422 to `status`, as an older GitHub Enterprise Server does. */
+  setDeliveriesStatusFilter(supported: boolean): Promise<void>;
   rateLimit(): Promise<RateLimitState>;
   setRateLimit(input: { limit?: number; remaining?: number; resetInSeconds?: number }): Promise<RateLimitState>;
   /** Expire every installation token minted so far (they then answer 401 Bad credentials). */
@@ -82,6 +84,7 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     redeliveries: () => call(`${control}/redeliveries`, "GET"),
     setRefuseTokens: (status) => done(call(`${control}/refuse-tokens`, "PUT", { status })),
     setRedeliveryStatus: (statusCode) => done(call(`${control}/redelivery-status`, "PUT", { statusCode })),
+    setDeliveriesStatusFilter: (supported) => done(call(`${control}/deliveries-status-filter`, "PUT", { supported })),
     rateLimit: () => call(`${control}/rate-limit`, "GET"),
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),

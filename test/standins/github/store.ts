@@ -66,6 +66,8 @@ export type Tenant = {
   calls: CallRecord[];
   refuseTokens: 403 | 422 | null;
   redeliveryStatusCode: number;
+  /** false: GET /app/hook/deliveries answers 422 to `status`, as older GitHub Enterprise Server versions do. */
+  deliveriesStatusFilter: boolean;
   rate: { limit: number; used: number; resetSeconds: number };
   nextJobId: number;
   nextRunId: number;
@@ -96,6 +98,7 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     calls: [],
     refuseTokens: null,
     redeliveryStatusCode: 200,
+    deliveriesStatusFilter: true,
     rate: { limit: rateLimit, used: 0, resetSeconds: Math.floor(Date.now() / 1000) + 3600 },
     nextJobId: 21_000_000_000,
     nextRunId: 11_000_000_000,
