@@ -8,6 +8,7 @@ import {
   putJob,
   putRun,
   rateLimitState,
+  removeInstallation,
   StandinError,
   type Tenant,
 } from "./store.ts";
@@ -60,6 +61,9 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
   switch (route) {
     case "POST /installations":
       return { status: 201, body: addInstallation(tenant, objectBody(rawBody) as InstallationInput) };
+    case "POST /uninstall":
+      removeInstallation(tenant, objectBody(rawBody).id);
+      return { status: 200, body: {} };
     case "PUT /runs":
       return { status: 200, body: putRun(tenant, objectBody(rawBody) as RunInput, now) };
     case "PUT /jobs":

@@ -23,6 +23,8 @@ export type * from "./types.ts";
 export type GithubTenant = TenantInfo & {
   /** Seed an installation covering some repositories, with its granted permissions. */
   addInstallation(input: InstallationInput): Promise<Installation>;
+  /** Uninstall the App from that installation: it is gone (404 on a mint) and its tokens are revoked (401). */
+  uninstall(id: number): Promise<void>;
   /** Upsert one attempt of a run; answers the run as GET .../actions/runs/{id}/attempts/{n} would. */
   putRun(input: RunInput): Promise<WorkflowRun>;
   /** Upsert a job (creating its run attempt when missing); answers the full job object. */
@@ -72,6 +74,7 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
   return {
     ...info,
     addInstallation: (input) => call(`${control}/installations`, "POST", input),
+    uninstall: (id) => done(call(`${control}/uninstall`, "POST", { id })),
     putRun: (input) => call(`${control}/runs`, "PUT", input),
     putJob: (input) => call(`${control}/jobs`, "PUT", input),
     addDelivery: (input) => call(`${control}/deliveries`, "POST", input),

@@ -150,6 +150,12 @@ export function addInstallation(tenant: Tenant, input: InstallationInput): Insta
   return installation;
 }
 
+/** The App uninstalled from an account: the installation goes, and GitHub revokes its tokens (401 from then on). */
+export function removeInstallation(tenant: Tenant, id: unknown): void {
+  if (typeof id !== "number" || !tenant.installations.delete(id)) throw new StandinError(404, `no installation ${String(id)}`);
+  for (const [token, stored] of tenant.tokens) if (stored.installationId === id) tenant.tokens.delete(token);
+}
+
 export function installationForRepo(tenant: Tenant, key: string): Installation | undefined {
   for (const installation of tenant.installations.values()) {
     if (installation.repositories.some((r) => repoKey(r) === key)) return installation;
