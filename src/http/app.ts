@@ -12,7 +12,7 @@ import { countAtDoor } from "./door-counts.ts";
 import { shedFloods } from "./shed-floods.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
-import { seedHistoryRoute } from "./test-hooks-route.ts";
+import { ledgerLoopRoute, ledgerReceiveRoute, seedHistoryRoute } from "./test-hooks-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 import { logLine } from "../log.ts";
 import { deepHealthz, healthz } from "./health-route.ts";
@@ -85,6 +85,8 @@ export function createApp(): Hono<AppEnv> {
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, throttleBearer("metrics"), requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.post("/test/seed-history", requireSettings, requireAdmin, (c) => seedHistoryRoute(c, c.get("settings")));
+  app.post("/test/ledger-receive", requireSettings, (c) => ledgerReceiveRoute(c, c.get("settings")));
+  app.post("/test/ledger-loop", requireSettings, (c) => ledgerLoopRoute(c, c.get("settings")));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   return app;
 }

@@ -14,13 +14,16 @@ interface RateLimitBinding {
   limit(options: { key: string }): Promise<{ success: boolean }>;
 }
 
+const LOCAL = new Set(["unknown", "127.0.0.1", "0:0:0:0::/64"]);
+
 const isLimiter = (v: unknown): v is RateLimitBinding => typeof v === "object" && v !== null && typeof (v as { limit?: unknown }).limit === "function";
 
 export async function shedFloods(c: Context<AppEnv>, next: Next): Promise<Response | void> {
   const limiter = c.env.FRONT_DOOR;
-  // Cloudflare always sets CF-Connecting-IP; without it (local tools) there is no address to count by.
+  // Cloudflare always sets CF-Connecting-IP, never to a loopback address: without one, or with
+  // loopback (wrangler dev, local tools, the bench), there is no stranger to count.
   const client = clientAddress(c.req.header("cf-connecting-ip"));
-  if (isLimiter(limiter) && client !== "unknown") {
+  if (isLimiter(limiter) && !LOCAL.has(client)) {
     const { success } = await limiter.limit({ key: client });
     if (!success) {
       if (c.req.path === "/webhook") countAtDoor(c, rawLedgerName(c.env), c.req.header("x-github-event") ?? "", "shed");

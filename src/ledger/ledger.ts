@@ -28,6 +28,7 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import { knownInstallations } from "./known-installations.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
+import { receiveLoop } from "./receive-loop.ts";
 import { seedHistory } from "./seed-history.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
@@ -251,6 +252,12 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async useTestSettings(vars: Record<string, string>): Promise<void> {
     if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: test settings are refused unless ${TEST_HOOKS}=on`);
     new MemoryTable(this.sql).set("test-settings", vars);
+  }
+
+  /** Bench only: `count` recorded deliveries made in here, one after another; refused unless ARC_REAPER_TEST_HOOKS=on. */
+  async receiveLoop(first: number, count: number): Promise<{ count: number; ms: number; perSecond: number }> {
+    if (this.env[TEST_HOOKS] !== "on") throw new Error(`arc-reaper ledger: receiveLoop is refused unless ${TEST_HOOKS}=on`);
+    return receiveLoop((d) => this.receive(d), first, count);
   }
 
   /** Bench only: inserts closed rows of history in one statement; refused unless ARC_REAPER_TEST_HOOKS=on. */
