@@ -39,21 +39,24 @@ export async function measureLedgerRate(log: (line: string) => void): Promise<Le
       log(`  in the ledger, one after another: ${LEDGER_RATE.loopCount} in ${seconds.toFixed(2)} s = ${(LEDGER_RATE.loopCount / seconds).toFixed(0)}/s`);
     }
     rows.push({ how: `inside the ledger, one after another (${LEDGER_RATE.loopRounds} × ${LEDGER_RATE.loopCount.toLocaleString("en-US")}, median)`, perSecond: percentile(loopRates, 50), p50Ms: null, p99Ms: null, errors: 0 });
-    const levels = [...LEDGER_RATE.concurrency.map((c) => ({ concurrency: c, dry: false })), { concurrency: 8, dry: true }];
-    for (const { concurrency, dry } of levels) {
+    const levels: { concurrency: number; mode: "" | "rpc" | "dry" }[] = [...LEDGER_RATE.concurrency.map((c) => ({ concurrency: c, mode: "" as const })), { concurrency: 8, mode: "rpc" }, { concurrency: 8, mode: "dry" }];
+    for (const { concurrency, mode } of levels) {
       const latencies: number[] = [];
       let requests = 0;
       let seconds = 0;
       let errors = 0;
       for (let round = 0; round < LEDGER_RATE.rounds; round++) {
-        const r = await loadFromSecondProcess({ url: `${stack.url}/test/ledger-receive${dry ? "?dry=1" : ""}`, secret, concurrency, warmupMs: LEDGER_RATE.warmupMs, durationMs: LEDGER_RATE.durationMs, firstJobId: first + 10_000_000 });
+        const r = await loadFromSecondProcess({ url: `${stack.url}/test/ledger-receive${mode ? `?${mode}=1` : ""}`, secret, concurrency, warmupMs: LEDGER_RATE.warmupMs, durationMs: LEDGER_RATE.durationMs, firstJobId: first + 10_000_000 });
         first += r.sent + 1;
         latencies.push(...r.latenciesMs);
         requests += r.requests;
         seconds += r.seconds;
         errors += r.errors;
       }
-      const how = dry ? `the same route without the ledger call (the floor: wrangler dev, the Worker, JSON), ${concurrency} connections` : `over RPC from the Worker, ${concurrency} connection${concurrency === 1 ? "" : "s"}`;
+      const how =
+        mode === "dry" ? `the same route without the ledger call (the floor: wrangler dev, the Worker, JSON), ${concurrency} connections`
+        : mode === "rpc" ? `the same route with an RPC that writes nothing instead of receive, ${concurrency} connections`
+        : `over RPC from the Worker, ${concurrency} connection${concurrency === 1 ? "" : "s"}`;
       const row = { how, perSecond: requests / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
       log(`  ${row.how}: ${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms, ${errors} errors`);
       rows.push(row);

@@ -32,6 +32,11 @@ export async function ledgerReceiveRoute(c: Context<AppEnv>, settings: Settings)
   if (outcome.kind !== "facts") return c.json({ error: `not a recorded delivery: ${outcome.kind}` }, 400);
   // ?dry=1: everything but the ledger, so the bench can tell the ledger's share from the rest.
   if (c.req.query("dry") === "1") return c.json({ outcome: "dry", facts: outcome.facts.length }, 202);
+  // ?rpc=1: a call to the ledger that writes nothing, to tell the RPC from the stored write.
+  if (c.req.query("rpc") === "1") {
+    await ledgerFor(c.env, settings.ledgerName).idle();
+    return c.json({ outcome: "rpc", facts: outcome.facts.length }, 202);
+  }
   const receipt = await ledgerFor(c.env, settings.ledgerName).receive({ event: "workflow_job", guid, facts: outcome.facts });
   return c.json(receipt, 202);
 }
