@@ -114,4 +114,15 @@ describe("the GitHub client and revoked tokens", () => {
     expect((await github.job(REPO, Number(job.id), await github.installationFor(REPO))).id).toBe(Number(job.id));
     expect((await tenant.tokenRequests()).length).toBe(2);
   });
+
+  it("a mint answered with a rate limit is a back-off, never a revoked installation", async () => {
+    const tenant = await createGithubTenant(inject("githubStandinUrl"));
+    await tenant.addInstallation({ id: 4242, repositories: [REPO] });
+    const cache = newGithubCache();
+    const github = createGithub({ apiUrl: tenant.baseUrl, appId: String(tenant.appId), privateKey: tenant.privateKeyPkcs1, budget: newCallBudget(100), cache });
+    await tenant.addFault({ match: { pathIncludes: "access_tokens" }, status: 429, times: 1 });
+    await expect(github.installationToken(4242)).rejects.toThrow(/rate limit/);
+    expect(cache.memory.installationRevoked(4242)).toBe(false);
+    expect(cache.memory.rate("app").blockedUntil()).toBeGreaterThan(Date.now());
+  });
 });
