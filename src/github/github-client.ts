@@ -4,7 +4,8 @@
 import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { RequestError } from "@octokit/request-error";
-import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget, type RateLimitState } from "./call-budget.ts";
+import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "./call-budget.ts";
+import type { GithubCache } from "./github-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
 
 const TOKEN_PERMISSIONS = { actions: "read" } as const;
@@ -13,52 +14,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
 export const INSTALLATION_RETRY_MS = 3_600_000;
 
-/** What must outlive an isolate: installations of repositories and back-offs per scope. The ledger keeps it. */
-export interface GithubMemory {
-  /** The installation of a repository: the one its latest delivery named, or the one looked up. */
-  installation(repo: string): number | undefined;
-  rememberInstallation(repo: string, id: number): void;
-  /** A token for the repository was refused (401): look its installation up again. */
-  forgetInstallation(repo: string): void;
-  /** The installation was uninstalled or suspended: forgotten for every repository, and not used again for a while. */
-  revokeInstallation(id: number, until: number): void;
-  installationRevoked(id: number): boolean;
-  /** Until when a failed look-up of the repository's installation is not tried again (ms), or 0. */
-  installationFailedUntil(repo: string): number;
-  rememberInstallationFailure(repo: string, until: number): void;
-  /** "app" for App (JWT) requests, the installation id for the rest. */
-  rate(scope: string): RateLimitState;
-}
-
-/** Installation tokens are only a cache of the isolate; the memory is the ledger's. */
-export interface GithubCache {
-  tokens: Map<number, { token: string; expiresAt: number }>;
-  memory: GithubMemory;
-}
-
-/** A cache whose memory lives only as long as the object (for tests of the client alone). */
-export function newGithubCache(): GithubCache {
-  const installations = new Map<string, number>();
-  const failed = new Map<string, number>();
-  const blocked = new Map<string, number>();
-  const revoked = new Map<number, number>();
-  return {
-    tokens: new Map(),
-    memory: {
-      installation: (repo) => installations.get(repo),
-      rememberInstallation: (repo, id) => void installations.set(repo, id),
-      forgetInstallation: (repo) => void installations.delete(repo),
-      revokeInstallation: (id, until) => {
-        revoked.set(id, until);
-        for (const [repo, known] of installations) if (known === id) installations.delete(repo);
-      },
-      installationRevoked: (id) => (revoked.get(id) ?? 0) > Date.now(),
-      installationFailedUntil: (repo) => failed.get(repo) ?? 0,
-      rememberInstallationFailure: (repo, until) => void failed.set(repo, until),
-      rate: (scope) => ({ blockedUntil: () => blocked.get(scope) ?? 0, block: (until) => void blocked.set(scope, until) }),
-    },
-  };
-}
+export { newGithubCache, type GithubCache, type GithubMemory } from "./github-memory.ts";
 
 export interface GithubJob {
   id: number;
