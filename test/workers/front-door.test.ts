@@ -141,3 +141,11 @@ describe("bearer tokens share the login's throttle", () => {
     expect((await get(env, "/admin/runners", ADMIN_TOKEN)).status).toBe(429);
   });
 });
+
+describe("bench-only routes", () => {
+  it.each(["/test/ledger-receive", "/test/ledger-loop?count=1"])("%s answers 404 unless ARC_REAPER_TEST_HOOKS=on", async (path) => {
+    const env = testEnv();
+    const res = await call(env, new Request(`https://arc-reaper.test${path}`, { method: "POST", body: "{}" }));
+    expect(res.status).toBe(404);
+  });
+});
