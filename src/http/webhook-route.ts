@@ -1,4 +1,3 @@
-import { Webhooks } from "@octokit/webhooks";
 import type { Context } from "hono";
 import { factsFromWebhook } from "../github/facts-from-webhook.ts";
 import { logLine } from "../log.ts";
@@ -7,14 +6,7 @@ import type { AppEnv } from "./app-env.ts";
 import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { countAtDoor, type DoorExtras } from "./door-counts.ts";
-
-// One verifier per settings (per isolate), not one per delivery on the hot path.
-const verifiers = new WeakMap<Settings, Webhooks>();
-function verifierFor(settings: Settings): Webhooks {
-  let verifier = verifiers.get(settings);
-  if (!verifier) verifiers.set(settings, (verifier = new Webhooks({ secret: settings.webhookSecret })));
-  return verifier;
-}
+import { verifySignature } from "./verify-signature.ts";
 
 const WORKFLOW_EVENTS = new Set(["workflow_job", "workflow_run"]);
 
@@ -36,15 +28,16 @@ export async function receiveWebhook(c: Context<AppEnv>, settings: Settings): Pr
   };
 
   if (!signature) return answer(401, "rejected", "X-Hub-Signature-256 header is missing");
-  const body = await c.req.text();
-  const verified = await verifierFor(settings).verify(body, signature).catch(() => false);
+  // The signature is over the raw bytes; the text is decoded only after it matched.
+  const raw = new Uint8Array(await c.req.arrayBuffer());
+  const verified = await verifySignature(settings, raw, signature).catch(() => false);
   if (!verified) return answer(401, "rejected", "X-Hub-Signature-256 does not match the body (check GITHUB_WEBHOOK_SECRET)");
   if (!event) return answer(400, "invalid", "X-GitHub-Event header is missing");
   if (!delivery) return answer(400, "invalid", "X-GitHub-Delivery header is missing");
 
   let payload: unknown;
   try {
-    payload = JSON.parse(body);
+    payload = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(raw));
   } catch (e) {
     return answer(400, "invalid", `body is not valid JSON: ${(e as Error).message}`);
   }

@@ -201,3 +201,28 @@ describe("facts", () => {
     expect(runners).toEqual([expect.objectContaining({ name: "arc-runners-abcde-runner-r2", state: "running" })]);
   });
 });
+
+describe("POST /webhook signature header shapes", () => {
+  it.each([
+    ["sha1, not sha256", (hex: string) => `sha1=${hex.slice(0, 40)}`],
+    ["too short", (hex: string) => `sha256=${hex.slice(0, 62)}`],
+    ["not hex", (hex: string) => `sha256=${"z".repeat(64)}${hex.slice(64)}`],
+    ["one digit off", (hex: string) => `sha256=${hex.slice(0, 63)}${hex[63] === "0" ? "1" : "0"}`],
+  ])("refuses a signature that is %s: 401, nothing recorded", async (_what, change) => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.set("x-hub-signature-256", change(headers.get("x-hub-signature-256")!.slice("sha256=".length)));
+    const res = await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }));
+    expect(res.status).toBe(401);
+    expect(await ledgerRows(env)).toBe(0);
+  });
+
+  it("accepts the signature in upper-case hex, as the same bytes", async () => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.set("x-hub-signature-256", `sha256=${headers.get("x-hub-signature-256")!.slice("sha256=".length).toUpperCase()}`);
+    expect((await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }))).status).toBe(202);
+  });
+});
