@@ -9,6 +9,8 @@ import { countAtDoor, type DoorExtras } from "./door-counts.ts";
 import { verifySignature } from "./verify-signature.ts";
 
 const WORKFLOW_EVENTS = new Set(["workflow_job", "workflow_run"]);
+// One decoder per isolate (a decoder without streaming keeps no state between calls).
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * POST /webhook: verify and parse here, record the facts in the ledger, then
@@ -37,7 +39,7 @@ export async function receiveWebhook(c: Context<AppEnv>, settings: Settings): Pr
 
   let payload: unknown;
   try {
-    payload = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(raw));
+    payload = JSON.parse(UTF8.decode(raw));
   } catch (e) {
     return answer(400, "invalid", `body is not valid JSON: ${(e as Error).message}`);
   }
