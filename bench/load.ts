@@ -86,7 +86,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           agent,
           host: url.hostname,
           port: url.port,
-          path: url.pathname,
+          path: `${url.pathname}${url.search}`,
           method: "POST",
           headers: {
             "content-type": "application/json",

@@ -1,17 +1,19 @@
-// npm run bench: five tables, printed and written to BENCHMARKS.md.
+// npm run bench: the tables below, printed and written to BENCHMARKS.md.
 //   1. webhook intake under load, beside a signature-only baseline, with a CPU profile (measured)
 //   2. sweep cost against history: 300 live runners, 0 / 10,000 / 100,000 closed rows (measured)
 //   3. one sweep over 10,000 live runners, first and steady state, with a CPU profile (measured)
 //   4. the alarm's latency on a sample (measured), then one synthetic day through
 //      arc-reaper and a polling reaper (simulated, with those latencies)
 // Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 30 minutes.
-//   npm run bench -- --only=intake,history,sweep,day   run some tables; BENCHMARKS.md is written only when all ran
+//   5. recorded deliveries one ledger sustains, the ledger alone (measured)
+//   npm run bench -- --only=intake,history,sweep,day,ledger   run some tables; BENCHMARKS.md is written only when all ran
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
 import { measureAlarmLatency } from "./alarm-latency.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
+import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
@@ -24,7 +26,7 @@ export const HISTORY_LIVE = 300;
 export const BIG_SWEEP = 10_000;
 export const ALARM_SAMPLES = 20;
 
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day"];
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day", "ledger"];
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 // The stacks kill their process groups on exit, so exiting here leaves nothing behind.
@@ -87,12 +89,19 @@ if (only.includes("day")) {
   for (const f of day.result.facts) log(`- ${f}`);
 }
 
+let ledger: Report["ledger"];
+if (only.includes("ledger")) {
+  log("\n5. Recorded deliveries one ledger sustains (wrangler dev, the ledger alone)");
+  ledger = await section("ledger", () => measureLedgerRate(log));
+  log(`\n${ledgerRateTable(ledger)}`);
+}
+
 const seconds = (performance.now() - started) / 1000;
 const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
 if (intake && history && big && day) {
   const path = join(ROOT, "BENCHMARKS.md");
-  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day };
+  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, ...(ledger ? { ledger } : {}) };
   await writeFile(path, renderReport(report));
   // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
   await writeFile(join(ROOT, "bench-results.json"), `${JSON.stringify(report, null, 1)}\n`);

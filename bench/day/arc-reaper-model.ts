@@ -10,8 +10,8 @@
 //   (bench/alarm-latency.ts), judges it with the real judge and deletes at once
 //   (a cluster GET and DELETE, 0 GitHub calls); a "wait" is due again at its time;
 // - a sweep a minute, the net: judge every open runner; every
-//   DELIVERIES_EVERY_MS list the deliveries since the previous listing (minus a
-//   2-minute overlap), 100 a page, and ask redelivery of each failed
+//   DELIVERIES_EVERY_MS list the failed deliveries (status=failure) since the previous
+//   listing (minus a 2-minute overlap), 100 a page, and ask redelivery of each failed
 //   workflow_job/workflow_run GUID once (at most half the budget); ask GitHub
 //   only about runners past the bound, or busy runners without facts for 3
 //   minutes (run, then the run's jobs); delete at most 50;
@@ -196,7 +196,8 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     const listing = t - lastListingAt >= m.deliveriesEveryMs;
     if (listing) lastListingAt = t;
     const since = Math.max(t - m.lookbackMs, listedUntil - m.listingOverlapMs);
-    const listed = countBetween(trace.deliveries, since, t) + redeliveredAt.filter((r) => r >= since && r <= t).length;
+    // status=failure: only the failed attempts are listed (the redeliveries here succeed, so they are not).
+    const listed = failed.filter((f) => f.listedFrom <= t && f.delivery.at >= since).length;
     const pages = listing ? Math.floor(listed / m.deliveriesPerPage) + 1 : 0; // the page with an older delivery ends the listing
     let listedAll = listing;
     for (let p = 0; p < pages; p++) {

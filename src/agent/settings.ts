@@ -36,7 +36,8 @@ function readUrl(raw: string | undefined, problems: string[]): { reaperUrl: stri
   try {
     url = new URL(raw.trim());
   } catch {
-    problems.push(`ARC_REAPER_URL is not a URL: ${JSON.stringify(raw)}`);
+    // Never echoed: a value that does not parse may still hold credentials.
+    problems.push(`ARC_REAPER_URL is not a URL (${raw.trim().length} characters; the value is not shown)`);
     return undefined;
   }
   const loopback = LOOPBACK_HOSTS.has(url.hostname);

@@ -78,6 +78,12 @@ export function isNotFound(e: unknown): boolean {
   return statusBody(e)?.["code"] === 404;
 }
 
+/** A 409 that the API server said (a Status with code 409): on a DELETE, the uid precondition failed: the object we judged is gone. */
+export function isConflict(e: unknown): boolean {
+  if (!(e instanceof ApiException) || e.code !== 409) return false;
+  return statusBody(e)?.["code"] === 409;
+}
+
 export function statusOf(e: unknown): number | null {
   if (e instanceof ApiException) return e.code;
   if (e instanceof UnacceptableAnswer) return e.status;

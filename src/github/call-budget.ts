@@ -44,7 +44,11 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
     const limit = response.headers.get("x-ratelimit-limit");
     if (limit !== null && /^\d+$/.test(limit)) budget.rateLimitLimit = Number(limit);
     const backOff = await backOffUntil(response, now);
-    if (backOff !== null) rate.block(backOff);
+    if (backOff !== null) {
+      // A rate limit is a back-off, never an answer: no caller may read it as "not installed" or "not found".
+      rate.block(backOff);
+      throw new GithubRateLimited(`GitHub answered ${response.status}, a rate limit: waiting until ${new Date(backOff).toISOString()}`);
+    }
     return response;
   };
 }
@@ -58,7 +62,8 @@ async function backOffUntil(response: Response, now: number): Promise<number | n
   if (retryAfter !== null && /^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
   if (response.headers.get("x-ratelimit-remaining") === "0") {
     const reset = response.headers.get("x-ratelimit-reset");
-    if (reset !== null && /^\d+$/.test(reset)) return Number(reset) * 1000;
+    // The primary limit: until it resets (at least a minute when GitHub did not say when).
+    return reset !== null && /^\d+$/.test(reset) ? Math.max(Number(reset) * 1000, now + 1000) : now + 60_000;
   }
   // A 429, or a 403 that says it is a secondary limit, without a hint: GitHub asks for at least a minute.
   if (response.status === 429) return now + 60_000;

@@ -2,9 +2,11 @@
 // verified the signature and parsed the JSON; this checks the shape.
 import type { Fact } from "../model/facts.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
+import { installationChange, type InstallationChange } from "./installation-from-webhook.ts";
 
 export type WebhookOutcome =
   | { kind: "facts"; facts: Fact[]; summary: string }
+  | { kind: "installation"; change: InstallationChange; summary: string }
   | { kind: "ignored"; why: string }
   | { kind: "invalid"; error: string };
 
@@ -41,6 +43,9 @@ export function factsFromWebhook(event: string, deliveryId: string, payload: unk
     if (event === "workflow_run" && action === "completed") {
       return fromWorkflowRun(deliveryId, payload);
     }
+    const change = installationChange(event, payload);
+    if (change && "error" in change) return { kind: "invalid", error: change.error };
+    if (change) return { kind: "installation", change, summary: `${event}.${String(action)}: installation ${change.id}` };
   } catch (e) {
     if (e instanceof Invalid) return { kind: "invalid", error: `${event}.${String(action)}: ${e.message}` };
     throw e;

@@ -4,7 +4,8 @@
 import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { RequestError } from "@octokit/request-error";
-import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget, type RateLimitState } from "./call-budget.ts";
+import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "./call-budget.ts";
+import type { GithubCache } from "./github-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import type { JobNames } from "../model/facts.ts";
@@ -15,39 +16,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
 export const INSTALLATION_RETRY_MS = 3_600_000;
 
-/** What must outlive an isolate: installations of repositories and back-offs per scope. The ledger keeps it. */
-export interface GithubMemory {
-  installation(repo: string): number | undefined;
-  rememberInstallation(repo: string, id: number): void;
-  /** Until when a failed look-up of the repository's installation is not tried again (ms), or 0. */
-  installationFailedUntil(repo: string): number;
-  rememberInstallationFailure(repo: string, until: number): void;
-  /** "app" for App (JWT) requests, the installation id for the rest. */
-  rate(scope: string): RateLimitState;
-}
-
-/** Installation tokens are only a cache of the isolate; the memory is the ledger's. */
-export interface GithubCache {
-  tokens: Map<number, { token: string; expiresAt: number }>;
-  memory: GithubMemory;
-}
-
-/** A cache whose memory lives only as long as the object (for tests of the client alone). */
-export function newGithubCache(): GithubCache {
-  const installations = new Map<string, number>();
-  const failed = new Map<string, number>();
-  const blocked = new Map<string, number>();
-  return {
-    tokens: new Map(),
-    memory: {
-      installation: (repo) => installations.get(repo),
-      rememberInstallation: (repo, id) => void installations.set(repo, id),
-      installationFailedUntil: (repo) => failed.get(repo) ?? 0,
-      rememberInstallationFailure: (repo, until) => void failed.set(repo, until),
-      rate: (scope) => ({ blockedUntil: () => blocked.get(scope) ?? 0, block: (until) => void blocked.set(scope, until) }),
-    },
-  };
-}
+export { newGithubCache, type GithubCache, type GithubMemory } from "./github-memory.ts";
 
 export interface GithubJob {
   id: number;
@@ -109,18 +78,42 @@ export function createGithub(opts: GithubOptions) {
   async function installationToken(installationId: number): Promise<string> {
     const cached = opts.cache.tokens.get(installationId);
     if (cached && cached.expiresAt - TOKEN_REFRESH_MARGIN_MS > Date.now()) return cached.token;
-    const { data } = await call(`minting a token for installation ${installationId}`, () =>
-      app.octokit.request("POST /app/installations/{installation_id}/access_tokens", {
-        installation_id: installationId,
-        permissions: TOKEN_PERMISSIONS,
-      }),
-    );
+    let data: { token: string; expires_at: string };
+    try {
+      ({ data } = await call(`minting a token for installation ${installationId}`, () =>
+        app.octokit.request("POST /app/installations/{installation_id}/access_tokens", {
+          installation_id: installationId,
+          permissions: TOKEN_PERMISSIONS,
+        }),
+      ));
+    } catch (e) {
+      // Uninstalled (404) or refused (401): the id is dead; its repositories are looked up again.
+      if (e instanceof GithubError && (e.status === 401 || e.status === 404)) {
+        opts.cache.tokens.delete(installationId);
+        opts.cache.memory.revokeInstallation(installationId, Date.now() + INSTALLATION_RETRY_MS);
+      }
+      throw e;
+    }
     opts.cache.tokens.set(installationId, { token: data.token, expiresAt: Date.parse(data.expires_at) });
     return data.token;
   }
 
   async function asInstallation(installationId: number): Promise<Octokit> {
     return new (clientFor(String(installationId)))({ auth: await installationToken(installationId) });
+  }
+
+  /** A REST read as the installation: a 401 (the token was revoked) drops the token and the repository's installation. */
+  async function readAs<T>(repo: string, installationId: number, what: string, send: (octokit: Octokit) => Promise<T>): Promise<T> {
+    const octokit = await asInstallation(installationId);
+    try {
+      return await call(what, () => send(octokit));
+    } catch (e) {
+      if (e instanceof GithubError && e.status === 401) {
+        opts.cache.tokens.delete(installationId);
+        opts.cache.memory.forgetInstallation(repo);
+      }
+      throw e;
+    }
   }
 
   const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
@@ -131,10 +124,15 @@ export function createGithub(opts: GithubOptions) {
     /** A token for the installation: from the cache, else minted (restricted to actions:read). */
     installationToken,
 
-    /** The installation that covers a repository (App JWT), remembered in the ledger. */
-    async installationFor(repo: string): Promise<number> {
+    /**
+     * The installation that covers a repository: the one its latest delivery named (or an earlier
+     * look-up found), else `named` (what the runner's facts say) unless it was revoked, else
+     * looked up with the App JWT and remembered in the ledger.
+     */
+    async installationFor(repo: string, named?: number): Promise<number> {
       const cached = opts.cache.memory.installation(repo);
       if (cached !== undefined) return cached;
+      if (named !== undefined && !opts.cache.memory.installationRevoked(named)) return named;
       const failedUntil = opts.cache.memory.installationFailedUntil(repo);
       if (failedUntil > Date.now()) {
         throw new GithubError(null, `the installation for ${repo} could not be found; not asked again before ${new Date(failedUntil).toISOString()}`);
@@ -151,21 +149,24 @@ export function createGithub(opts: GithubOptions) {
         }
         throw e;
       }
+      if (opts.cache.memory.installationRevoked(data.id)) {
+        // Suspended: GitHub still names it, and its tokens are refused. Asked again after a while.
+        opts.cache.memory.rememberInstallationFailure(repo, Date.now() + INSTALLATION_RETRY_MS);
+        throw new GithubError(null, `the installation ${data.id} of ${repo} was refused a token (uninstalled or suspended); not asked again before ${new Date(Date.now() + INSTALLATION_RETRY_MS).toISOString()}`);
+      }
       opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
     },
 
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
-      const octokit = await asInstallation(installationId);
-      const { data } = await call(`reading job ${jobId} in ${repo}`, () =>
+      const { data } = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),
       );
       return toJob(data);
     },
 
     async run(repo: string, runId: number, installationId: number): Promise<GithubRun> {
-      const octokit = await asInstallation(installationId);
-      const { data } = await call(`reading run ${runId} in ${repo}`, () =>
+      const { data } = await readAs(repo, installationId, `reading run ${runId} in ${repo}`, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
       );
       return {
@@ -180,9 +181,8 @@ export function createGithub(opts: GithubOptions) {
      * ran on an earlier runner of that name and are passed over.
      */
     async runnerJob(repo: string, runId: number, runner: string, installationId: number, startedNotBefore?: number): Promise<GithubJob | undefined> {
-      const octokit = await asInstallation(installationId);
       for (let page = 1; ; page++) {
-        const { data } = await call(`listing the jobs of run ${runId} in ${repo}`, () =>
+        const { data } = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, (octokit) =>
           octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
             owner: ownerOf(repo),
             repo: nameOf(repo),
@@ -201,18 +201,23 @@ export function createGithub(opts: GithubOptions) {
     },
 
     /**
-     * The App's webhook deliveries since `since`, newest first, paging with the cursor
+     * The App's webhook deliveries since `since` (only failed or succeeded ones with `status`), newest first, paging with the cursor
      * (from `cursor` when resuming). Stops before a page when `stop()` says so:
      * then `complete` is false and `cursor` says where to go on.
      */
-    async deliveriesSince(since: number, opts: { cursor?: string; stop?: () => boolean } = {}): Promise<{ deliveries: HookDelivery[]; complete: boolean; cursor?: string }> {
+    async deliveriesSince(
+      since: number,
+      opts: { cursor?: string; stop?: () => boolean; status?: "failure" | "success" } = {},
+    ): Promise<{ deliveries: HookDelivery[]; complete: boolean; cursor?: string }> {
       const deliveries: HookDelivery[] = [];
       let cursor = opts.cursor;
       for (let first = true; ; first = false) {
         if (!first && opts.stop?.()) return { deliveries, complete: false, cursor };
-        const response = await call("listing webhook deliveries", () =>
+        const response = await call(`listing ${opts.status ? `${opts.status} ` : ""}webhook deliveries`, () =>
           app.octokit.request("GET /app/hook/deliveries", {
             per_page: 100,
+            // failure: status codes 400-599 only; success: 200-399 (apps/list-webhook-deliveries).
+            ...(opts.status ? { status: opts.status } : {}),
             ...(cursor ? { cursor } : {}),
             // Delivery ids exceed 2^53: read the body ourselves so no digit is lost.
             request: { parseSuccessResponseBody: false },

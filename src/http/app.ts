@@ -7,7 +7,10 @@ import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
 import { adminNotFound } from "./admin-not-found.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
-import { ledgerFor, rawLedgerName } from "../ledger/ledger-for.ts";
+import { rawLedgerName } from "../ledger/ledger-for.ts";
+import { throttleBearer } from "./bearer-throttle.ts";
+import { countAtDoor } from "./door-counts.ts";
+import { shedFloods } from "./shed-floods.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
@@ -32,10 +35,9 @@ async function requireSettings(c: Context<AppEnv>, next: Next): Promise<Response
   await next();
 }
 
-/** Answers given before the settings are known to be good are counted too, without holding the answer back. */
+/** Answers given before the settings are known to be good are counted too, in the isolate (door-counts.ts). */
 function countEarlyAnswer(c: Context<AppEnv>, outcome: "misconfigured" | "too_large"): void {
-  const event = c.req.header("x-github-event") ?? "";
-  c.executionCtx.waitUntil(ledgerFor(c.env, rawLedgerName(c.env)).count(event, outcome).catch(() => undefined));
+  countAtDoor(c, rawLedgerName(c.env), c.req.header("x-github-event") ?? "", outcome);
 }
 
 async function requireAdmin(c: Context<AppEnv>, next: Next): Promise<Response | void> {
@@ -56,8 +58,11 @@ async function requireMetricsToken(c: Context<AppEnv>, next: Next): Promise<Resp
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  // Before any work: a flood from one address is shed (the agent's socket excepted: it reconnects on its own schedule).
+  app.use("*", async (c, next) => (c.req.path === "/agent" ? next() : shedFloods(c, next)));
+  const admin = throttleBearer("admin");
   app.get("/healthz", (c) => healthz(c));
-  app.get("/healthz/deep", requireSettings, requireAdmin, (c) => deepHealthz(c));
+  app.get("/healthz/deep", requireSettings, admin, requireAdmin, (c) => deepHealthz(c));
   app.post(
     "/webhook",
     bodyLimit({
@@ -70,16 +75,16 @@ export function createApp(): Hono<AppEnv> {
     requireSettings,
     (c) => receiveWebhook(c, c.get("settings")),
   );
-  app.get("/admin/runners", requireSettings, requireAdmin, (c) => listRunners(c, c.get("settings")));
-  app.get("/admin/runners/:name", requireSettings, storyPageOrNext, requireAdmin, (c) => runnerStory(c, c.get("settings")));
-  app.get("/admin", requireSettings, (c) => adminPage(c, c.get("settings")));
+  app.get("/admin/runners", requireSettings, admin, requireAdmin, (c) => listRunners(c, c.get("settings")));
+  app.get("/admin/runners/:name", requireSettings, admin, storyPageOrNext, requireAdmin, (c) => runnerStory(c, c.get("settings")));
+  app.get("/admin", requireSettings, admin, (c) => adminPage(c, c.get("settings")));
   app.get("/admin/login", requireSettings, (c) => adminLoginForm(c, c.get("settings")));
   app.post("/admin/login", loginBodyLimit, requireSettings, (c) => adminLogin(c, c.get("settings")));
   app.post("/admin/logout", requireSettings, (c) => adminLogout(c, c.get("settings")));
-  app.post("/admin/pause", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
-  app.post("/admin/resume", requireSettings, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
+  app.post("/admin/pause", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
+  app.post("/admin/resume", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
-  app.get("/metrics", requireSettings, requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
+  app.get("/metrics", requireSettings, throttleBearer("metrics"), requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) => (c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)));
   return app;
 }

@@ -23,19 +23,30 @@ import { adminView, type AdminView } from "./admin-view.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } from "./receive-delivery.ts";
 import { LedgerState } from "./ledger-state.ts";
 import { lastSweepOf, ledgerQueries, type LastSweep, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
 import { migrate } from "./schema.ts";
 import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import { knownInstallations } from "./known-installations.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
-import { SessionsTable, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
+import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
 
+/** What the Worker counted at its door (in its isolate) since its last flush. */
+export interface DoorBatch {
+  counts: { event: string; outcome: DeliveryOutcome; n: number }[];
+  /** GUIDs of signed deliveries answered without facts (ignored), so that redelivery passes them over. */
+  received: string[];
+  /** The installation each of those deliveries named, per repository. */
+  installations: { repo: string; id: number }[];
+}
+
 export interface Receipt {
+  outcome: Received["outcome"];
   /** Rows this delivery wrote (facts and the delivery counter). */
   rowsWritten: number;
   changed: number;
@@ -57,19 +68,26 @@ export class Ledger extends DurableObject<WorkerEnv> {
     void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
   }
 
-  /** A webhook's facts, recorded idempotently, and the delivery counted. */
-  async receive(delivery: { event: string; outcome: DeliveryOutcome; facts: Fact[] }): Promise<Receipt> {
+  /** A signed delivery: a replay is only counted; its facts are recorded idempotently, and the delivery counted. */
+  async receive(delivery: SignedDelivery): Promise<Receipt> {
     const before = this.cost();
-    const state = this.state(this.settings());
-    const changed = state.record(delivery.facts, Date.now());
-    countDelivery(state.counters, delivery.event, delivery.outcome);
+    const settings = this.settings();
+    const state = this.state(settings);
+    const { outcome, changed } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
     if (changed.length > 0) await this.rearm(state);
-    return { rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
+    return { outcome, rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
   }
 
-  /** A delivery answered without recording anything (rejected, invalid, ignored, too large, misconfigured). */
-  async count(event: string, outcome: DeliveryOutcome): Promise<void> {
-    countDelivery(new CountersTable(this.sql), event, outcome);
+  /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
+  async countBatch(batch: DoorBatch): Promise<void> {
+    const counters = new CountersTable(this.sql);
+    for (const { event, outcome, n } of batch.counts) countDelivery(counters, event, outcome, n);
+    rememberBatch(this.sql, new MemoryTable(this.sql), batch, Date.now());
+  }
+
+  /** A bearer token on an admin or metrics route: the login's throttle per client address. */
+  async bearer(attempt: { client: string; tokenMatches: boolean; now: number }): Promise<BearerOutcome> {
+    return new SessionsTable(this.sql).bearer(attempt);
   }
 
   /** One sweep at the cron's scheduled time. */

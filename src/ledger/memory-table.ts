@@ -22,11 +22,28 @@ export class MemoryTable {
     this.sql.run("DELETE FROM memory WHERE key = ?", key);
   }
 
+  /** Forgets the installation for every repository it was remembered for; it is not used again before `until`. */
+  revokeInstallation(id: number, until: number): void {
+    this.sql.run("DELETE FROM memory WHERE key >= 'installation/' AND key < 'installation0' AND value = ?", JSON.stringify(id));
+    this.set(`installation-revoked/${id}`, until);
+  }
+
+  /** What a delivery says: the repository's installation is this one (a write only on change). */
+  installationNamed(repo: string, id: number): void {
+    if (this.get<number>(`installation/${repo}`) === id) return;
+    this.set(`installation/${repo}`, id);
+    this.delete(`installation-revoked/${id}`);
+    this.delete(`installation-failed/${repo}`);
+  }
+
   /** GitHub's installations and back-offs, read and written through this table (a write only on change). */
   github(): GithubMemory {
     return {
       installation: (repo) => this.get<number>(`installation/${repo}`),
       rememberInstallation: (repo, id) => this.set(`installation/${repo}`, id),
+      forgetInstallation: (repo) => this.delete(`installation/${repo}`),
+      revokeInstallation: (id, until) => this.revokeInstallation(id, until),
+      installationRevoked: (id) => (this.get<number>(`installation-revoked/${id}`) ?? 0) > Date.now(),
       installationFailedUntil: (repo) => this.get<number>(`installation-failed/${repo}`) ?? 0,
       rememberInstallationFailure: (repo, until) => this.set(`installation-failed/${repo}`, until),
       rate: (scope) => ({

@@ -1,5 +1,6 @@
 // Failed deliveries arc-reaper asked GitHub to redeliver, by GUID: how often,
 // in which listing last, and since when the GUID has been failing.
+import { DeliveriesReceived } from "./deliveries-received.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 import type { RedeliveryRow } from "../model/redelivery.ts";
@@ -32,6 +33,11 @@ export class RedeliveriesTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
     this.sql = sql;
+  }
+
+  /** Whether the ledger received a delivery of this GUID (the first attempt or a redelivery). */
+  received(guid: string): boolean {
+    return new DeliveriesReceived(this.sql).has(guid);
   }
 
   get(guid: string): RedeliveryRow | undefined {

@@ -1,7 +1,8 @@
 // The ledger's schema lives in code. Each migration runs once, in order, under
 // blockConcurrencyWhile in the constructor; the one row of schema_version says
-// how far a ledger got (Durable Objects refuse PRAGMA user_version). Migrations only move forward: a rollback to older code keeps
-// working only while the schema it knows is a prefix of this one.
+// how far a ledger got (Durable Objects refuse PRAGMA user_version). Migrations only move forward,
+// and migrate() refuses a schema newer than the code's: a rollback past a schema change cannot work
+// (docs/deploy.md, "Upgrade and roll back"); roll forward with a fix instead.
 import type { Sql } from "./sql.ts";
 
 // The columns of an EphemeralRunner as the agent reports it, in both agent tables.
@@ -186,6 +187,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE agent_removed_by_cluster RENAME TO agent_removed`,
     // Hands off per cluster: the agent's return releases its own cluster's held rows (and those of no known cluster).
     `CREATE INDEX runners_held_by_cluster ON runners (held_for, cluster) WHERE held_for IS NOT NULL`,
+  ],
+  [
+    // The GUIDs of signed deliveries the ledger received, kept REAPER_HISTORY_DAYS: a GUID seen
+    // again is a replay (nothing written), and redelivery asks only for GUIDs never received.
+    `CREATE TABLE IF NOT EXISTS deliveries_received (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
+    `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
 ];
 

@@ -23,6 +23,8 @@ export type LoginOutcome =
   | { kind: "refused"; failures: number }
   | { kind: "throttled"; failures: number; retryAfterSeconds: number };
 
+export type BearerOutcome = { kind: "accepted" } | Exclude<LoginOutcome, { kind: "session" }>;
+
 export class SessionsTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
@@ -31,6 +33,19 @@ export class SessionsTable {
 
   /** One login attempt, throttle first: while an address is over the limit even the right token is refused. */
   login(a: LoginAttempt): LoginOutcome {
+    const checked = this.bearer(a);
+    if (checked.kind !== "accepted") return checked;
+    this.sql.run("DELETE FROM sessions WHERE expires_at <= ?", a.now);
+    const expiresAt = a.now + a.session.ttlMs;
+    this.sql.run("INSERT INTO sessions (id_hash, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)", a.session.idHash, a.session.tokenHash, a.now, expiresAt);
+    return { kind: "session", expiresAt };
+  }
+
+  /**
+   * A bearer token (or a login form's token) from a client address: the same throttle for every
+   * route, so guesses at /metrics, /admin/runners or /healthz/deep count with the login's.
+   */
+  bearer(a: Pick<LoginAttempt, "client" | "tokenMatches" | "now">): BearerOutcome {
     const since = a.now - LOGIN_WINDOW_MS;
     const recent = this.sql.all<{ at: number }>("SELECT at FROM login_failures WHERE client = ? AND at > ? ORDER BY at", a.client, since);
     if (recent.length >= MAX_LOGIN_FAILURES) {
@@ -43,10 +58,7 @@ export class SessionsTable {
       this.sql.run("INSERT INTO login_failures (client, at) VALUES (?, ?)", a.client, a.now);
       return { kind: "refused", failures: recent.length + 1 };
     }
-    this.sql.run("DELETE FROM sessions WHERE expires_at <= ?", a.now);
-    const expiresAt = a.now + a.session.ttlMs;
-    this.sql.run("INSERT INTO sessions (id_hash, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)", a.session.idHash, a.session.tokenHash, a.now, expiresAt);
-    return { kind: "session", expiresAt };
+    return { kind: "accepted" };
   }
 
   /** A live session made with the current ADMIN_TOKEN; a stale one (expired, or of a rotated token) is deleted. */

@@ -25,7 +25,8 @@ export interface Asked {
 
 /** A tracked job past the bound or due for a recheck: GitHub's word on it, recorded when it completed. */
 export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps: AskDeps): Promise<Asked> {
-  const installation = record.installationId ?? (await deps.github.installationFor(record.repo));
+  // The installation the latest delivery named wins over the row's own (the App may have been installed again).
+  const installation = await deps.github.installationFor(record.repo, record.installationId);
   const job = await deps.github.job(record.repo, record.jobId, installation);
   let current = record;
   if (job.status === "completed" && job.completedAt) {

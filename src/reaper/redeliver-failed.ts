@@ -1,13 +1,24 @@
 // GitHub never retries a failed delivery. Every REAPER_DELIVERIES_EVERY_SECONDS
-// a sweep lists the App's deliveries since the last listing ended and asks
-// GitHub to redeliver the failed workflow_job and workflow_run deliveries whose
-// GUID never succeeded; a redelivery that fails too is asked again at a later
-// listing while the GUID is inside the look-back, never twice in one listing.
-// A listing cut short by the budget resumes from its cursor at the next sweep.
-import type { Github, HookDelivery } from "../github/github-client.ts";
+// a sweep lists the App's failed deliveries (status=failure: status codes
+// 400-599) since the last listing ended and asks GitHub to redeliver the
+// workflow_job and workflow_run deliveries whose GUID the ledger never received;
+// a redelivery that fails too is asked again at a later listing while the GUID
+// is inside the look-back, never twice in one listing. A listing cut short by
+// the budget resumes from its cursor at the next sweep. A GitHub Enterprise
+// Server that refuses `status` (422) is listed in full, as before, for a day.
+// A delivery whose connection never completed has no status code and is in
+// neither listing: the level-triggered net (unseen busy runners, rechecks) covers it.
+import { GithubError, type Github, type HookDelivery } from "../github/github-client.ts";
 import type { RedeliveryRow } from "../model/redelivery.ts";
 
-const EVENTS = new Set(["workflow_job", "workflow_run"]);
+// The deliveries whose facts arc-reaper records: the rest are never worth a redelivery.
+const ACTIONS: Record<string, ReadonlySet<string | null>> = {
+  workflow_job: new Set(["in_progress", "completed"]),
+  workflow_run: new Set(["completed"]),
+};
+const acted = (d: HookDelivery): boolean => ACTIONS[d.event]?.has(d.action) ?? false;
+/** After a 422 to `status`, the full listing is used this long before the filter is tried again. */
+export const UNFILTERED_RETRY_MS = 86_400_000;
 // A delivery is listed only after its attempt ended (up to GitHub's 10 s timeout):
 // re-read a little of what the previous listing saw, so none slips between two.
 const OVERLAP_MS = 2 * 60_000;
@@ -21,8 +32,10 @@ export interface DeliveriesMark {
   listedUntil: number;
   /** When the last listing started (ms). */
   lastListingAt?: number;
-  /** A listing that ran out of budget: where to go on. */
-  resume?: { cursor: string; startedAt: number; since: number };
+  /** A listing that ran out of budget: where to go on (`full`: a listing without the status filter). */
+  resume?: { cursor: string; startedAt: number; since: number; full?: boolean };
+  /** When GitHub last refused `status=failure` (422): the full listing is used meanwhile. */
+  filterRefusedAt?: number;
 }
 
 export interface RedeliveryReport {
@@ -33,6 +46,8 @@ export interface RedeliveryReport {
 }
 
 export interface RedeliveryStore {
+  /** Whether the ledger received a delivery of this GUID: then it needs no redelivery. */
+  received(guid: string): boolean;
   get(guid: string): RedeliveryRow | undefined;
   put(row: RedeliveryRow): void;
   pending(since: number): RedeliveryRow[];
@@ -75,7 +90,9 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
 
   // Left over from an earlier listing: never asked yet, so no listing has asked them twice.
   for (const row of opts.store.pending(lookbackStart)) {
-    if (row.attempts === 0 && !(await ask(row))) break;
+    if (row.attempts !== 0) continue;
+    if (opts.store.received(row.guid)) opts.store.put({ ...row, succeeded: true });
+    else if (!(await ask(row))) break;
   }
   const { mark } = opts;
   if (!mark.resume && mark.lastListingAt !== undefined && opts.now - mark.lastListingAt < opts.everySeconds * 1000) {
@@ -90,17 +107,30 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
   const resume = mark.resume;
   const listing = resume?.startedAt ?? opts.now;
   const since = resume?.since ?? Math.max(lookbackStart, mark.listedUntil - OVERLAP_MS);
-  const page = await opts.github.deliveriesSince(since, { cursor: resume?.cursor, stop: opts.maxCallsUsed });
+  let filterRefusedAt = mark.filterRefusedAt;
+  let full = resume ? resume.full === true : filterRefusedAt !== undefined && opts.now - filterRefusedAt < UNFILTERED_RETRY_MS;
+  const list = () => opts.github.deliveriesSince(since, { cursor: resume?.cursor, stop: opts.maxCallsUsed, ...(full ? {} : { status: "failure" as const }) });
+  let page: Awaited<ReturnType<typeof list>>;
+  try {
+    page = await list();
+  } catch (e) {
+    // A GitHub Enterprise Server that does not know `status` answers 422: list everything instead.
+    if (full || resume || !(e instanceof GithubError) || e.status !== 422 || opts.maxCallsUsed()) throw e;
+    [full, filterRefusedAt] = [true, opts.now];
+    page = await list();
+  }
   report.listed = page.deliveries.length;
 
   const byGuid = new Map<string, HookDelivery[]>();
   for (const d of page.deliveries) {
-    if (EVENTS.has(d.event)) byGuid.set(d.guid, [...(byGuid.get(d.guid) ?? []), d]);
+    if (acted(d)) byGuid.set(d.guid, [...(byGuid.get(d.guid) ?? []), d]);
   }
   const candidates: RedeliveryRow[] = [];
   for (const [guid, attempts] of byGuid) {
     const known = opts.store.get(guid);
-    if (attempts.some(succeeded)) {
+    // Received by the ledger (the first attempt timed out after it was recorded, or a redelivery
+    // came), or, in a full listing, an attempt that succeeded: nothing to ask.
+    if (attempts.some(succeeded) || opts.store.received(guid)) {
       if (known && !known.succeeded) opts.store.put({ ...known, succeeded: true });
       continue;
     }
@@ -115,7 +145,9 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
   }
   // Asks GitHub refused at an earlier listing: no new attempt shows up in a listing, so ask again at this one.
   const seen = new Set(candidates.map((c) => c.guid));
-  for (const row of opts.store.pending(lookbackStart)) if (row.askFailed && row.attempts > 0 && !seen.has(row.guid)) candidates.push(row);
+  for (const row of opts.store.pending(lookbackStart)) {
+    if (row.askFailed && row.attempts > 0 && !seen.has(row.guid) && !opts.store.received(row.guid)) candidates.push(row);
+  }
 
   for (const c of candidates) {
     if (askedNow.has(c.guid) || c.lastListing === listing || c.attempts >= MAX_REDELIVERY_ATTEMPTS || c.firstFailedAt < lookbackStart) continue;
@@ -125,8 +157,9 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
     if (!(await ask(row)) && c.attempts === 0) opts.store.put({ ...row, attempts: 0, askFailed: true });
   }
 
+  const refused = filterRefusedAt !== undefined ? { filterRefusedAt } : {};
   const next: DeliveriesMark = !page.complete && page.cursor
-    ? { listedUntil: mark.listedUntil, lastListingAt: listing, resume: { cursor: page.cursor, startedAt: listing, since } }
-    : { listedUntil: listing, lastListingAt: listing };
+    ? { listedUntil: mark.listedUntil, lastListingAt: listing, resume: { cursor: page.cursor, startedAt: listing, since, ...(full ? { full } : {}) }, ...refused }
+    : { listedUntil: listing, lastListingAt: listing, ...refused };
   return { report, mark: next };
 }

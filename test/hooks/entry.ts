@@ -1,37 +1,72 @@
 // The Worker as tests and the bench run it: the production entry, the test
-// ledger (test-ledger.ts) and one bench route, POST /test/seed-history?from=&count=
-// (admin bearer). Used by vitest's workerd project and by scripts/lib/local-stack.ts
+// ledger (test-ledger.ts) and the bench's routes (admin bearer):
+//   POST /test/seed-history?from=&count=   closed rows of history in bulk
+//   POST /test/ledger-receive[?dry=1|rpc=1] a workflow_job body straight to the ledger,
+//        without the signature check or the door: what one ledger sustains
+//   POST /test/ledger-loop?count=&first=    recorded deliveries made inside the ledger Used by vitest's workerd project and by scripts/lib/local-stack.ts
 // when a stack asks for ARC_REAPER_TEST_HOOKS; `npm start` and deploys use src/index.ts.
 import worker from "../../src/index.ts";
 import { settingsFor } from "../../src/config/settings-for.ts";
 import type { WorkerEnv } from "../../src/env.ts";
 import { constantTimeEqual } from "../../src/http/constant-time.ts";
+import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import type { Ledger } from "./test-ledger.ts";
 
 export { Ledger } from "./test-ledger.ts";
 
 const MAX_COUNT = 50_000;
+const MAX_LOOP = 20_000;
 
-async function seedHistoryRoute(request: Request, env: WorkerEnv): Promise<Response> {
+type Route = (request: Request, url: URL, ledger: DurableObjectStub<Ledger>) => Promise<Response>;
+
+const bad = (error: string) => Response.json({ error }, { status: 400 });
+
+const routes: Record<string, Route> = {
+  "/test/seed-history": async (_request, url, ledger) => {
+    const from = Number(url.searchParams.get("from"));
+    const count = Number(url.searchParams.get("count"));
+    if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 1 || count > MAX_COUNT) {
+      return bad(`from must be a whole number and count 1 to ${MAX_COUNT}`);
+    }
+    return Response.json({ written: await ledger.seedHistory(from, count) });
+  },
+  "/test/ledger-receive": async (request, url, ledger) => {
+    const guid = request.headers.get("x-github-delivery") ?? crypto.randomUUID();
+    const outcome = factsFromWebhook(request.headers.get("x-github-event") ?? "workflow_job", guid, await request.json());
+    if (outcome.kind !== "facts") return bad(`not a recorded delivery: ${outcome.kind}`);
+    // ?dry=1: everything but the ledger; ?rpc=1: a call to the ledger that writes nothing.
+    if (url.searchParams.get("dry") === "1") return Response.json({ outcome: "dry", facts: outcome.facts.length }, { status: 202 });
+    if (url.searchParams.get("rpc") === "1") {
+      await ledger.idle();
+      return Response.json({ outcome: "rpc", facts: outcome.facts.length }, { status: 202 });
+    }
+    return Response.json(await ledger.receive({ event: "workflow_job", guid, facts: outcome.facts }), { status: 202 });
+  },
+  "/test/ledger-loop": async (_request, url, ledger) => {
+    const count = Number(url.searchParams.get("count"));
+    const first = Number(url.searchParams.get("first") ?? 1);
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_LOOP || !Number.isSafeInteger(first) || first < 1) {
+      return bad(`count must be 1 to ${MAX_LOOP} and first a positive whole number`);
+    }
+    return Response.json(await ledger.receiveLoop(first, count));
+  },
+};
+
+async function benchRoute(route: Route, request: Request, env: WorkerEnv): Promise<Response> {
   const result = settingsFor(env);
   if (!result.ok) return Response.json({ error: "arc-reaper is misconfigured" }, { status: 503 });
+  if (env.ARC_REAPER_TEST_HOOKS !== "on") return Response.json({ error: "the test hooks are off (ARC_REAPER_TEST_HOOKS)" }, { status: 404 });
   const token = result.settings.adminToken;
   const auth = request.headers.get("authorization") ?? "";
   if (!token || !constantTimeEqual(auth, `Bearer ${token}`)) return Response.json({ error: "the admin token is needed" }, { status: 401 });
-  const url = new URL(request.url);
-  const from = Number(url.searchParams.get("from"));
-  const count = Number(url.searchParams.get("count"));
-  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 1 || count > MAX_COUNT) {
-    return Response.json({ error: `from must be a whole number and count 1 to ${MAX_COUNT}` }, { status: 400 });
-  }
   const ledgers = env.LEDGER as unknown as DurableObjectNamespace<Ledger>;
-  const stub = ledgers.get(ledgers.idFromName(result.settings.ledgerName));
-  return Response.json({ written: await stub.seedHistory(from, count) });
+  return route(request, new URL(request.url), ledgers.get(ledgers.idFromName(result.settings.ledgerName)));
 }
 
 export default {
   fetch(request, env, ctx) {
-    if (request.method === "POST" && new URL(request.url).pathname === "/test/seed-history") return seedHistoryRoute(request, env);
+    const route = request.method === "POST" ? routes[new URL(request.url).pathname] : undefined;
+    if (route) return benchRoute(route, request, env);
     return worker.fetch(request, env, ctx);
   },
   scheduled: worker.scheduled,

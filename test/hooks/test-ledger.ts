@@ -3,9 +3,11 @@
 // class under the production name, so wrangler.toml's binding finds it).
 //  - useTestSettings: each test's ledger gets the settings of its stand-in tenants;
 //  - alarmAt: the alarm's work at a simulated time (the randomized fleets);
-//  - seedHistory: closed rows in bulk (the bench's sweep against history).
+//  - seedHistory: closed rows in bulk (the bench's sweep against history);
+//  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate).
 import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
+import { receiveLoop } from "./receive-loop.ts";
 import { seedHistory } from "./seed-history.ts";
 
 /** Still refused unless the env says so, should this class ever be deployed by mistake. */
@@ -26,6 +28,11 @@ export class Ledger extends ProductionLedger {
   async seedHistory(from: number, count: number): Promise<number> {
     this.refuseUnlessTesting("seedHistory");
     return seedHistory(this.sql, from, count, Date.now());
+  }
+
+  async receiveLoop(first: number, count: number): Promise<{ count: number; ms: number; perSecond: number }> {
+    this.refuseUnlessTesting("receiveLoop");
+    return receiveLoop((d) => this.receive(d), first, count);
   }
 
   protected override settingsOverrides(): string {

@@ -55,6 +55,13 @@ describe("readSettings", () => {
     expect(readSettings({ ...good, AGENT_TOKEN: `  ${GOOD_TOKEN}\n` })).toMatchObject({ ok: true, settings: { token: GOOD_TOKEN } });
   });
 
+  it("never echoes an ARC_REAPER_URL that does not parse (it may hold credentials)", () => {
+    const secret = "https://user:s3cret@[bad";
+    const r = readSettings({ ...good, ARC_REAPER_URL: secret });
+    expect(r.ok).toBe(false);
+    expect(JSON.stringify(r)).not.toContain("s3cret");
+  });
+
   it("never echoes the token in a problem", () => {
     const secret = "s3cret-but-too-short";
     const r = readSettings({ ...good, AGENT_TOKEN: secret });

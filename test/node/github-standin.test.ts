@@ -263,6 +263,22 @@ describe("installation-token endpoints", () => {
 });
 
 describe("webhook deliveries", () => {
+  it("filters by status: failure is 400-599, success 200-399, a delivery without a status code is in neither; 422 when the filter is off", async () => {
+    const tenant = await tenantWithInstallation();
+    for (const [guid, statusCode] of [["g-200", 200], ["g-302", 302], ["g-404", 404], ["g-502", 502], ["g-0", 0]] as const) {
+      await tenant.addDelivery({ guid, event: "workflow_job", action: "completed", statusCode, deliveredAt: minutesAgo(10) });
+    }
+    const jwt = () => `Bearer ${signJwt({ iat: now() - 30, exp: now() + 570, iss: tenant.appId }, tenant.privateKeyPkcs1)}`;
+    const guids = async (query: string) => ((await (await get(tenant, `/app/hook/deliveries${query}`, jwt())).json()) as { guid: string }[]).map((d) => d.guid).sort();
+    expect(await guids("?status=failure")).toEqual(["g-404", "g-502"]);
+    expect(await guids("?status=success")).toEqual(["g-200", "g-302"]);
+    expect(await guids("")).toEqual(["g-0", "g-200", "g-302", "g-404", "g-502"]);
+    expect((await get(tenant, "/app/hook/deliveries?status=broken", jwt())).status).toBe(422);
+    await tenant.setDeliveriesStatusFilter(false);
+    expect((await get(tenant, "/app/hook/deliveries?status=failure", jwt())).status).toBe(422);
+    expect(await guids("")).toHaveLength(5);
+  });
+
   it("lists deliveries newest first with bare ids above 2^53, pages by cursor, and redelivers by the exact id", async () => {
     const tenant = await tenantWithInstallation();
     const a = await tenant.addDelivery({ guid: "guid-a", event: "workflow_job", action: "completed", statusCode: 503, deliveredAt: minutesAgo(30), installationId: INSTALLATION });

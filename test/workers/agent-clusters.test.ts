@@ -305,7 +305,7 @@ describe("migration 5", () => {
       ]) sql.exec(s);
       sql.exec("INSERT INTO agent_view (namespace, name, uid, creation_timestamp, workflow_run_id) VALUES (?, 'old-runner', 'old-uid', '2026-11-30T10:00:00Z', 77)", NS);
       sql.exec("INSERT INTO agent_removed (namespace, name, uid, removed_at) VALUES (?, 'gone-runner', 'gone-uid', 123)", NS);
-      sql.exec("UPDATE schema_version SET version = 4");
+      sql.exec("UPDATE schema_version SET version = 6"); // before migration 7 (many clusters)
     });
     await evictLedger(env);
     expect((await ledgerOf(env).agentStatus("default")).runners).toBe(1);

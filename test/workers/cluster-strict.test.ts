@@ -216,6 +216,15 @@ describe("the shape of each answer is checked", () => {
     expect(await w.cluster.deleteRunner({ namespace: NS, name: "arc-runners-nobody", uid: "00000000-0000-0000-0000-000000000000" })).toEqual({ kind: "gone" });
   });
 
+  it("a 409 Status on delete (the uid precondition failed: the name is another object now) is gone, as the agent treats it", async () => {
+    const w = await world();
+    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: "00000000-0000-0000-0000-000000000409" })).toEqual({ kind: "gone" });
+    expect((await w.kube.calls()).filter((c) => c.method === "DELETE").map((c) => c.status)).toEqual([409]);
+    // A 409 whose body is not a Kubernetes Status (a proxy) stays a failure.
+    await w.kube.addFault({ match: { method: "DELETE" }, status: 409, rawBody: JSON.stringify({ error: "conflict" }), times: 1 });
+    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toMatchObject({ kind: "failed", status: 409 });
+  });
+
   it("a delete answering a Status that is not Success, or another object, failed", async () => {
     const w = await world();
     const target = { namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid };

@@ -4,7 +4,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
-import { before, INSTALLATION, NS, stack } from "./support/stack.ts";
+import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, call, configureLedger, ledgerOf } from "./support/worker.ts";
 
 const TOKEN = "reaper-sa-token-from-the-secret";
@@ -38,7 +38,7 @@ describe("GET /healthz/deep", () => {
       ok: true,
       checks: [
         { name: `namespace ${NS}`, ok: true, detail: `listed 1 EphemeralRunner in ${NS}` },
-        { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION}` },
+        { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (${REPO})` },
         { name: "deliveries", ok: true, detail: "listed 1 webhook delivery (one page)" },
       ],
     });

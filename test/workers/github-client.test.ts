@@ -2,7 +2,7 @@
 // installation tokens restricted to actions:read and cached, the call budget,
 // big delivery ids, and error messages that name the missing permission.
 import { describe, expect, inject, it } from "vitest";
-import { newCallBudget, GithubBudgetExhausted } from "../../src/github/call-budget.ts";
+import { newCallBudget, GithubBudgetExhausted, GithubRateLimited } from "../../src/github/call-budget.ts";
 import { createGithub, newGithubCache, GithubError } from "../../src/github/github-client.ts";
 import { createGithubTenant, type GithubTenant } from "../standins/github/control.ts";
 
@@ -118,5 +118,29 @@ describe("GitHub App client", () => {
     expect(await github.installationFor(REPO)).toBe(4242);
     expect(await github.installationFor(REPO)).toBe(4242);
     expect((await tenant.calls()).filter((c) => c.path.endsWith("/installation"))).toEqual([expect.objectContaining({ auth: "jwt", status: 200 })]);
+  });
+
+  it.each([
+    ["a primary limit (403, x-ratelimit-remaining: 0)", { status: 403, rateLimitResetInSeconds: 120 }],
+    ["a secondary limit (403 with Retry-After)", { status: 403, retryAfterSeconds: 90 }],
+    ["a secondary limit (403, the documented message, no header)", { status: 403, message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." }],
+    ["a 429", { status: 429 }],
+  ])("%s on the installation look-up is a back-off of the App's scope, never \"not installed\"", async (_what, fault) => {
+    const { tenant, github, cache } = await setup();
+    await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, ...fault });
+    const error = await github.installationFor(REPO).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GithubRateLimited);
+    expect(cache.memory.installationFailedUntil(REPO)).toBe(0);
+    expect(cache.memory.installation(REPO)).toBeUndefined();
+    expect(cache.memory.rate("app").blockedUntil()).toBeGreaterThan(Date.now() + 30_000);
+  });
+
+  it("a 403 that is not a rate limit still backs off the look-up of that repository", async () => {
+    const { tenant, github, cache } = await setup();
+    await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, status: 403, message: "Resource not accessible by integration" });
+    const error = await github.installationFor(REPO).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GithubError);
+    expect(cache.memory.installationFailedUntil(REPO)).toBeGreaterThan(Date.now());
+    expect(cache.memory.rate("app").blockedUntil()).toBe(0);
   });
 });

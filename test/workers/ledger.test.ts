@@ -70,10 +70,11 @@ describe("recording", () => {
       ["workflow_job", workflowJobPayload("completed", { repo: REPO, runner: "arc-runners-abcde-runner-w1", runId: 1200, jobId: 12000, runAttempt: 1, startedAt: before(NOW, 600), completedAt: before(NOW, 60), conclusion: "success" })],
       ["workflow_run", workflowRunPayload({ repo: REPO, runId: 1200, runAttempt: 1, updatedAt: before(NOW, 50), conclusion: "success" })],
     ];
-    for (const [event, payload] of [...deliveries, ...deliveries]) {
-      const outcome = factsFromWebhook(event, "guid", payload);
+    for (const [i, [event, payload]] of [...deliveries, ...deliveries].entries()) {
+      // The same three deliveries again, with their GUIDs: duplicates.
+      const outcome = factsFromWebhook(event, `guid-${i % 3}`, payload);
       if (outcome.kind !== "facts") throw new Error(outcome.kind);
-      const receipt = await ledgerOf(env).receive({ event, outcome: "recorded", facts: outcome.facts });
+      const receipt = await ledgerOf(env).receive({ event, guid: `guid-${i % 3}`, facts: outcome.facts });
       written.push(receipt.rowsWritten);
     }
     await report(`ledger rows written per delivery (in_progress, completed, run completed, then the same three again): ${written.join(", ")}`);

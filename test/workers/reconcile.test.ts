@@ -1,8 +1,9 @@
 // Nothing lost: runners no webhook told us about are judged from GitHub, within
 // the call budget; failed deliveries are redelivered once per GUID.
 import { beforeEach, describe, expect, it } from "vitest";
-import { before, NS, REPO, stack } from "./support/stack.ts";
-import { adminRunners } from "./support/worker.ts";
+import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
+import { adminRunners, deliver } from "./support/worker.ts";
+import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { makeEphemeralRunner } from "../standins/kube/control.ts";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 
@@ -135,6 +136,8 @@ describe("redelivery", () => {
     const failedJob = await s.github.addDelivery({ guid: "guid-a", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: at(300) });
     await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 500, deliveredAt: at(400) });
     await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 202, deliveredAt: at(350), redelivery: true });
+    // The redelivery that succeeded reached the ledger: its GUID is recorded as received.
+    await deliver(s.env, "workflow_run", workflowRunPayload({ repo: REPO, runId: 901, runAttempt: 1, updatedAt: before(Date.now(), 400), conclusion: "success", installationId: INSTALLATION }), { delivery: "guid-b" });
     await s.github.addDelivery({ guid: "guid-c", event: "push", statusCode: 500, deliveredAt: at(200) });
     await s.github.addDelivery({ guid: "guid-d", event: "workflow_job", action: "completed", statusCode: 500, deliveredAt: at(7200) });
     await s.github.addDelivery({ guid: "guid-e", event: "workflow_job", action: "in_progress", statusCode: 200, deliveredAt: at(100) });
@@ -168,8 +171,9 @@ describe("redelivery over several listings", () => {
   it("takes at most half the budget and resumes a cut listing where it ended, at the next sweep", async () => {
     const T = Date.now();
     const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    // 250 failed deliveries (the queued ones are nothing to redeliver): three pages of the failure listing.
     for (let i = 0; i < 250; i++) {
-      await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: "completed", statusCode: i === 5 ? 500 : 202, deliveredAt: before(T, 600 - i) });
+      await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: i === 5 ? "completed" : "queued", statusCode: 500, deliveredAt: before(T, 600 - i) });
     }
     await s.sweep(T);
     const pages = async () => (await s.github.calls()).filter((c) => c.path === "/app/hook/deliveries");
@@ -178,5 +182,35 @@ describe("redelivery over several listings", () => {
     await s.sweep(T + 60_000); // resumes with the cursor, not from the top
     expect((await pages()).map((c) => c.query.cursor ?? "first")).toEqual([expect.any(String)]);
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-p5"]);
+  });
+});
+
+describe("redelivery lists failed deliveries only", () => {
+  const listings = async (s: S) => (await s.github.calls()).filter((c) => c.method === "GET" && c.path === "/app/hook/deliveries");
+
+  it("lists with status=failure, and never asks for a GUID the ledger received (its first attempt timed out after it was recorded)", async () => {
+    const T = Date.now();
+    const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    const payload = workflowJobPayload("completed", { repo: REPO, runner: "arc-runners-abcde-runner-t1", runId: 950, jobId: 9500, runAttempt: 1, startedAt: before(T, 600), completedAt: before(T, 90), conclusion: "success", installationId: INSTALLATION });
+    expect((await deliver(s.env, "workflow_job", payload, { delivery: "guid-slow" })).status).toBe(202);
+    await s.github.addDelivery({ guid: "guid-slow", event: "workflow_job", action: "completed", statusCode: 504, deliveredAt: before(T, 60) });
+    const lost = await s.github.addDelivery({ guid: "guid-lost", event: "workflow_job", action: "completed", statusCode: 503, deliveredAt: before(T, 50) });
+    await s.sweep(T);
+    expect((await listings(s)).map((c) => c.query.status)).toEqual(["failure"]);
+    expect((await s.github.redeliveries()).map((r) => r.deliveryId)).toEqual([lost.id]);
+  });
+
+  it("a GitHub Enterprise Server that answers 422 to status is listed in full, and not asked with status again that day", async () => {
+    const T = Date.now();
+    const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600", REAPER_DELIVERIES_EVERY_SECONDS: "300" });
+    await s.github.setDeliveriesStatusFilter(false);
+    await s.github.addDelivery({ guid: "guid-g1", event: "workflow_run", action: "completed", statusCode: 500, deliveredAt: before(T, 30) });
+    await s.github.addDelivery({ guid: "guid-g2", event: "workflow_run", action: "completed", statusCode: 200, deliveredAt: before(T, 20) });
+    await s.sweep(T);
+    expect((await listings(s)).map((c) => `${c.status} ${c.query.status ?? "all"}`)).toEqual(["422 failure", "200 all"]);
+    expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-g1"]);
+    await s.github.clearCalls();
+    await s.sweep(T + 300_000);
+    expect((await listings(s)).map((c) => `${c.status} ${c.query.status ?? "all"}`)).toEqual(["200 all"]);
   });
 });

@@ -102,7 +102,7 @@ describe("GET /admin/runners", () => {
   it("filters by state and refuses an unknown state", async () => {
     const env = testEnv();
     await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-running", jobId: 1, runId: 10, runAttempt: 1, startedAt: new Date().toISOString() }));
-    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-x-done", jobId: 2, runId: 11, runAttempt: 1, completedAt: new Date().toISOString(), conclusion: "success" }));
+    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-x-done", jobId: 2, runId: 11, runAttempt: 1, startedAt: new Date(Date.now() - 60_000).toISOString(), completedAt: new Date().toISOString(), conclusion: "success" }));
     const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const running = (await (await get(env, "/admin/runners?state=running", auth)).json()) as { runners: { name: string }[] };
     expect(running.runners.map((r) => r.name)).toEqual(["arc-x-running"]);

@@ -4,6 +4,8 @@ import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { adminRunners, call, configureLedger, deliver, ledgerOf, ledgerRows, signedDelivery, testEnv } from "./support/worker.ts";
 
 const REPO = "octo-org/example-workflow";
+// Yesterday: facts about jobs older than REAPER_HISTORY_DAYS are not recorded.
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 const started = (o: { runner?: string; jobId?: number; runId?: number; runAttempt?: number } = {}) =>
   workflowJobPayload("in_progress", {
     runner: o.runner ?? "arc-runners-abcde-runner-x1",
@@ -11,7 +13,7 @@ const started = (o: { runner?: string; jobId?: number; runId?: number; runAttemp
     runId: o.runId ?? 940463255,
     runAttempt: o.runAttempt ?? 1,
     repo: REPO,
-    startedAt: "2021-06-15T19:22:27Z",
+    startedAt: `${DAY}T19:22:27Z`,
     installationId: 42,
   });
 const completed = (o: { runner?: string; jobId?: number; conclusion?: string } = {}) =>
@@ -21,13 +23,13 @@ const completed = (o: { runner?: string; jobId?: number; conclusion?: string } =
     runId: 940463255,
     runAttempt: 1,
     repo: REPO,
-    startedAt: "2021-06-15T19:22:27Z",
-    completedAt: "2021-06-15T19:30:00Z",
+    startedAt: `${DAY}T19:22:27Z`,
+    completedAt: `${DAY}T19:30:00Z`,
     conclusion: o.conclusion ?? "cancelled",
     installationId: 42,
   });
 const runCompleted = () =>
-  workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: "2021-06-15T19:31:00Z", conclusion: "cancelled" });
+  workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: `${DAY}T19:31:00Z`, conclusion: "cancelled" });
 
 
 
@@ -39,7 +41,7 @@ describe("POST /webhook signature", () => {
     expect(await ledgerRows(env)).toBe(1); // one runner row
     const { runners } = await adminRunners(env);
     expect(runners).toEqual([
-      expect.objectContaining({ name: "arc-runners-abcde-runner-x1", state: "running", repository: REPO, runId: 940463255, runAttempt: 1, jobId: 2832853555, startedAt: "2021-06-15T19:22:27Z" }),
+      expect.objectContaining({ name: "arc-runners-abcde-runner-x1", state: "running", repository: REPO, runId: 940463255, runAttempt: 1, jobId: 2832853555, startedAt: `${DAY}T19:22:27Z` }),
     ]);
   });
 
@@ -143,10 +145,10 @@ describe("facts", () => {
     const env = testEnv();
     await configureLedger(env);
     const rows: number[] = [];
-    for (const [event, payload] of [["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()], ["workflow_job", completed()]] as const) {
-      const outcome = factsFromWebhook(event, "guid-1", payload);
+    for (const [i, [event, payload]] of ([["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()], ["workflow_job", completed()]] as const).entries()) {
+      const outcome = factsFromWebhook(event, `guid-${i}`, payload);
       if (outcome.kind !== "facts") throw new Error(`expected facts, got ${outcome.kind}`);
-      const receipt = await ledgerOf(env).receive({ event, outcome: "recorded", facts: outcome.facts });
+      const receipt = await ledgerOf(env).receive({ event, guid: `guid-${i}`, facts: outcome.facts });
       rows.push(receipt.changed);
     }
     expect(rows).toEqual([1, 1, 1, 0]); // the job's row changed by each fact once; the duplicate changed nothing
@@ -180,10 +182,11 @@ describe("facts", () => {
         runId: 940463255,
         runAttempt: 1,
         jobId: 2832853555,
-        startedAt: "2021-06-15T19:22:27Z",
-        completedAt: "2021-06-15T19:30:00Z",
+        startedAt: `${DAY}T19:22:27Z`,
+        completedAt: `${DAY}T19:30:00Z`,
         conclusion: "cancelled",
-        dueAt: "2021-06-15T19:35:00.000Z",
+        dueAt: `${DAY}T19:35:00.000Z`,
+        cluster: null, // no object seen doing the job yet
         namespace: null,
         uid: null,
         decidedAt: null,
@@ -205,5 +208,30 @@ describe("facts", () => {
     await deliver(env, "workflow_run", runCompleted()); // attempt 1
     const { runners } = await adminRunners(env);
     expect(runners).toEqual([expect.objectContaining({ name: "arc-runners-abcde-runner-r2", state: "running" })]);
+  });
+});
+
+describe("POST /webhook signature header shapes", () => {
+  it.each([
+    ["sha1, not sha256", (hex: string) => `sha1=${hex.slice(0, 40)}`],
+    ["too short", (hex: string) => `sha256=${hex.slice(0, 62)}`],
+    ["not hex", (hex: string) => `sha256=${"z".repeat(64)}${hex.slice(64)}`],
+    ["one digit off", (hex: string) => `sha256=${hex.slice(0, 63)}${hex[63] === "0" ? "1" : "0"}`],
+  ])("refuses a signature that is %s: 401, nothing recorded", async (_what, change) => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.set("x-hub-signature-256", change(headers.get("x-hub-signature-256")!.slice("sha256=".length)));
+    const res = await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }));
+    expect(res.status).toBe(401);
+    expect(await ledgerRows(env)).toBe(0);
+  });
+
+  it("accepts the signature in upper-case hex, as the same bytes", async () => {
+    const env = testEnv();
+    const req = await signedDelivery("workflow_job", started());
+    const headers = new Headers(req.headers);
+    headers.set("x-hub-signature-256", `sha256=${headers.get("x-hub-signature-256")!.slice("sha256=".length).toUpperCase()}`);
+    expect((await call(env, new Request(req.url, { method: "POST", headers, body: await req.text() }))).status).toBe(202);
   });
 });

@@ -222,8 +222,14 @@ function listDeliveries(tenant: Tenant, req: ApiRequest): ApiAnswer {
   const size = perPage(req.query);
   let items = deliveriesNewestFirst(tenant);
   const status = req.query.get("status");
-  if (status === "success") items = items.filter((d) => d.status === "OK");
-  if (status === "failure") items = items.filter((d) => d.status !== "OK");
+  if (status !== null) {
+    // Older GitHub Enterprise Server versions do not know the parameter.
+    if (!tenant.deliveriesStatusFilter) return errorAnswer(422, "Invalid request.\n\n\"status\" is not a permitted key.", DOC.deliveries);
+    // success: status codes 200-399; failure: 400-599. A delivery whose connection never completed has neither.
+    if (status === "success") items = items.filter((d) => d.statusCode >= 200 && d.statusCode < 400);
+    else if (status === "failure") items = items.filter((d) => d.statusCode >= 400 && d.statusCode < 600);
+    else return errorAnswer(422, "Invalid request.\n\nstatus must be one of: success, failure.", DOC.deliveries);
+  }
   const cursor = req.query.get("cursor");
   if (cursor) {
     // Our cursors are "v1_<id of the last delivery of the previous page>".

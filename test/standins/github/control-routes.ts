@@ -8,6 +8,7 @@ import {
   putJob,
   putRun,
   rateLimitState,
+  removeInstallation,
   StandinError,
   type Tenant,
 } from "./store.ts";
@@ -61,6 +62,9 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
   switch (route) {
     case "POST /installations":
       return { status: 201, body: addInstallation(tenant, objectBody(rawBody) as InstallationInput) };
+    case "POST /uninstall":
+      removeInstallation(tenant, objectBody(rawBody).id);
+      return { status: 200, body: {} };
     case "PUT /runs":
       return { status: 200, body: putRun(tenant, objectBody(rawBody) as RunInput, now) };
     case "PUT /jobs":
@@ -96,6 +100,12 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
       const code = optionalNumber(objectBody(rawBody), "statusCode");
       if (code === undefined || !Number.isInteger(code)) throw new StandinError(400, "statusCode must be an integer");
       tenant.redeliveryStatusCode = code;
+      return { status: 200, body: {} };
+    }
+    case "PUT /deliveries-status-filter": {
+      const supported = objectBody(rawBody).supported;
+      if (typeof supported !== "boolean") throw new StandinError(400, "supported must be true or false");
+      tenant.deliveriesStatusFilter = supported;
       return { status: 200, body: {} };
     }
     case "GET /rate-limit":

@@ -23,6 +23,8 @@ export type * from "./types.ts";
 export type GithubTenant = TenantInfo & {
   /** Seed an installation covering some repositories, with its granted permissions. */
   addInstallation(input: InstallationInput): Promise<Installation>;
+  /** Uninstall the App from that installation: it is gone (404 on a mint) and its tokens are revoked (401). */
+  uninstall(id: number): Promise<void>;
   /** Upsert one attempt of a run; answers the run as GET .../actions/runs/{id}/attempts/{n} would. */
   putRun(input: RunInput): Promise<WorkflowRun>;
   /** Upsert a job (creating its run attempt when missing); answers the full job object. */
@@ -42,6 +44,8 @@ export type GithubTenant = TenantInfo & {
   setRefuseTokens(status: 403 | 422 | null): Promise<void>;
   /** Status code the App "answered" to redeliveries made from now on (default 200). */
   setRedeliveryStatus(statusCode: number): Promise<void>;
+  /** false: the deliveries listing answers 422 to `status`, as an older GitHub Enterprise Server does. */
+  setDeliveriesStatusFilter(supported: boolean): Promise<void>;
   rateLimit(): Promise<RateLimitState>;
   setRateLimit(input: { limit?: number; remaining?: number; resetInSeconds?: number }): Promise<RateLimitState>;
   /** Expire every installation token minted so far (they then answer 401 Bad credentials). */
@@ -72,6 +76,7 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
   return {
     ...info,
     addInstallation: (input) => call(`${control}/installations`, "POST", input),
+    uninstall: (id) => done(call(`${control}/uninstall`, "POST", { id })),
     putRun: (input) => call(`${control}/runs`, "PUT", input),
     putJob: (input) => call(`${control}/jobs`, "PUT", input),
     addDelivery: (input) => call(`${control}/deliveries`, "POST", input),
@@ -84,6 +89,7 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     redeliveries: () => call(`${control}/redeliveries`, "GET"),
     setRefuseTokens: (status) => done(call(`${control}/refuse-tokens`, "PUT", { status })),
     setRedeliveryStatus: (statusCode) => done(call(`${control}/redelivery-status`, "PUT", { statusCode })),
+    setDeliveriesStatusFilter: (supported) => done(call(`${control}/deliveries-status-filter`, "PUT", { supported })),
     rateLimit: () => call(`${control}/rate-limit`, "GET"),
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),

@@ -66,6 +66,8 @@ export type Tenant = {
   calls: CallRecord[];
   refuseTokens: 403 | 422 | null;
   redeliveryStatusCode: number;
+  /** false: GET /app/hook/deliveries answers 422 to `status`, as older GitHub Enterprise Server versions do. */
+  deliveriesStatusFilter: boolean;
   rate: { limit: number; used: number; resetSeconds: number };
   nextJobId: number;
   nextRunId: number;
@@ -100,6 +102,7 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     calls: [],
     refuseTokens: null,
     redeliveryStatusCode: 200,
+    deliveriesStatusFilter: true,
     rate: { limit: rateLimit, used: 0, resetSeconds: Math.floor(Date.now() / 1000) + 3600 },
     nextJobId: 21_000_000_000,
     nextRunId: 11_000_000_000,
@@ -151,6 +154,12 @@ export function addInstallation(tenant: Tenant, input: InstallationInput): Insta
   };
   tenant.installations.set(installation.id, installation);
   return installation;
+}
+
+/** The App uninstalled from an account: the installation goes, and GitHub revokes its tokens (401 from then on). */
+export function removeInstallation(tenant: Tenant, id: unknown): void {
+  if (typeof id !== "number" || !tenant.installations.delete(id)) throw new StandinError(404, `no installation ${String(id)}`);
+  for (const [token, stored] of tenant.tokens) if (stored.installationId === id) tenant.tokens.delete(token);
 }
 
 export function installationForRepo(tenant: Tenant, key: string): Installation | undefined {

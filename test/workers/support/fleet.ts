@@ -460,7 +460,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     if (k < o.faultSweeps) {
       const faults = [
         () => s.kube.addFault({ match: { method: "GET" }, status: pick([500, 503, 429]), times: 1 }),
-        () => s.kube.addFault({ match: { method: "DELETE" }, status: pick([500, 409, 429]), times: 1 + Math.floor(random() * 3) }),
+        // Not 409: on a DELETE with a uid precondition it means that uid is gone (sweep.test.ts), which a fault cannot fake.
+        () => s.kube.addFault({ match: { method: "DELETE" }, status: pick([500, 503, 429]), times: 1 + Math.floor(random() * 3) }),
         () => s.kube.addFault({ match: { method: "DELETE" }, delayMs: 50, times: 2 }),
         () => s.github.addFault({ match: { pathIncludes: "/actions/" }, status: pick([500, 502, 503]), times: 1 + Math.floor(random() * 3) }),
         () => s.github.addFault({ match: { pathIncludes: "/actions/" }, status: 429, retryAfterSeconds: 1, times: 1 }),

@@ -17,7 +17,7 @@ import { configureLedger, ledgerOf } from "./worker.ts";
  */
 export async function recordFacts(env: WorkerEnv, facts: Fact[], event = "workflow_job"): Promise<void> {
   await configureLedger(env);
-  await ledgerOf(env).receive({ event, outcome: "recorded", facts });
+  await ledgerOf(env).receive({ event, guid: crypto.randomUUID(), facts });
 }
 
 export function jobStartedFact(o: { runner: string; repo: string; runId: number; jobId: number; startedAt: string; source?: string }): JobStarted {

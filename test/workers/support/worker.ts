@@ -20,6 +20,8 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 // The test entry binds the test ledger (test/hooks/test-ledger.ts): the production class and its hooks.
 const LEDGER = (bindings as unknown as { LEDGER: DurableObjectNamespace<TestLedger> }).LEDGER;
+// The front door's rate limit (wrangler.toml's [[ratelimits]]); it counts only requests that carry CF-Connecting-IP.
+const FRONT_DOOR = (bindings as unknown as { FRONT_DOOR: unknown }).FRONT_DOOR;
 let ledgerCounter = 0;
 const configured = new WeakSet<WorkerEnv>();
 
@@ -39,7 +41,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Wor
     REAPER_MAX_DELETIONS_PER_SWEEP: "50",
     ADMIN_TOKEN,
   };
-  const merged: Record<string, unknown> = { ...base, LEDGER_NAME: `test-${Date.now().toString(36)}-${++ledgerCounter}`, LEDGER };
+  const merged: Record<string, unknown> = { ...base, LEDGER_NAME: `test-${Date.now().toString(36)}-${++ledgerCounter}`, LEDGER, FRONT_DOOR };
   for (const [k, v] of Object.entries(overrides)) {
     if (v === undefined) delete merged[k];
     else merged[k] = v;

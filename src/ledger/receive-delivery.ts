@@ -1,0 +1,71 @@
+// A signed delivery's way into the ledger: its GUID first (a GUID received
+// before is a replay: counted, nothing else written), then what it says about
+// installations, then its facts, except those about jobs older than the
+// history (a replayed completion must not bring back a pruned runner).
+import type { InstallationChange } from "../github/installation-from-webhook.ts";
+import type { Fact } from "../model/facts.ts";
+import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { DeliveriesReceived } from "./deliveries-received.ts";
+import type { LedgerState } from "./ledger-state.ts";
+import type { MemoryTable } from "./memory-table.ts";
+import type { RunnerRecord } from "./runner-record.ts";
+import type { Sql } from "./sql.ts";
+
+/** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
+const SUSPENDED_RETRY_MS = 3_600_000;
+
+export interface SignedDelivery {
+  event: string;
+  /** X-GitHub-Delivery: stable across redeliveries. */
+  guid: string;
+  facts: Fact[];
+  installation?: InstallationChange;
+}
+
+export interface Received {
+  outcome: Extract<DeliveryOutcome, "recorded" | "duplicate" | "stale">;
+  changed: RunnerRecord[];
+}
+
+export function receiveDelivery(sql: Sql, state: LedgerState, d: SignedDelivery, now: number, policy: { historyDays: number; maxJobSeconds: number }): Received {
+  const { historyDays } = policy;
+  const answer = (outcome: Received["outcome"], changed: RunnerRecord[] = []): Received => {
+    countDelivery(state.counters, d.event, outcome);
+    return { outcome, changed };
+  };
+  if (!new DeliveriesReceived(sql).add(d.guid, now)) return answer("duplicate");
+  if (d.installation) applyInstallationChange(state.memory, d.installation, now, historyDays);
+  // The history, and never less than the bound and a day: a job still within the bound is never stale.
+  const windowStart = now - Math.max(historyDays * 86_400_000, policy.maxJobSeconds * 1000 + 86_400_000);
+  const fresh = d.facts.filter((f) => factTime(f) >= windowStart);
+  for (const f of fresh) if ("repo" in f && f.installationId !== undefined) state.memory.installationNamed(f.repo, f.installationId);
+  if (fresh.length < d.facts.length && fresh.length === 0) return answer("stale");
+  return answer("recorded", state.record(fresh, now));
+}
+
+/** Signed deliveries answered without facts, batched by the Worker: their GUIDs and the installations they named. */
+export function rememberBatch(sql: Sql, memory: MemoryTable, batch: { received: string[]; installations: { repo: string; id: number }[] }, now: number): void {
+  const received = new DeliveriesReceived(sql);
+  for (const guid of batch.received) received.add(guid, now);
+  for (const { repo, id } of batch.installations) memory.installationNamed(repo, id);
+}
+
+export function applyInstallationChange(memory: MemoryTable, change: InstallationChange, now: number, historyDays: number): void {
+  if (change.kind === "revoked") {
+    memory.revokeInstallation(change.id, now + (change.why === "deleted" ? historyDays * 86_400_000 : SUSPENDED_RETRY_MS));
+  } else if (change.kind === "restored") {
+    memory.delete(`installation-revoked/${change.id}`);
+  } else {
+    for (const repo of change.repos) if (memory.get<number>(`installation/${repo}`) === change.id) memory.delete(`installation/${repo}`);
+  }
+}
+
+/** When the job a fact is about started (a run: when it completed), in ms; NaN never counts as stale. */
+function factTime(f: Fact): number {
+  let at: string | undefined;
+  if (f.type === "job-started") at = f.startedAt;
+  else if (f.type === "job-completed") at = f.startedAt ?? f.completedAt;
+  else if (f.type === "run-completed") at = f.updatedAt;
+  const t = at === undefined ? Number.NaN : Date.parse(at);
+  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+}

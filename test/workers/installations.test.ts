@@ -1,0 +1,128 @@
+// Installations from the source: every delivery names its installation and
+// the ledger remembers it per repository; an uninstalled installation (a mint
+// answered 404, a read answered 401, or the installation events) is dropped and
+// the repository's installation is looked up again, preferring what the latest
+// delivery named.
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, inject, it } from "vitest";
+import { newCallBudget } from "../../src/github/call-budget.ts";
+import { createGithub, GithubError, newGithubCache } from "../../src/github/github-client.ts";
+import { createGithubTenant } from "../standins/github/control.ts";
+import { workflowJobPayload } from "./support/payloads.ts";
+import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
+import { adminRunners, deliver, ledgerOf, testEnv } from "./support/worker.ts";
+import type { WorkerEnv } from "../../src/env.ts";
+
+const NOW = Date.now() + 86_400_000;
+type S = Awaited<ReturnType<typeof stack>>;
+const REINSTALLED = 5151;
+const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.status);
+const mints = async (s: S) => (await s.github.calls()).filter((c) => c.path.endsWith("/access_tokens")).map((c) => `${c.path.split("/")[3]} ${c.status}`);
+
+const memory = (env: WorkerEnv) =>
+  runInDurableObject(ledgerOf(env), (_i, state) =>
+    Object.fromEntries(state.storage.sql.exec<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key LIKE 'installation%' ORDER BY key").toArray().map((r) => [r.key, JSON.parse(r.value) as number])),
+  );
+
+/** A job running past the recheck interval, learned from an in_progress delivery that named INSTALLATION. */
+async function runningJob(s: S, name: string, runId: number) {
+  await s.runner({ name, workflowRunId: runId });
+  const job = await s.github.putJob({ repo: REPO, run_id: runId, status: "in_progress", runner_name: name, started_at: before(NOW, 3700) });
+  await s.jobStarted({ runner: name, runId, jobId: Number(job.id), startedAt: before(NOW, 3700) });
+  return job;
+}
+
+describe("installations from the source", () => {
+  it("remembers the installation each delivery names, per repository", async () => {
+    const env = testEnv();
+    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-1", jobId: 1, runId: 10, runAttempt: 1, repo: "octo-org/a", startedAt: before(Date.now(), 60), installationId: 11 }));
+    // An ignored delivery (a job on a GitHub-hosted runner) names its installation too.
+    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-2", jobId: 2, runId: 20, runAttempt: 1, repo: "octo-org/b", startedAt: before(Date.now(), 60), installationId: 22, runnerGroup: "GitHub Actions" }));
+    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-runners-i-1", jobId: 1, runId: 10, runAttempt: 1, repo: "octo-org/a", startedAt: before(Date.now(), 60), completedAt: before(Date.now(), 5), conclusion: "success", installationId: 12 }));
+    const { flushDoorCounts } = await import("../../src/http/door-counts.ts");
+    await flushDoorCounts(env, String(env.LEDGER_NAME));
+    expect(await memory(env)).toEqual({ "installation/octo-org/a": 12, "installation/octo-org/b": 22 });
+  });
+
+  it("after an uninstall and a new install, the id the latest delivery named is used, not the row's own", async () => {
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
+    const job = await runningJob(s, "arc-runners-abcde-runner-i3", 960);
+    await s.github.uninstall(INSTALLATION);
+    await s.github.addInstallation({ id: REINSTALLED, repositories: [REPO] });
+    // Another job's delivery after the reinstall names the new installation.
+    await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-abcde-runner-i4", jobId: 99, runId: 961, runAttempt: 1, repo: REPO, startedAt: before(NOW, 10), installationId: REINSTALLED }));
+    await s.sweep(NOW);
+    expect(await mints(s)).toEqual([`${REINSTALLED} 201`]);
+    expect(await jobReads(s)).toEqual([200]);
+    expect((await adminRunners(s.env)).runners.find((r) => r.jobId === Number(job.id))).toMatchObject({ state: "running" });
+  });
+
+  it("a mint answered 404 drops the installation; the next attempt looks the repository up again", async () => {
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
+    await runningJob(s, "arc-runners-abcde-runner-i5", 962);
+    await s.github.uninstall(INSTALLATION);
+    await s.github.addInstallation({ id: REINSTALLED, repositories: [REPO] });
+    await s.sweep(NOW);
+    expect(await mints(s)).toEqual([`${INSTALLATION} 404`]);
+    expect(await memory(s.env)).toMatchObject({ [`installation-revoked/${INSTALLATION}`]: expect.any(Number) });
+    expect((await memory(s.env))[`installation/${REPO}`]).toBeUndefined();
+    await s.github.clearCalls();
+    await s.sweep(NOW + 3_601_000); // the next recheck (a failed one waits an interval too)
+    expect((await s.github.calls()).map((c) => `${c.method} ${c.path} ${c.status}`).filter((c) => !c.includes("/hook/deliveries"))).toEqual([
+      `GET /repos/${REPO}/installation 200`,
+      `POST /app/installations/${REINSTALLED}/access_tokens 201`,
+      expect.stringMatching(/^GET .*\/actions\/jobs\/\d+ 200$/),
+    ]);
+    expect((await memory(s.env))[`installation/${REPO}`]).toBe(REINSTALLED);
+  });
+
+  it("installation.deleted and installation_repositories.removed forget the installation; unsuspend lets it be used again", async () => {
+    const env = testEnv();
+    const examples = inject("webhookExamples");
+    const example = (event: string, action: string) => structuredClone(examples.find((e) => e.name === event)!.examples.find((p) => p.action === action)!);
+    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-6", jobId: 6, runId: 60, runAttempt: 1, repo: "octocat/Hello-World", startedAt: before(Date.now(), 60), installationId: 2 }));
+    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-7", jobId: 7, runId: 70, runAttempt: 1, repo: "octocat/Other", startedAt: before(Date.now(), 60), installationId: 2 }));
+    const removed = await deliver(env, "installation_repositories", example("installation_repositories", "removed"));
+    expect(removed.status).toBe(202);
+    expect(await memory(env)).toEqual({ "installation/octocat/Other": 2 });
+    expect((await deliver(env, "installation", example("installation", "deleted"))).status).toBe(202);
+    expect(await memory(env)).toEqual({ "installation-revoked/2": expect.any(Number) });
+    const suspended = example("installation", "suspend");
+    const id = (suspended.installation as { id: number }).id;
+    await deliver(env, "installation", suspended);
+    expect(await memory(env)).toMatchObject({ [`installation-revoked/${id}`]: expect.any(Number) });
+    await deliver(env, "installation", example("installation", "unsuspend"));
+    expect((await memory(env))[`installation-revoked/${id}`]).toBeUndefined();
+  });
+});
+
+describe("the GitHub client and revoked tokens", () => {
+  it("a read answered 401 drops the cached token and the repository's installation; the next read mints again", async () => {
+    const tenant = await createGithubTenant(inject("githubStandinUrl"));
+    await tenant.addInstallation({ id: 4242, repositories: [REPO] });
+    const cache = newGithubCache();
+    const github = createGithub({ apiUrl: tenant.baseUrl, appId: String(tenant.appId), privateKey: tenant.privateKeyPkcs1, budget: newCallBudget(100), cache });
+    const job = await tenant.putJob({ repo: REPO, run_id: 1, status: "in_progress", runner_name: "arc-runners-x-1" });
+    expect(await github.installationFor(REPO)).toBe(4242);
+    await github.job(REPO, Number(job.id), 4242);
+    await tenant.expireTokens(); // GitHub revoked the token
+    const error = await github.job(REPO, Number(job.id), 4242).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GithubError);
+    expect((error as GithubError).status).toBe(401);
+    expect(cache.tokens.has(4242)).toBe(false);
+    expect(cache.memory.installation(REPO)).toBeUndefined();
+    expect((await github.job(REPO, Number(job.id), await github.installationFor(REPO))).id).toBe(Number(job.id));
+    expect((await tenant.tokenRequests()).length).toBe(2);
+  });
+
+  it("a mint answered with a rate limit is a back-off, never a revoked installation", async () => {
+    const tenant = await createGithubTenant(inject("githubStandinUrl"));
+    await tenant.addInstallation({ id: 4242, repositories: [REPO] });
+    const cache = newGithubCache();
+    const github = createGithub({ apiUrl: tenant.baseUrl, appId: String(tenant.appId), privateKey: tenant.privateKeyPkcs1, budget: newCallBudget(100), cache });
+    await tenant.addFault({ match: { pathIncludes: "access_tokens" }, status: 429, times: 1 });
+    await expect(github.installationToken(4242)).rejects.toThrow(/rate limit/);
+    expect(cache.memory.installationRevoked(4242)).toBe(false);
+    expect(cache.memory.rate("app").blockedUntil()).toBeGreaterThan(Date.now());
+  });
+});
