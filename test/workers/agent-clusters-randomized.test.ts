@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, type Agent } from "./support/fake-agent.ts";
+import { prng } from "./support/fleet.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, NS } from "./support/stack.ts";
 import { adminRunners, deliver, report, runScheduled, settleAlarms } from "./support/worker.ts";
@@ -17,17 +18,8 @@ const CLUSTERS = ["eu-west", "us-east"] as const;
 type ClusterName = (typeof CLUSTERS)[number];
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
-/** A small seeded generator (mulberry32): the same seed, the same run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator (mulberry32, shared with the fleets): the same seed, the same run. */
+const random = prng;
 
 interface Life {
   cluster: ClusterName;
@@ -71,7 +63,12 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
   const up = async (cluster: ClusterName) => {
     const agent = await connect(env, { cluster, token: await clusterToken(AGENT_TOKEN, cluster) });
     agent.answer = undefined;
-    agent.ws.addEventListener("message", (e) => onOrder(cluster, agent, JSON.parse(String(e.data)) as DeleteOrder));
+    // Reads by name are answered from the cluster's objects (fake-agent.ts answers them); orders here.
+    agent.readAnswer = (ns, name) => (ns === NS ? (objects[cluster].get(name) ?? null) : null);
+    agent.ws.addEventListener("message", (e) => {
+      const message = JSON.parse(String(e.data)) as DeleteOrder | { type: "read" };
+      if (message.type === "order") onOrder(cluster, agent, message);
+    });
     agent.send({ type: "snapshot", id: `s-${Date.now()}`, part: 1, parts: 1, runners: [...objects[cluster].values()] });
     agents[cluster] = agent;
   };

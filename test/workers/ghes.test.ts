@@ -56,8 +56,11 @@ describe("GitHub Enterprise Server (GITHUB_API_URL ends in /api/v3)", () => {
   it("lists the App's deliveries under /api/v3, following its Link, and redelivers a failed one by its exact id", async () => {
     const T = Date.now();
     const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" }, { github: { ghes: true } });
+    // Failed deliveries only are listed (status=failure): 120 of them, over two pages; one is a workflow_job (asked
+    // again), the others are events arc-reaper never records (listed, never asked for).
     for (let i = 0; i < 120; i++) {
-      await s.github.addDelivery({ guid: `guid-g${i}`, event: "workflow_job", action: "completed", statusCode: i === 3 ? 502 : 202, deliveredAt: before(T, 900 - i) });
+      const job = i === 3;
+      await s.github.addDelivery({ guid: `guid-g${i}`, event: job ? "workflow_job" : "push", action: job ? "completed" : null, statusCode: 502, deliveredAt: before(T, 900 - i) });
     }
     await s.sweep(T);
     const listings = (await s.github.calls()).filter((c) => c.path === "/app/hook/deliveries");

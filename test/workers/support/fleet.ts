@@ -127,7 +127,8 @@ interface Event {
   at: number; // GitHub's time of the event (ms)
 }
 
-function prng(seed: number): () => number {
+/** A small seeded generator (mulberry32): the same seed, the same run. */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
