@@ -48,10 +48,14 @@ export function agentCluster(agent: AgentPort): Cluster {
     // A runner the view lacks is read by name through the agent (a fresh GET): its answer, or a 404,
     // lands in the view and its removals, so the absence is evidence as of now. An agent that does not
     // read leaves the view as it was: absence then waits for a newer view.
-    async readRunner(namespace, name) {
+    async readRunner(namespace, name, since) {
       check(namespace);
       const inView = agent.runner(namespace, name);
       if (inView) return inView;
+      // Absent, and known absent since before what the caller asks about: no read needed (one per namespace would
+      // otherwise go out for every runner that lives in another).
+      const absentAsOf = Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name));
+      if (since !== undefined && absentAsOf > since) return undefined;
       await agent.read(namespace, name);
       return agent.runner(namespace, name);
     },

@@ -31,7 +31,11 @@ export interface Cluster {
   /** Every EphemeralRunner in the namespace (paged), or throws ClusterError. */
   listRunners(namespace: string): Promise<ClusterRunner[]>;
   /** One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise. */
-  readRunner(namespace: string, name: string): Promise<ClusterRunner | undefined>;
+  /**
+   * `since` (ms): what the caller needs to know about is newer than this; a view whose absence of
+   * `name` is already certain after it may answer without a fresh read (the agent's).
+   */
+  readRunner(namespace: string, name: string, since?: number): Promise<ClusterRunner | undefined>;
   /**
    * For a view that is not a read of the API server (the agent's): the absence of
    * `name` in it is certain as of this time (ms). Absent: every answer is a fresh read, as of when it was sent.

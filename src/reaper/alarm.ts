@@ -18,11 +18,11 @@ export async function runAlarm(deps: PassDeps): Promise<PassReport> {
   const kind = deps.watched[0]?.cluster.errorKind ?? "cluster";
   const items: Item[] = [];
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
-    const lookup = await readByName(deps.watched, record.runner);
+    const lookup = await readByName(deps.watched, record.runner, record.factAt ?? 0);
     items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: kind });
   }
   for (const unseen of ledger.dueUnseen(now, ALARM_BATCH)) {
-    const lookup = await readByName(deps.watched, unseen.name);
+    const lookup = await readByName(deps.watched, unseen.name, unseen.firstSeen);
     items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: kind });
   }
   const report = await reconcileAll(items, deps, "alarm");

@@ -10,7 +10,7 @@ import type { PassDeps } from "./reconcile-all.ts";
 
 export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Caller, lookup?: Lookup): Promise<void> {
   const place = clusterOf(deps.watched, { cluster: w.cluster });
-  const seen = lookup ?? (place ? await readByName([{ ...place, namespaces: [w.namespace] }], w.name) : undefined);
+  const seen = lookup ?? (place ? await readByName([{ ...place, namespaces: [w.namespace] }], w.name, w.deletedAt) : undefined);
   const view = deletionView(w, seen);
   let github: string | undefined;
   if (view.kind === "found" && view.runner.uid === w.uid && w.stuckAt === undefined && !(deps.github instanceof Error)) {

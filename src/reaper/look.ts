@@ -21,8 +21,11 @@ export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunne
   return watched.find((w) => w.name === (runner.cluster ?? "default"));
 }
 
-/** One name, read in every watched place (a read by name: fresh as of when it was sent). */
-export async function readByName(watched: readonly Watched[], name: string): Promise<Lookup> {
+/**
+ * One name, read in every watched place (a read by name: fresh as of when it was sent). `since`: the
+ * row's last fact; a view already certain of the name's absence after it need not read again.
+ */
+export async function readByName(watched: readonly Watched[], name: string, since?: number): Promise<Lookup> {
   const asOf = new Map<string, number>();
   const lookup: Lookup = { found: [], unreadable: [], unreadablePlaces: [], absentAsOf: (place) => absentAsOf(asOf, place) };
   await Promise.all(
@@ -30,7 +33,7 @@ export async function readByName(watched: readonly Watched[], name: string): Pro
       w.namespaces.map(async (ns) => {
         const sent = Date.now();
         try {
-          const runner = await w.cluster.readRunner(ns, name);
+          const runner = await w.cluster.readRunner(ns, name, since);
           if (runner) lookup.found.push({ ...runner, cluster: w.name });
           asOf.set(key({ cluster: w.name, namespace: ns }), w.cluster.viewAsOf?.(ns, name) ?? sent);
         } catch (e) {

@@ -143,7 +143,8 @@ describe("bearer tokens share the login's throttle", () => {
 });
 
 describe("bench-only routes", () => {
-  it.each(["/test/ledger-receive", "/test/ledger-loop?count=1"])("%s answers 404 unless ARC_REAPER_TEST_HOOKS=on", async (path) => {
+  // They live in the test entry (test/hooks/entry.ts), never in the production Worker.
+  it.each(["/test/ledger-receive", "/test/ledger-loop?count=1", "/test/seed-history?from=1&count=1"])("the production Worker has no %s: 404", async (path) => {
     const env = testEnv();
     const res = await call(env, new Request(`https://arc-reaper.test${path}`, { method: "POST", body: "{}" }));
     expect(res.status).toBe(404);
