@@ -31,6 +31,10 @@ export function agentCluster(agent: AgentPort): Cluster {
     const why = agent.unavailable(namespace);
     if (why !== undefined) throw new ClusterError(null, why);
   };
+  // The view is whole as of its last snapshot, less a margin (the list that fed it was taken before it
+  // arrived, and runners created meanwhile reach the view by the watch, later); a remove event, or a read
+  // that found nothing, is the watch's or the API server's own word that the object left.
+  const absentAsOf = (namespace: string, name: string): number => Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name));
   return {
     errorKind: "agent",
     listRunners(namespace) {
@@ -41,10 +45,7 @@ export function agentCluster(agent: AgentPort): Cluster {
         return Promise.reject(e);
       }
     },
-    // The view is whole as of its last snapshot, less a margin: the list that fed it was taken
-    // before it arrived, and runners created meanwhile reach the view by the watch, later.
-    // A remove event is the watch's own word that the object left.
-    viewAsOf: (namespace, name) => Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name)),
+    viewAsOf: absentAsOf,
     // A runner the view lacks is read by name through the agent (a fresh GET): its answer, or a 404,
     // lands in the view and its removals, so the absence is evidence as of now. An agent that does not
     // read leaves the view as it was: absence then waits for a newer view.
@@ -54,8 +55,7 @@ export function agentCluster(agent: AgentPort): Cluster {
       if (inView) return inView;
       // Absent, and known absent since before what the caller asks about: no read needed (one per namespace would
       // otherwise go out for every runner that lives in another).
-      const absentAsOf = Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name));
-      if (since !== undefined && absentAsOf > since) return undefined;
+      if (since !== undefined && absentAsOf(namespace, name) > since) return undefined;
       await agent.read(namespace, name);
       return agent.runner(namespace, name);
     },

@@ -14,11 +14,12 @@ interface Row extends SqlRow {
   deleted_at: number;
   due_at: number;
   stuck_at: number | null;
+  reason: string;
 }
 
 const toWatch = (r: Row): DeletionWatch => ({
   rowId: r.row_id, name: r.name, cluster: r.cluster, namespace: r.namespace, uid: r.uid, repo: r.repo, jobId: r.job_id,
-  deletedAt: r.deleted_at, dueAt: r.due_at,
+  deletedAt: r.deleted_at, dueAt: r.due_at, reason: r.reason,
   ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
   ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
 });
@@ -31,9 +32,14 @@ export class DeletionsTable {
 
   put(w: DeletionWatch): void {
     this.sql.run(
-      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null,
+      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason,
     );
+  }
+
+  /** Every deletion still watched: those of the last REAPER_STUCK_SECONDS, and the stuck ones. */
+  all(): DeletionWatch[] {
+    return this.sql.all<Row>("SELECT * FROM deletions").map(toWatch);
   }
 
   due(now: number, limit: number): DeletionWatch[] {

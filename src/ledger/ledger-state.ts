@@ -127,7 +127,7 @@ export class LedgerState implements LedgerPort {
         const o = r.view.runner;
         this.deletionsWatched.put({
           rowId: record.id, name: o.name, cluster: o.cluster ?? "default", namespace: o.namespace, uid: o.uid, repo: record.repo, jobId: record.jobId,
-          installationId: record.installationId, deletedAt: now, dueAt: now + this.opts.stuckSeconds * 1000,
+          installationId: record.installationId, deletedAt: now, dueAt: now + this.opts.stuckSeconds * 1000, reason: r.verdict.reason,
         });
       }
     } else {
@@ -160,7 +160,7 @@ export class LedgerState implements LedgerPort {
   }
 
   deletionWatches(): DeletionWatch[] {
-    return this.deletionsWatched.due(Number.MAX_SAFE_INTEGER, 10_000);
+    return this.deletionsWatched.all();
   }
 
   dueDeletions(now: number, limit: number): DeletionWatch[] {
@@ -168,37 +168,35 @@ export class LedgerState implements LedgerPort {
   }
 
   storeDeletionCheck(w: DeletionWatch, check: DeletionCheck, now: number, by: Caller): void {
-    const at = new Date(now).toISOString();
     if (check.kind === "unknown") {
       this.deletionsWatched.put({ ...w, dueAt: check.dueAt });
       return;
     }
+    const line = { msg: "decision", by, runner: w.name, namespace: w.namespace, repository: w.repo, run: null, job: w.jobId } as const;
     if (check.kind === "went") {
       this.deletionsWatched.remove(w.rowId);
       if (w.stuckAt === undefined) return; // the common case: it went as ARC should; the row says reaped already
-      this.closeStuck(w.rowId, "reaped", check.reason, now, by);
-      this.opts.log({ msg: "decision", by, runner: w.name, namespace: w.namespace, repository: w.repo, run: null, job: w.jobId, verdict: "deleted", reason: `reaped: ${check.reason}` });
+      // Stuck no more: reaped, with the reason it was condemned for and how long it took.
+      if (this.restate(w.rowId, "stuck", "reaped", `${w.reason}; ${check.reason}`, `reaped: ${check.reason}`, now, by)) {
+        this.opts.log({ ...line, verdict: "deleted", reason: `reaped: ${check.reason}` });
+      }
       return;
     }
     this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now });
-    if (!check.newly) return;
-    const row = this.sql.first<{ story: string; reason: string }>("SELECT story, reason FROM runners WHERE id = ? AND state = 'reaped'", w.rowId);
-    if (!row) return;
-    const story = JSON.parse(row.story) as { at: string; what: string; source: string }[];
-    story.push({ at, what: check.reason, source: by });
-    this.sql.run("UPDATE runners SET state = 'stuck', reason = ?, story = ?, decided_at = ?, due_at = NULL WHERE id = ?", `${check.reason} (condemned: ${row.reason})`, JSON.stringify(story.slice(-40)), now, w.rowId);
-    this.counters.add("arc_reaper_closed_runners", { state: "reaped" }, -1);
-    this.opts.log({ msg: "decision", by, runner: w.name, namespace: w.namespace, repository: w.repo, run: null, job: w.jobId, verdict: "keep", reason: check.reason, error: "cluster" });
+    if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.reason, check.reason, now, by)) {
+      this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
+    }
   }
 
-  private closeStuck(rowId: number, state: "reaped", why: string, now: number, by: Caller): void {
-    const row = this.sql.first<{ story: string; reason: string }>("SELECT story, reason FROM runners WHERE id = ? AND state = 'stuck'", rowId);
-    if (!row) return;
-    const story = JSON.parse(row.story) as { at: string; what: string; source: string }[];
-    story.push({ at: new Date(now).toISOString(), what: `${state}: ${why}`, source: by });
-    const reason = `${row.reason.replace(/^stuck: .*? \(condemned: (.*)\)$/, "$1")}; ${why}`;
-    this.sql.run("UPDATE runners SET state = ?, reason = ?, story = ?, decided_at = ?, due_at = ? WHERE id = ?", state, reason, JSON.stringify(story.slice(-40)), now, now + this.opts.historyDays * 86_400_000, rowId);
-    this.counters.add("arc_reaper_closed_runners", { state }, 1);
+  /** Moves a closed row from one closed state to another (its story and gauges follow); answers whether it was in `from`. */
+  private restate(rowId: number, from: "reaped" | "stuck", to: "reaped" | "stuck", reason: string, what: string, now: number, by: Caller): boolean {
+    const record = this.runners.byId(rowId);
+    if (record?.state !== from) return false;
+    const dueAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : null; // a stuck row is never pruned
+    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt }, { at: new Date(now).toISOString(), what, source: by }));
+    this.counters.add("arc_reaper_closed_runners", { state: from }, -1);
+    this.counters.add("arc_reaper_closed_runners", { state: to });
+    return true;
   }
 
   deletions(now: number): SlidingWindow {

@@ -117,6 +117,11 @@ export class RunnersTable {
     this.sql = sql;
   }
 
+  byId(id: number): RunnerRecord | undefined {
+    const row = this.sql.first<Row>("SELECT * FROM runners WHERE id = ?", id);
+    return row && toRecord(row);
+  }
+
   get(runner: string, jobId: number): RunnerRecord | undefined {
     const row = this.sql.first<Row>("SELECT * FROM runners WHERE runner = ? AND job_id = ?", runner, jobId);
     return row && toRecord(row);

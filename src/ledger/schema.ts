@@ -142,7 +142,8 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       installation_id INTEGER,
       deleted_at INTEGER NOT NULL,
       due_at INTEGER NOT NULL,
-      stuck_at INTEGER
+      stuck_at INTEGER,
+      reason TEXT NOT NULL
     )`,
     `CREATE INDEX deletions_by_due ON deletions (due_at)`,
   ],

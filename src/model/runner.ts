@@ -99,4 +99,6 @@ export interface DeletionWatch {
   dueAt: number;
   /** When it was found stuck (ms), if it was. */
   stuckAt?: number;
+  /** Why it was deleted: the row's reason again once the deletion went. */
+  reason: string;
 }

@@ -7,10 +7,8 @@ import type { ClusterRunner } from "./runner.ts";
 export interface Lookup {
   /** Every object of the name in every place that could be read. */
   found: ClusterRunner[];
-  /** Why places could not be read (one entry each). */
-  unreadable: string[];
-  /** The places that could not be read (when known): a cluster whose places all answered is judged though another's agent is away. */
-  unreadablePlaces?: Place[];
+  /** The places that could not be read, and why: a cluster whose places all answered is judged though another's agent is away. */
+  unreadable: { place: Place; why: string }[];
   /**
    * Absence of the name is certain as of this time (ms, the ledger's clock), in
    * one place or (no place) in all of them: when the read or list of the API

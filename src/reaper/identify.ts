@@ -50,9 +50,8 @@ export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterVie
 
 /** Whether places that could not be read leave the answer open: any of them, or (when known) one in `cluster`. */
 function blocks(lookup: Lookup, cluster: string | undefined): boolean {
-  if (lookup.unreadable.length === 0) return false;
-  if (cluster === undefined || lookup.unreadablePlaces === undefined) return true;
-  return lookup.unreadablePlaces.some((p) => p.cluster === cluster);
+  if (cluster === undefined) return lookup.unreadable.length > 0;
+  return lookup.unreadable.some((u) => u.place.cluster === cluster);
 }
 
 function absence(name: string, asOf: number, lastFactAt: number): ClusterView {
@@ -67,8 +66,10 @@ function absence(name: string, asOf: number, lastFactAt: number): ClusterView {
 }
 
 function unreadable(lookup: Lookup): ClusterView {
-  return { kind: "unknown", why: lookup.unreadable.join("; "), agent: lookup.agentAway };
+  return { kind: "unknown", why: whyUnreadable(lookup), agent: lookup.agentAway };
 }
+
+export const whyUnreadable = (lookup: Lookup): string => lookup.unreadable.map((u) => u.why).join("; ");
 
 function ambiguous(name: string, candidates: ClusterRunner[], what: string): ClusterView {
   const places = candidates.map(where).join(", ");

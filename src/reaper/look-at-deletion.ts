@@ -4,6 +4,7 @@
 import type { DeletionWatch } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";
 import { checkDeletion } from "./check-deletion.ts";
+import { whyUnreadable } from "./identify.ts";
 import { clusterOf, readByName } from "./look.ts";
 import type { Caller } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
@@ -29,7 +30,7 @@ function deletionView(w: DeletionWatch, lookup: Lookup | undefined): ClusterView
   if (!lookup) return { kind: "unknown", why: `no cluster named ${w.cluster} is watched` };
   const same = lookup.found.find((r) => r.uid === w.uid && r.namespace === w.namespace);
   if (same) return { kind: "found", runner: same };
-  if (lookup.unreadable.length > 0) return { kind: "unknown", why: lookup.unreadable.join("; ") };
+  if (lookup.unreadable.length > 0) return { kind: "unknown", why: whyUnreadable(lookup) };
   if (lookup.absentAsOf({ cluster: w.cluster, namespace: w.namespace }) > w.deletedAt) return { kind: "missing" };
   return { kind: "unknown", why: "the view is not newer than our delete" };
 }

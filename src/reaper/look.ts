@@ -27,7 +27,7 @@ export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunne
  */
 export async function readByName(watched: readonly Watched[], name: string, since?: number): Promise<Lookup> {
   const asOf = new Map<string, number>();
-  const lookup: Lookup = { found: [], unreadable: [], unreadablePlaces: [], absentAsOf: (place) => absentAsOf(asOf, place) };
+  const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place) };
   await Promise.all(
     watched.flatMap((w) =>
       w.namespaces.map(async (ns) => {
@@ -37,8 +37,7 @@ export async function readByName(watched: readonly Watched[], name: string, sinc
           if (runner) lookup.found.push({ ...runner, cluster: w.name });
           asOf.set(key({ cluster: w.name, namespace: ns }), w.cluster.viewAsOf?.(ns, name) ?? sent);
         } catch (e) {
-          lookup.unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
-          lookup.unreadablePlaces!.push({ cluster: w.name, namespace: ns });
+          lookup.unreadable.push(unreadablePlace(watched, w, ns, e));
           asOf.set(key({ cluster: w.name, namespace: ns }), 0);
           if (w.cluster.errorKind === "agent") lookup.agentAway = true;
         }
@@ -49,10 +48,9 @@ export async function readByName(watched: readonly Watched[], name: string, sinc
 }
 
 /** Every place listed once; answers each name's Lookup, and every name seen. */
-export async function listWatched(watched: readonly Watched[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; complete: boolean }> {
+export async function listWatched(watched: readonly Watched[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string> }> {
   const byName = new Map<string, ClusterRunner[]>();
-  const unreadable: string[] = [];
-  const unreadablePlaces: Place[] = [];
+  const unreadable: Lookup["unreadable"] = [];
   // Per place: the time its list was sent, or how the agent's view says absence (per name).
   const asOfIn = new Map<string, (name: string) => number>();
   let agentAway = false;
@@ -66,8 +64,7 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
           const viewAsOf = w.cluster.viewAsOf?.bind(w.cluster);
           asOfIn.set(place, viewAsOf ? (name) => viewAsOf(ns, name) : () => sent);
         } catch (e) {
-          unreadable.push(`${placeName(watched, w, ns)}${(e as Error).message}`);
-          unreadablePlaces.push({ cluster: w.name, namespace: ns });
+          unreadable.push(unreadablePlace(watched, w, ns, e));
           asOfIn.set(place, () => 0);
           if (w.cluster.errorKind === "agent") agentAway = true;
         }
@@ -78,13 +75,16 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
     lookup: (name) => ({
       found: byName.get(name) ?? [],
       unreadable,
-      unreadablePlaces,
       agentAway,
       absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
     }),
     names: () => byName.keys(),
-    complete: unreadable.length === 0,
   };
+}
+
+/** A place that could not be read; its error names the place when there are several to tell apart. */
+function unreadablePlace(watched: readonly Watched[], w: Watched, ns: string, e: unknown): Lookup["unreadable"][number] {
+  return { place: { cluster: w.name, namespace: ns }, why: `${placeName(watched, w, ns)}${(e as Error).message}` };
 }
 
 const key = (p: Place): string => `${p.cluster}\u0000${p.namespace}`;

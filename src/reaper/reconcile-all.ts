@@ -7,7 +7,7 @@ import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
 import { clusterOf, type Watched } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
-import { reconcile, type Caller, type Item, type Result } from "./reconcile.ts";
+import { reconcile, type Caller, type Item, type ReconcileContext, type Result } from "./reconcile.ts";
 
 export interface PassDeps {
   ledger: LedgerPort;
@@ -31,29 +31,26 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
   const { ledger, settings, now, github, budget } = deps;
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(now);
-  const paused = ledger.paused();
   const reapedUids = new Set<string>();
+  // One context for the pass: every runner shares its windows and what was deleted in it.
+  const ctx: ReconcileContext = {
+    now,
+    policy: policyOf(settings),
+    dryRun: settings.dryRun,
+    paused: ledger.paused(),
+    github,
+    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerSweep, now).freeAt(now),
+    deletions,
+    deleteRunner: (runner, context) => {
+      const w = clusterOf(deps.watched, runner);
+      return w ? w.cluster.deleteRunner(runner, context) : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
+    },
+    deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
+    learn: (facts, runner) => ledger.learn(facts, runner),
+    reapedUids,
+  };
   const results: Result[] = [];
-  for (const item of oldestFirst(items, github)) {
-    results.push(
-      await reconcile(item, {
-        now,
-        policy: policyOf(settings),
-        dryRun: settings.dryRun,
-        paused,
-        github,
-        githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerSweep, now).freeAt(now),
-        deletions,
-        deleteRunner: (runner, context) => {
-          const w = clusterOf(deps.watched, runner);
-          return w ? w.cluster.deleteRunner(runner, context) : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
-        },
-        deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
-        learn: (facts, runner) => ledger.learn(facts, runner),
-        reapedUids,
-      }),
-    );
-  }
+  for (const item of oldestFirst(items, github)) results.push(await reconcile(item, ctx));
   ledger.saveDeletions(deletions);
   ledger.store(results, by, now);
   return { results, deleted: reapedUids.size };
