@@ -1,10 +1,9 @@
 // Issue 3's randomized test: many runners whose real payloads arrive duplicated
 // and shuffled across sweeps end with exactly the finished runners deleted, once.
-import { beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
+import { expectFleetSafe } from "./support/fleet-expect.ts";
 import { report } from "./support/worker.ts";
-
-
 
 it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly the finished runners deleted, each once", async (seed) => {
   const figures = await runFleet({
@@ -12,17 +11,10 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
     graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60,
   });
   await report(`randomized figures: ${JSON.stringify(figures)}`);
-  expect(figures.wrongfulDeletions).toBe(0);
-  expect(figures.deletedTwice).toBe(0);
-  // One reconcile (issue 15): twins across two namespaces, unseen runners that vanish or are explained.
-  expect(figures.goneWhileInCluster).toBe(0);
+  expectFleetSafe(figures);
+  // The teeth were there: twins across two namespaces, unseen runners that vanish or are explained, duplicates.
   expect(figures.twins).toBeGreaterThan(0);
   expect(figures.unseenVanished + figures.unseenExplained).toBeGreaterThan(0);
-  expect(figures.githubCallsForExplained).toBe(0);
-  // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
-  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
-  expect(figures.leftBehind).toBe(0);
-  expect(figures.sweepsToConverge).toBeGreaterThan(0);
   expect(figures.duplicates).toBeGreaterThan(0);
 });
 
@@ -32,12 +24,6 @@ it.each([7, 99])("agent mode, views that lag (stalled watches, relists, outages)
     graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60, agent: true,
   });
   await report(`randomized agent figures: ${JSON.stringify(figures)}`);
-  expect(figures.wrongfulDeletions).toBe(0);
-  expect(figures.deletedTwice).toBe(0);
-  expect(figures.goneWhileInCluster).toBe(0);
-  expect(figures.leftBehind).toBe(0);
-  expect(figures.githubCallsForExplained).toBe(0);
-  expect(figures.sweepsToConverge).toBeGreaterThan(0);
+  expectFleetSafe(figures);
   expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
-  expect(figures.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(figures.runners / 100)));
 });

@@ -1,0 +1,15 @@
+// What every randomized and soak fleet must show, whatever its mode and faults.
+import { expect } from "vitest";
+import type { FleetFigures } from "./fleet.ts";
+
+export function expectFleetSafe(f: FleetFigures): void {
+  expect(f.wrongfulDeletions).toBe(0);
+  expect(f.deletedTwice).toBe(0);
+  expect(f.goneWhileInCluster).toBe(0);
+  expect(f.leftBehind).toBe(0);
+  // One reconcile (issue 15): a runner a webhook explained is never asked about.
+  expect(f.githubCallsForExplained).toBe(0);
+  expect(f.sweepsToConverge).toBeGreaterThan(0);
+  // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
+  expect(f.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(f.runners / 100)));
+}
