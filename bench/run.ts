@@ -7,7 +7,7 @@
 // Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 30 minutes.
 //   5. recorded deliveries one ledger sustains, the ledger alone (measured)
 //   npm run bench -- --only=intake,history,sweep,day,ledger   run some tables; BENCHMARKS.md is written only when all ran
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
 import { measureAlarmLatency } from "./alarm-latency.ts";
@@ -104,7 +104,8 @@ if (intake && history && big && day) {
   const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, ...(ledger ? { ledger } : {}) };
   await writeFile(path, renderReport(report));
   // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
-  await writeFile(join(ROOT, "bench-results.json"), `${JSON.stringify(report, null, 1)}\n`);
+  await mkdir(join(ROOT, ".bench"), { recursive: true });
+  await writeFile(join(ROOT, ".bench", "bench-results.json"), `${JSON.stringify(report, null, 1)}\n`);
   log(`wrote ${path}`);
 }
 clearTimeout(guard);
