@@ -24,6 +24,14 @@ export default defineConfig({
         },
       },
       {
+        // Pure modules (model, reaper, parsers) on plain Node: no workerd, no stand-ins; seconds.
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["test/unit/**/*.test.ts"],
+        },
+      },
+      {
         test: {
           name: "node",
           environment: "node",
