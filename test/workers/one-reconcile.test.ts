@@ -57,7 +57,7 @@ describe("one view: a name in two watched namespaces", () => {
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toBeUndefined();
   });
 
-  it("two twins with no run to tell them apart are ambiguous: both kept, and it says why", async () => {
+  it("two twins that carry no run are neither the facts' runner: both kept, the facts close as gone, and it says why", async () => {
     const s = await stack({ REAPER_NAMESPACES: `${NS},${OTHER}` });
     const name = "arc-runners-twin2-runner-tw";
     await s.runner({ name, namespace: OTHER });
@@ -67,7 +67,7 @@ describe("one view: a name in two watched namespaces", () => {
     await settleAlarms(s.env);
     await s.sweep(now + 1000);
     expect(await deletes(s)).toEqual([]);
-    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "finished", reason: expect.stringContaining(`ambiguous: runners named ${name} in`) });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "gone", reason: `runner ${name} is no longer in the cluster (only objects of its name that are not it: ${NS} (idle), ${OTHER} (idle))` });
   });
 });
 
