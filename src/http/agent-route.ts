@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { CLUSTER_HEADER, DEFAULT_CLUSTER } from "../cluster/agent-protocol.ts";
 import type { Settings } from "../config/settings.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withSessions } from "../ledger/ledger-for.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { admitsCluster } from "./agent-token.ts";
@@ -28,7 +28,7 @@ export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Prom
     // The label's values are bounded: an unknown name (anyone can send one) counts as "other".
     const known = validName && (cluster === DEFAULT_CLUSTER || settings.cluster.expectedClusters.includes(cluster));
     logLine({ msg: "agent refused", cluster: validName ? cluster : "(invalid)", why, client: clientAddress(c.req.header("cf-connecting-ip")) });
-    c.executionCtx.waitUntil(ledgerFor(c.env, settings.ledgerName).countAgentRefused(known ? cluster : "other").catch(() => undefined));
+    c.executionCtx.waitUntil(withSessions(ledgerFor(c.env, settings.ledgerName), (sessions) => sessions.countAgentRefused(known ? cluster : "other")).catch(() => undefined));
     const error = validName
       ? `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`
       : `${CLUSTER_HEADER} must be a cluster name (DNS label)`;

@@ -4,7 +4,7 @@
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
 import type { Context } from "hono";
 import { settingsFor } from "../config/settings-for.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
@@ -25,6 +25,6 @@ export function healthz(c: Context<AppEnv>): Response {
 
 /** 200 when every check passed, else 503; each check says in words what it tried. */
 export async function deepHealthz(c: Context<AppEnv>): Promise<Response> {
-  const health = await ledgerFor(c.env, c.get("settings").ledgerName).deepHealth();
+  const health = await withAdmin(ledgerFor(c.env, c.get("settings").ledgerName), (admin) => admin.deepHealth());
   return c.json(health, health.ok ? 200 : 503);
 }

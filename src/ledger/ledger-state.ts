@@ -9,6 +9,7 @@ import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
+import { dueAtOf } from "../model/next-look.ts";
 import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { LedgerPort, Stored } from "../reaper/ports.ts";
@@ -116,7 +117,7 @@ export class LedgerState implements LedgerPort {
     let next: RunnerRecord;
     if (r.close) {
       next = withStory(
-        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000, heldFor: undefined },
+        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: null, pruneAt: now + this.opts.historyDays * 86_400_000, failures: 0, heldFor: undefined },
         { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
@@ -131,7 +132,7 @@ export class LedgerState implements LedgerPort {
         });
       }
     } else {
-      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: r.dueAt, heldFor: r.heldFor };
+      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
       if (r.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;
@@ -140,7 +141,7 @@ export class LedgerState implements LedgerPort {
     }
     const changed =
       key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid || next.cluster !== record.cluster ||
-      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor;
+      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor || (next.failures ?? 0) !== (record.failures ?? 0);
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
@@ -154,8 +155,8 @@ export class LedgerState implements LedgerPort {
       return unseen.reason !== "";
     }
     const fresh = unseen.reason === "";
-    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: r.dueAt, heldFor: r.heldFor };
-    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor) this.unseenRunners.put(next);
+    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
+    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures) this.unseenRunners.put(next);
     return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
   }
 
@@ -192,8 +193,8 @@ export class LedgerState implements LedgerPort {
   private restate(rowId: number, from: "reaped" | "stuck", to: "reaped" | "stuck", reason: string, what: string, now: number, by: Caller): boolean {
     const record = this.runners.byId(rowId);
     if (record?.state !== from) return false;
-    const dueAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : null; // a stuck row is never pruned
-    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt }, { at: new Date(now).toISOString(), what, source: by }));
+    const pruneAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : undefined; // a stuck row is never pruned
+    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt: null, pruneAt }, { at: new Date(now).toISOString(), what, source: by }));
     this.counters.add("arc_reaper_closed_runners", { state: from }, -1);
     this.counters.add("arc_reaper_closed_runners", { state: to });
     return true;
@@ -247,7 +248,7 @@ export class LedgerState implements LedgerPort {
   prune(now: number): number {
     let pruned = 0;
     for (const state of ["reaped", "gone"] as const) {
-      const n = this.sql.run(`DELETE FROM runners WHERE state = ? AND due_at <= ?`, state, now);
+      const n = this.sql.run(`DELETE FROM runners WHERE state = ? AND prune_at <= ?`, state, now);
       this.counters.add("arc_reaper_closed_runners", { state }, -n);
       pruned += n;
     }

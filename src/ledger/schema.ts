@@ -195,6 +195,17 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE IF NOT EXISTS deliveries_received (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
     `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
+  [
+    // One owner of the next look (issue 22): a closed row's prune time has a column of its own
+    // (due_at is only ever an open row's next look), and a row's failed asks in a row are counted,
+    // so that reconcile backs each off (1 minute doubling to 1 hour) and the budget serves it last.
+    `ALTER TABLE runners ADD COLUMN prune_at INTEGER`,
+    `UPDATE runners SET prune_at = due_at, due_at = NULL WHERE state IN ('reaped', 'gone')`,
+    `UPDATE runners SET due_at = NULL WHERE state = 'stuck'`,
+    `CREATE INDEX runners_by_prune ON runners (prune_at) WHERE prune_at IS NOT NULL`,
+    `ALTER TABLE runners ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE unseen ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

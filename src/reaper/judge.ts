@@ -35,7 +35,6 @@ export interface JudgeInput {
 }
 
 const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Verdict {
   if (tracked && cluster.kind === "missing") {
@@ -118,7 +117,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     return {
       verdict: "keep",
       reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, within the bound of ${policy.maxJobSeconds}s`,
-      dueAt: iso(due),
+      dueAt: due,
     };
   }
   if (!github) {
@@ -179,7 +178,7 @@ function afterCompletion(f: Finished, now: number, policy: Policy): Verdict {
   const agoMs = now - completedMs;
   const story = `${f.what} in ${f.repo} is ${f.conclusion}, completed ${seconds(agoMs)}s ago`;
   if (agoMs < policy.graceSeconds * 1000) {
-    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: iso(completedMs + policy.graceSeconds * 1000) };
+    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: completedMs + policy.graceSeconds * 1000 };
   }
   return { verdict: "delete", reason: story, cause: f.cause };
 }

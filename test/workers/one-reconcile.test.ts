@@ -27,6 +27,20 @@ export async function overdue(env: WorkerEnv, now: number): Promise<number> {
   });
 }
 
+/**
+ * Moves the unseen rows' first sight `ms` into the past, and the alarm with them: a pass's now is never
+ * before the real clock (one clock per pass), so a sweep cannot be made to have seen a runner earlier.
+ */
+async function ageUnseen(env: WorkerEnv, ms: number): Promise<void> {
+  await configureLedger(env);
+  await runInDurableObject(ledgerOf(env), async (_i, state) => {
+    const sql = state.storage.sql;
+    sql.exec("UPDATE unseen SET first_seen = first_seen - ?, due_at = due_at - ?", ms, ms);
+    const due = sql.exec<{ due: number | null }>("SELECT MIN(due_at) AS due FROM unseen").one().due;
+    if (due !== null) await state.storage.setAlarm(due);
+  });
+}
+
 describe("one view: a name in two watched namespaces", () => {
   const twins = async () => {
     const s = await stack({ REAPER_NAMESPACES: `${NS},${OTHER}` });
@@ -76,7 +90,8 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-gone1-runner-un", workflowRunId: 610 });
     // Seen busy by a sweep whose wait for a webhook has already ended: due at once.
-    await s.sweep(Date.now() - SETTLE_MS - 1000);
+    await s.sweep(Date.now());
+    await ageUnseen(s.env, SETTLE_MS + 1000);
     await s.kube.remove(NS, er.metadata.name);
     await settleAlarms(s.env, 3000);
     await sleep(300);
@@ -91,7 +106,8 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-expl1-runner-un", workflowRunId: 611 });
     const t = Date.now();
-    await s.sweep(t - SETTLE_MS + 1500); // its wait ends 1.5 s from now
+    await s.sweep(t);
+    await ageUnseen(s.env, SETTLE_MS - 1500); // its wait ends 1.5 s from now
     await s.jobStarted({ runner: er.metadata.name, runId: 611, jobId: 6110, startedAt: before(t, 5) });
     await sleep(2000);
     await settleAlarms(s.env);
@@ -195,7 +211,8 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [agentRunner(name, { workflowRunId: 632, jobRepositoryName: REPO })] });
     await sleep(50);
     const { runScheduled } = await import("./support/worker.ts");
-    await runScheduled(env, Date.now() - SETTLE_MS - 1000);
+    await runScheduled(env, Date.now());
+    await ageUnseen(env, SETTLE_MS + 1000);
     agent.ws.close(1000, "going away");
     await agent.closed;
     await sleep(50);
