@@ -58,8 +58,8 @@ async function requireMetricsToken(c: Context<AppEnv>, next: Next): Promise<Resp
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  // Before any work: a flood from one address is shed (the agent's socket excepted: it reconnects on its own schedule).
-  app.use("*", async (c, next) => (c.req.path === "/agent" ? next() : shedFloods(c, next)));
+  // Before any work: a flood from one address is shed, GET /agent included (an agent reconnects far below the limit).
+  app.use("*", shedFloods);
   const admin = throttleBearer("admin");
   app.get("/healthz", (c) => healthz(c));
   app.get("/healthz/deep", requireSettings, admin, requireAdmin, (c) => deepHealthz(c));

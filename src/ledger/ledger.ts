@@ -43,6 +43,8 @@ export interface DoorBatch {
   received: string[];
   /** The installation each of those deliveries named, per repository. */
   installations: { repo: string; id: number }[];
+  /** GET /agent refused before the upgrade, by cluster (a known name, or "other"). */
+  agentRefusals?: { cluster: string; n: number }[];
 }
 
 export interface Receipt {
@@ -82,6 +84,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async countBatch(batch: DoorBatch): Promise<void> {
     const counters = new CountersTable(this.sql);
     for (const { event, outcome, n } of batch.counts) countDelivery(counters, event, outcome, n);
+    for (const { cluster, n } of batch.agentRefusals ?? []) counters.add("arc_reaper_agent_refusals_total", { cluster }, n);
     rememberBatch(this.sql, new MemoryTable(this.sql), batch, Date.now());
   }
 
@@ -194,11 +197,6 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async agentStatuses(): Promise<AgentStatus[]> {
     const settings = this.settings();
     return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
-  }
-
-  /** GET /agent refused before the upgrade (`cluster`: a known name, or "other"). */
-  async countAgentRefused(cluster: string): Promise<void> {
-    new CountersTable(this.sql).add("arc_reaper_agent_refusals_total", { cluster });
   }
 
   async runners(query: RunnerQuery): Promise<RunnerPage> {
