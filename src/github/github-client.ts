@@ -158,6 +158,32 @@ export function createGithub(opts: GithubOptions) {
       return data.id;
     },
 
+    /** What GitHub says of an installation now (App JWT): 404 is deleted, `suspended_at` set is suspended. */
+    async installationState(installationId: number): Promise<"live" | "suspended" | "deleted"> {
+      try {
+        const { data } = await call(`reading installation ${installationId}`, () =>
+          app.octokit.request("GET /app/installations/{installation_id}", { installation_id: installationId }),
+        );
+        return data.suspended_at ? "suspended" : "live";
+      } catch (e) {
+        if (e instanceof GithubError && e.status === 404) return "deleted";
+        throw e;
+      }
+    },
+
+    /** The installation that covers a repository now (App JWT, no cache), or undefined when GitHub answers 404. */
+    async repositoryInstallation(repo: string): Promise<number | undefined> {
+      try {
+        const { data } = await call(`looking up the installation for ${repo}`, () =>
+          app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
+        );
+        return data.id;
+      } catch (e) {
+        if (e instanceof GithubError && e.status === 404) return undefined;
+        throw e;
+      }
+    },
+
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
       const { data } = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),

@@ -20,6 +20,7 @@ import { sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../model/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
+import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -35,6 +36,8 @@ import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
+const CONFIRM_TIMEOUT_MS = 4_000;
 
 /** What the Worker counted at its door (in its isolate) since its last flush. */
 export interface DoorBatch {
@@ -75,9 +78,20 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { outcome, changed } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
+    const { outcome, changed, toConfirm } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
     if (changed.length > 0) await this.rearm(state);
+    if (toConfirm) await this.confirmInstallation(settings, state, toConfirm);
     return { outcome, rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
+  }
+
+  /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
+  private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
+    const now = Date.now();
+    const spent = state.githubTimes(now, settings.maxGithubCallsPerSweep).length;
+    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - spent, CONFIRM_TIMEOUT_MS);
+    const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
   }
 
   /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
@@ -314,7 +328,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
@@ -330,6 +344,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
         privateKey: settings.privateKey,
         budget,
         cache: { tokens, memory: state.memory.github() },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } catch (e) {
       github = e instanceof Error ? e : new Error(String(e));

@@ -155,6 +155,10 @@ function createToken(tenant: Tenant, req: ApiRequest, params: string[]): ApiAnsw
   }
   // GitHub takes repository names without the owner; accept "owner/repo" too.
   const repositories = Array.isArray(rawRepos) ? rawRepos.map((r: string) => (r.includes("/") ? r : `${installation.account}/${r}`)) : null;
+  if (installation.suspendedAt !== null) {
+    record(403, repositories);
+    return errorAnswer(403, "This installation has been suspended", DOC.token);
+  }
   if (tenant.refuseTokens !== null) {
     record(tenant.refuseTokens, repositories);
     return errorAnswer(tenant.refuseTokens, PERMISSION_NOT_GRANTED, DOC.token);

@@ -187,7 +187,32 @@ export function installationObject(apiBase: string, appId: number, installation:
     single_file_name: null,
     has_multiple_single_files: false,
     single_file_paths: [],
-    suspended_by: null,
-    suspended_at: null,
+    suspended_by: installation.suspendedAt === null ? null : simpleUser(apiBase, "octocat", 583231),
+    suspended_at: installation.suspendedAt,
+  };
+}
+
+/** A user as GitHub shows one inside another object (simple-user). */
+export function simpleUser(apiBase: string, login: string, id: number): JsonObject {
+  const url = `${apiBase}/users/${login}`;
+  return {
+    login,
+    id,
+    node_id: Buffer.from(`04:User${id}`).toString("base64"),
+    avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
+    gravatar_id: "",
+    url,
+    html_url: `https://github.com/${login}`,
+    followers_url: `${url}/followers`,
+    following_url: `${url}/following{/other_user}`,
+    gists_url: `${url}/gists{/gist_id}`,
+    starred_url: `${url}/starred{/owner}{/repo}`,
+    subscriptions_url: `${url}/subscriptions`,
+    organizations_url: `${url}/orgs`,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events{/privacy}`,
+    received_events_url: `${url}/received_events`,
+    type: "User",
+    site_admin: false,
   };
 }
