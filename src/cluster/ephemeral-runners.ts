@@ -47,8 +47,8 @@ export interface Cluster {
 
 export class ClusterError extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string) {
-    super(message);
+  constructor(status: number | null, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.status = status;
   }
 }
@@ -94,7 +94,7 @@ export function createCluster(opts: ClusterOptions): Cluster {
           runners.push(...read.runners);
           continueToken = read.continueToken;
         } catch (e) {
-          throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`);
+          throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
         }
       } while (continueToken);
       return runners;
@@ -106,7 +106,7 @@ export function createCluster(opts: ClusterOptions): Cluster {
         return runnerFromRead(answer.httpStatusCode, namespace, name, answer.data);
       } catch (e) {
         if (isNotFound(e)) return undefined;
-        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`);
+        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`, { cause: e });
       }
     },
 

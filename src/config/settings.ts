@@ -2,6 +2,7 @@
 // together and nothing runs on a half-valid configuration. A message names the
 // setting and what is wrong, never its value (URLs excepted, without any
 // credentials or query in them).
+import { DNS_LABEL } from "../model/dns-label.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
 export type ClusterSettings =
@@ -57,7 +58,6 @@ export type SettingsResult = { ok: true; settings: Settings } | { ok: false; err
 
 type Source = Readonly<Record<string, unknown>>;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
 const MIN_AGENT_TOKEN_LENGTH = 32;
 /** The hosts http:// may go to: a token sent in clear never leaves the machine. */

@@ -13,8 +13,7 @@ import { admitsCluster } from "./agent-token.ts";
 import { bearerToken } from "./constant-time.ts";
 import { clientAddress } from "./client-address.ts";
 import { countAgentRefusal } from "./door-counts.ts";
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+import { DNS_LABEL } from "../model/dns-label.ts";
 
 export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   if (settings.cluster.mode !== "agent") {

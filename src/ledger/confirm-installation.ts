@@ -7,6 +7,7 @@
 import type { InstallationChange } from "../github/installation-from-webhook.ts";
 import type { Github } from "../github/github-client.ts";
 import type { MemoryTable } from "./memory-table.ts";
+import { errorText } from "../model/error-text.ts";
 
 /** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
 export const SUSPENDED_RETRY_MS = 3_600_000;
@@ -52,6 +53,6 @@ export async function confirmInstallationChange(
     memory.set(checkedKey(change), now);
     return forgot.length > 0 ? { kind: "applied", change: { ...change, repos: forgot }, forgot } : { kind: "kept", why: `GitHub says installation ${change.id} still covers ${change.repos.join(", ") || "those repositories"}` };
   } catch (e) {
-    return { kind: "kept", why: `GitHub could not confirm it: ${e instanceof Error ? e.message : String(e)}` };
+    return { kind: "kept", why: `GitHub could not confirm it: ${errorText(e)}` };
   }
 }

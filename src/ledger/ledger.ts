@@ -34,6 +34,7 @@ import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
+import { errorText } from "../model/error-text.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
 /** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
@@ -189,7 +190,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
-    this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
+    this.agent.closed(ws, 1006, errorText(error));
   }
 
   /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
@@ -198,7 +199,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       const state = this.state(this.settings());
       if (state.release("agent", Date.now(), cluster) > 0) await this.rearm(state);
     } catch (e) {
-      logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
+      logLine({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
     }
   }
 
@@ -347,7 +348,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } catch (e) {
-      github = e instanceof Error ? e : new Error(String(e));
+      github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
     return { watched, github, budget, clusterCalls: () => calls };
   }

@@ -203,6 +203,8 @@ describe("the shape of each answer is checked", () => {
     await w.kube.addFault({ match: {}, status: 404, rawBody: JSON.stringify({ error: "no such route", code: 404 }) });
     const e = await thrown(w.cluster.readRunner(NS, w.runner.metadata.name));
     expect(e.message).toBe(`reading ephemeralrunner ${NS}/${w.runner.metadata.name}: HTTP 404: the body is not a Kubernetes Status`);
+    // The wrapped error keeps what it wraps: the client's ApiException with its code.
+    expect(e.cause).toMatchObject({ code: 404 });
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({
       kind: "failed",
       status: 404,

@@ -162,6 +162,8 @@ describe("GitHub App client", () => {
     await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, status: 403, message: "Resource not accessible by integration" });
     const error = await github.installationFor(REPO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GithubError);
+    // The wrapped error keeps octokit's RequestError as its cause.
+    expect((error as GithubError).cause).toMatchObject({ name: "HttpError", status: 403 });
     expect(cache.memory.installationFailedUntil(REPO)).toBeGreaterThan(Date.now());
     expect(cache.memory.rate("app").blockedUntil()).toBe(0);
   });
