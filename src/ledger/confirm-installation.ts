@@ -10,11 +10,11 @@ import type { MemoryTable } from "./memory-table.ts";
 import { errorText } from "../model/error-text.ts";
 
 /** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
-export const SUSPENDED_RETRY_MS = 3_600_000;
+const SUSPENDED_RETRY_MS = 3_600_000;
 /** Replays of one claim about an installation within this long after GitHub was asked about it ask nothing. */
-export const CONFIRM_EVERY_MS = 60_000;
+const CONFIRM_EVERY_MS = 60_000;
 
-export type Confirmation =
+type Confirmation =
   | { kind: "applied"; change: InstallationChange; forgot: string[] }
   | { kind: "kept"; why: string };
 

@@ -15,7 +15,7 @@ const addFormats = (addFormatsModule as unknown as { default?: typeof addFormats
 /** "api.github.com" or "ghes-3.19": a description shipped in @octokit/openapi (not dereferenced: the $refs stay). */
 export type DescriptionName = "api.github.com" | "ghes-3.19";
 
-export interface Description {
+interface Description {
   name: DescriptionName;
   /** The package's version, for the report. */
   version: string;
