@@ -1,8 +1,6 @@
-// The admin sessions and the doors' throttles, behind one RpcTarget the ledger
-// returns (`ledger.sessions()`): logins, session checks, logouts, bearer tokens,
-// and the /agent refusals counted.
+// The admin sessions and the bearer throttle, behind one RpcTarget the ledger
+// returns (`ledger.sessions()`): logins, session checks, logouts, bearer tokens.
 import { RpcTarget } from "cloudflare:workers";
-import { CountersTable } from "./counters-table.ts";
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import type { Sql } from "./sql.ts";
 
@@ -32,10 +30,5 @@ export class LedgerSessions extends RpcTarget {
   /** A bearer token on an admin or metrics route: the login's throttle per client address. */
   bearer(attempt: { client: string; tokenMatches: boolean; now: number }): BearerOutcome {
     return new SessionsTable(this.#sql).bearer(attempt);
-  }
-
-  /** GET /agent refused before the upgrade (`cluster`: a known name, or "other"). */
-  countAgentRefused(cluster: string): void {
-    new CountersTable(this.#sql).add("arc_reaper_agent_refusals_total", { cluster });
   }
 }

@@ -8,6 +8,7 @@ import { gatherListed } from "./gather-listed.ts";
 import type { Caller } from "./reconcile.ts";
 import { reconcileAll, type PassDeps } from "./reconcile-all.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
+import { errorText } from "../model/error-text.ts";
 
 export type PassKind = Caller;
 
@@ -73,6 +74,6 @@ async function redeliverIfDue(deps: PassDeps): Promise<RedeliveryReport | { erro
     ledger.setDeliveriesMark(result.mark);
     return result.report;
   } catch (e) {
-    return { error: (e as Error).message };
+    return { error: errorText(e) };
   }
 }
