@@ -321,6 +321,8 @@ describe("migration 5", () => {
       const sql = state.storage.sql;
       const cols = "namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, creation_timestamp TEXT NOT NULL, deletion_timestamp TEXT, workflow_run_id INTEGER, job_repository_name TEXT, PRIMARY KEY (namespace, name)";
       for (const s of [
+        // Migration 9 (next looks) undone too: it runs again after 7.
+        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
         "DROP INDEX runners_held_by_cluster", "DROP TABLE agent_view", "DROP TABLE agent_snapshot", "DROP TABLE agent_removed",
         `CREATE TABLE agent_view (${cols}) WITHOUT ROWID`, `CREATE TABLE agent_snapshot (${cols}) WITHOUT ROWID`,
         "CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID",

@@ -5,7 +5,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
-import { adminRunners, configureLedger, evictLedger, ledgerOf, ran, settleAlarms } from "./support/worker.ts";
+import { adminRunners, configureLedger, evictLedger, ledgerOf, ran, runAlarm, settleAlarms, testEnv } from "./support/worker.ts";
 
 type S = Awaited<ReturnType<typeof stack>>;
 const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
@@ -37,6 +37,16 @@ describe("one clock per pass, windows on the real clock", () => {
     const held = (await adminRunners(s.env, "?state=finished")).runners;
     expect(held).toHaveLength(4);
     for (const r of held) expect(r.reason).toMatch(/^deletion cap of 2 in 60s reached, held back: /);
+  });
+});
+
+describe("one pass", () => {
+  it("a misconfiguration is handled the same way by the sweep and the alarm: logged and skipped, never thrown", async () => {
+    const env = testEnv({ REAPER_MAX_DELETIONS_PER_SWEEP: "many" });
+    await configureLedger(env);
+    expect(await ledgerOf(env).sweep(Date.now())).toEqual({ skipped: expect.stringMatching(/^arc-reaper is misconfigured: .*REAPER_MAX_DELETIONS_PER_SWEEP/) });
+    await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.setAlarm(Date.now()));
+    expect(await runAlarm(env)).toBe(true); // ran, skipped, did not throw
   });
 });
 
