@@ -97,6 +97,20 @@ describe("npm run setup: bad answers", () => {
   });
 });
 
+describe("npm run setup: what it did not make", () => {
+  it("names a Worker of that name that setup did not make, keeps it, and stops", async () => {
+    const name = "someone-elses-worker";
+    cloudflare.scripts.set(name, { name, metadata: { main_module: "theirs.js" }, modules: ["theirs.js"], migrationTag: null, secrets: new Map([["THEIRS", "x"]]), schedules: [], workersDev: true, uploads: 1 });
+    const stateDir = join(work, "theirs");
+    const run = runSetup(["--yes", "--org", "octo-org", "--github-url", tenant.webUrl ?? "", "--name", name, "--state-dir", stateDir], env());
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(/A Worker named someone-elses-worker already exists on this Cloudflare account and setup did not make it: kept\. .*--replace/);
+    expect(cloudflare.scripts.get(name)).toMatchObject({ uploads: 1, metadata: { main_module: "theirs.js" } });
+    expect([...(cloudflare.scripts.get(name)?.secrets.keys() ?? [])]).toEqual(["THEIRS"]);
+    expect(await tenant.manifestApps()).toEqual([]);
+  });
+});
+
 describe("npm run setup: from nothing to a checked dry run", () => {
   it("is stopped, resumes, passes the check, and a re-run changes nothing", async () => {
     const t0 = Date.now();
