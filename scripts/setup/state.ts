@@ -15,7 +15,8 @@ export interface ClusterState {
 
 export interface SetupState {
   version: 1;
-  worker?: { name: string; url: string; createdBySetup: boolean; config: string };
+  /** `digest`: of the config deployed, so that a changed answer deploys again. */
+  worker?: { name: string; url: string; createdBySetup: boolean; config: string; digest: string };
   app?: { id: number; slug: string | null; madeBySetup: boolean };
   /** Secret names setup stored on the Worker (it may replace these, never others). */
   secretsBySetup: string[];

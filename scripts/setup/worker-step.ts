@@ -1,6 +1,7 @@
 // Step 1: the Worker, deployed in dry run from setup's own config. A Worker of
 // that name that setup did not make is named and kept, unless --replace.
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { StepError, type StepContext } from "./context.ts";
 import { deploy, secretNames } from "./wrangler.ts";
@@ -17,29 +18,48 @@ export function workerVars(c: StepContext): Record<string, string> {
   return vars;
 }
 
-export function writeWorkerConfig(c: StepContext): void {
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/**
+ * Writes setup's config and answers its digest (a changed answer changes it, and
+ * the Worker is deployed again). A config edited since setup wrote it (e.g.
+ * REAPER_DRY_RUN = "false", step 8) is the user's now: kept, never rewritten.
+ */
+export function writeWorkerConfig(c: StepContext): { digest: string; edited: boolean } {
+  const deployed = c.state.worker?.digest;
+  if (deployed && existsSync(c.wrangler.config)) {
+    const current = sha256(readFileSync(c.wrangler.config, "utf8"));
+    if (current !== deployed) return { digest: current, edited: true };
+  }
   const source = c.a.wranglerConfig ?? join(c.root, "wrangler.toml");
   mkdirSync(c.a.stateDir, { recursive: true, mode: 0o700 });
-  writeFileSync(c.wrangler.config, renderWranglerConfig(readFileSync(source, "utf8"), source, c.wrangler.config, c.a.name, workerVars(c)));
+  const text = renderWranglerConfig(readFileSync(source, "utf8"), source, c.wrangler.config, c.a.name, workerVars(c));
+  writeFileSync(c.wrangler.config, text);
+  return { digest: sha256(text), edited: false };
 }
 
 export async function workerStep(c: StepContext): Promise<void> {
   c.say.step("1. The Worker, in dry run");
-  writeWorkerConfig(c);
+  const { digest, edited } = writeWorkerConfig(c);
   const done = c.state.worker;
-  if (done && done.name === c.a.name) {
+  if (done && edited) {
+    c.say.done(`${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (npx wrangler deploy -c ${c.wrangler.config} deploys it)`);
+    return;
+  }
+  if (done && done.name === c.a.name && done.digest === digest) {
     c.say.done(`Worker ${done.name} was deployed by an earlier run (${done.url}): kept as it is`);
     return;
   }
   const existing = await secretNames(c.wrangler, c.a.name);
-  if (existing !== undefined && !c.a.replace) {
+  const ours = done?.name === c.a.name && done.createdBySetup;
+  if (existing !== undefined && !ours && !c.a.replace) {
     throw new StepError(`A Worker named ${c.a.name} already exists on this Cloudflare account and setup did not make it: kept. Choose another --name, or add --replace to deploy arc-reaper over it.`);
   }
   c.say.info(`deploying ${c.a.name} with REAPER_DRY_RUN=true (config: ${c.wrangler.config}) ...`);
   const reported = await deploy(c.wrangler, c.a.name);
   const url = c.a.workerUrl ?? reported;
   if (!url) throw new StepError("wrangler deployed the Worker but reported no workers.dev URL: give the Worker's URL with --worker-url and run again");
-  c.state.worker = { name: c.a.name, url, createdBySetup: existing === undefined, config: c.wrangler.config };
+  c.state.worker = { name: c.a.name, url, createdBySetup: ours || existing === undefined, config: c.wrangler.config, digest };
   c.save();
-  c.say.done(`${existing === undefined ? "deployed" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`);
+  c.say.done(`${existing === undefined ? "deployed" : ours ? "deployed again (an answer changed)" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`);
 }

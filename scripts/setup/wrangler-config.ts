@@ -14,7 +14,7 @@ export function renderWranglerConfig(source: string, sourcePath: string, outPath
   const rel = relative(dirname(outPath), dirname(sourcePath)) || ".";
   const out: string[] = [
     "# Made by `npm run setup` from " + relative(dirname(outPath), sourcePath) + ": no secrets in here (they are Worker secrets).",
-    "# Deploy changes with: npx wrangler deploy -c " + relative(process.cwd(), outPath),
+    "# Deploy changes with: npx wrangler deploy -c " + relative(dirname(sourcePath), outPath),
     "",
   ];
   let table = "";

@@ -230,6 +230,19 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     expect(await tenant.manifestApps()).toHaveLength(1);
     expect(Object.fromEntries(SECRETS.map((s) => [s, script?.secrets.get(s)]))).toEqual(secrets);
 
+    // Step 8 done by the user (REAPER_DRY_RUN = "false" in setup's config): a re-run keeps their edit and deploys nothing.
+    const config = join(stateDir, "wrangler.toml");
+    const edited = readFileSync(config, "utf8").replace(/^REAPER_DRY_RUN = "true"$/m, 'REAPER_DRY_RUN = "false"');
+    expect(edited).toMatch(/^REAPER_DRY_RUN = "false"$/m);
+    writeFileSync(config, edited);
+    const fourth = runSetup(args, env());
+    children.push(fourth.child);
+    expect(await fourth.exited).toBe(0);
+    outputs.push(fourth.output());
+    expect(fourth.output()).toMatch(/was edited since setup deployed it: kept as you left it/);
+    expect(readFileSync(config, "utf8")).toBe(edited);
+    expect(script?.uploads).toBe(1);
+
     // No secret in setup's output, in its state dir or the repository's .setup, or on any command line.
     clearInterval(sampleArgv);
     const values = Object.values(secrets).filter((v) => v.length >= 16).concat(agentToken);
