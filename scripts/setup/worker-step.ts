@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { StepError, type StepContext } from "./context.ts";
-import { deploy, secretNames } from "./wrangler.ts";
+import { deploy, ensureLogin, secretNames } from "./wrangler.ts";
 import { renderWranglerConfig } from "./wrangler-config.ts";
 
 export function workerVars(c: StepContext): Record<string, string> {
@@ -49,6 +49,11 @@ export async function workerStep(c: StepContext): Promise<void> {
   if (done && done.name === c.a.name && done.digest === digest) {
     c.say.done(`Worker ${done.name} was deployed by an earlier run (${done.url}): kept as it is`);
     return;
+  }
+  try {
+    if ((await ensureLogin(c.wrangler, c.a.interactive)) === "login") c.say.done("logged in to Cloudflare (wrangler login)");
+  } catch (e) {
+    throw new StepError(e instanceof Error ? e.message : String(e));
   }
   const existing = await secretNames(c.wrangler, c.a.name);
   const ours = done?.name === c.a.name && done.createdBySetup;
