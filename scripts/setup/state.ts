@@ -17,6 +17,8 @@ export interface SetupState {
   version: 1;
   /** `digest`: of the config deployed, so that a changed answer deploys again. */
   worker?: { name: string; url: string; createdBySetup: boolean; config: string; digest: string };
+  /** Set before `wrangler deploy` runs: a run stopped mid-deploy then knows the Worker it finds is its own. */
+  deploying?: { name: string; createdBySetup: boolean };
   app?: { id: number; slug: string | null; madeBySetup: boolean };
   /** Secret names setup stored on the Worker (it may replace these, never others). */
   secretsBySetup: string[];

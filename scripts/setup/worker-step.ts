@@ -56,15 +56,18 @@ export async function workerStep(c: StepContext): Promise<void> {
     throw new StepError(e instanceof Error ? e.message : String(e));
   }
   const existing = await secretNames(c.wrangler, c.a.name);
-  const ours = done?.name === c.a.name && done.createdBySetup;
+  const ours = (done?.name === c.a.name && done.createdBySetup) || (c.state.deploying?.name === c.a.name && c.state.deploying.createdBySetup);
   if (existing !== undefined && !ours && !c.a.replace) {
     throw new StepError(`A Worker named ${c.a.name} already exists on this Cloudflare account and setup did not make it: kept. Choose another --name, or add --replace to deploy arc-reaper over it.`);
   }
+  c.state.deploying = { name: c.a.name, createdBySetup: ours || existing === undefined };
+  c.save();
   c.say.info(`deploying ${c.a.name} with REAPER_DRY_RUN=true (config: ${c.wrangler.config}) ...`);
   const reported = await deploy(c.wrangler, c.a.name);
   const url = c.a.workerUrl ?? reported;
   if (!url) throw new StepError("wrangler deployed the Worker but reported no workers.dev URL: give the Worker's URL with --worker-url and run again");
   c.state.worker = { name: c.a.name, url, createdBySetup: ours || existing === undefined, config: c.wrangler.config, digest };
+  delete c.state.deploying;
   c.save();
   c.say.done(`${existing === undefined ? "deployed" : ours ? "deployed again (an answer changed)" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`);
 }

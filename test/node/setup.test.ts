@@ -127,7 +127,18 @@ describe("npm run setup: from nothing to a checked dry run", () => {
       ps.on("close", () => argvSeen.push(text));
     }, 500);
 
-    // 1. Stopped while it waits for the browser: the Worker is deployed and recorded; no App yet.
+    // 1. Stopped in the middle of `wrangler deploy`: the next run knows the Worker it may find is its own.
+    const zeroth = runSetup(args, env());
+    children.push(zeroth.child);
+    await zeroth.waitFor(/deploying arc-reaper-e2e with REAPER_DRY_RUN=true/, 120_000);
+    // Stopped once the upload has reached Cloudflare, before wrangler is done: the Worker exists, setup's record of it does not.
+    await waitFor("wrangler's upload", async () => (cloudflare.scripts.has(NAME) ? true : undefined), 120_000, 20);
+    killGroup(zeroth.child, "SIGINT");
+    expect(await zeroth.exited).toBe(130);
+    outputs.push(zeroth.output());
+    expect((JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")) as { deploying?: unknown }).deploying).toEqual({ name: NAME, createdBySetup: true });
+
+    // Then stopped while it waits for the browser: the Worker is deployed and recorded; no App yet.
     const first = runSetup(args, env());
     children.push(first.child);
     await first.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/) and click/, 150_000);
@@ -135,10 +146,13 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     expect(await first.exited).toBe(130);
     outputs.push(first.output());
     expect(first.output()).toMatch(/run npm run setup again to resume/);
+    expect(first.output()).not.toMatch(/already exists/);
     const script = cloudflare.scripts.get(NAME);
-    expect(script?.uploads).toBe(1);
-    const afterStop = JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")) as { worker?: { url: string }; app?: unknown };
+    const uploads = script?.uploads ?? 0;
+    expect(uploads).toBeGreaterThanOrEqual(1);
+    const afterStop = JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")) as { worker?: { url: string }; app?: unknown; deploying?: unknown };
     expect(afterStop.worker?.url).toBe(workerUrl);
+    expect(afterStop.deploying).toBeUndefined();
     expect(afterStop.app).toBeUndefined();
 
     // 2. Resumed: no second deploy; the browser makes the App; the secrets arrive; the check passes.
@@ -224,7 +238,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     expect(await third.exited).toBe(0);
     outputs.push(third.output());
     expect(third.output()).toMatch(/nothing to do/);
-    expect(script?.uploads).toBe(1);
+    expect(script?.uploads).toBe(uploads);
     expect(writes()).toBe(writesBefore);
     expect(cloudflare.calls.length - calls).toBeLessThanOrEqual(2);
     expect(await tenant.manifestApps()).toHaveLength(1);
@@ -241,7 +255,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     outputs.push(fourth.output());
     expect(fourth.output()).toMatch(/was edited since setup deployed it: kept as you left it/);
     expect(readFileSync(config, "utf8")).toBe(edited);
-    expect(script?.uploads).toBe(1);
+    expect(script?.uploads).toBe(uploads);
 
     // No secret in setup's output, in its state dir or the repository's .setup, or on any command line.
     clearInterval(sampleArgv);
