@@ -100,7 +100,7 @@ describe("npm run setup: bad answers", () => {
 describe("npm run setup: what it did not make", () => {
   it("names a Worker of that name that setup did not make, keeps it, and stops", async () => {
     const name = "someone-elses-worker";
-    cloudflare.scripts.set(name, { name, metadata: { main_module: "theirs.js" }, modules: ["theirs.js"], migrationTag: null, secrets: new Map([["THEIRS", "x"]]), schedules: [], workersDev: true, uploads: 1 });
+    cloudflare.scripts.set(name, { name, metadata: { main_module: "theirs.js" }, modules: ["theirs.js"], migrationTag: null, migrations: [], secrets: new Map([["THEIRS", "x"]]), schedules: [], workersDev: true, uploads: 1 });
     const stateDir = join(work, "theirs");
     const run = runSetup(["--yes", "--org", "octo-org", "--github-url", tenant.webUrl ?? "", "--name", name, "--state-dir", stateDir], env());
     expect(await run.exited).toBe(1);
@@ -185,7 +185,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     const plain = Object.fromEntries(bindings.filter((b) => b.type === "plain_text").map((b) => [b.name, b.text]));
     expect(plain).toMatchObject({ REAPER_DRY_RUN: "true", CLUSTER_MODE: "agent", REAPER_NAMESPACES: NS, AGENT_CLUSTERS: CLUSTER, GITHUB_API_URL: tenant.baseUrl });
     expect(bindings.find((b) => b.name === "LEDGER")).toMatchObject({ type: "durable_object_namespace", class_name: "Ledger" });
-    expect(script?.metadata["migrations"]).toMatchObject({ new_tag: "v1", steps: [{ new_sqlite_classes: ["Ledger"] }] });
+    expect(script?.migrations).toEqual([expect.objectContaining({ new_tag: "v1", steps: [{ new_sqlite_classes: ["Ledger"] }] })]);
     expect(script?.schedules).toEqual(["* * * * *"]);
 
     // The cluster: the overlay, and the one command whose Secret comes from setup over loopback.

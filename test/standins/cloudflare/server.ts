@@ -15,6 +15,8 @@ export interface StandinScript {
   /** Names of the module parts uploaded. */
   modules: string[];
   migrationTag: string | null;
+  /** Every Durable Object migration an upload carried, in order (a later upload of the same tag carries none). */
+  migrations: unknown[];
   /** Secrets as the last PATCH left them: name to value. */
   secrets: Map<string, string>;
   schedules: string[];
@@ -66,7 +68,10 @@ async function upload(script: StandinScript, contentType: string, body: Buffer):
   script.modules = modules;
   script.uploads += 1;
   const migrations = script.metadata["migrations"] as { new_tag?: string } | undefined;
-  if (migrations?.new_tag) script.migrationTag = migrations.new_tag;
+  if (migrations?.new_tag) {
+    script.migrationTag = migrations.new_tag;
+    script.migrations.push(migrations);
+  }
   // Secrets are kept across uploads, as Cloudflare keeps them (bindings of type secret_text are not sent).
 }
 
@@ -79,7 +84,7 @@ export async function startCloudflareStandin(opts: { accountId?: string; subdoma
   const base = "/client/v4";
   const account = `${base}/accounts/${accountId}`;
 
-  const newScript = (name: string): StandinScript => ({ name, metadata: {}, modules: [], migrationTag: null, secrets: new Map(), schedules: [], workersDev: false, uploads: 0 });
+  const newScript = (name: string): StandinScript => ({ name, metadata: {}, modules: [], migrationTag: null, migrations: [], secrets: new Map(), schedules: [], workersDev: false, uploads: 0 });
 
   async function route(method: string, path: string, contentType: string, body: Buffer): Promise<Answer> {
     if (path === `${base}/user/tokens/verify`) return ok({ id: "token", status: "active" });
