@@ -15,7 +15,7 @@ export const FLAGS = {
   "kube-api-url": { type: "string", help: "direct mode: the API server as the Worker reaches it (https://, publicly trusted)" },
   "app-id": { type: "string", help: "use an App you already have (its id) instead of making one; with --app-key-file" },
   "app-key-file": { type: "string", help: "that App's private key (.pem); read once, never copied" },
-  "webhook-secret-file": { type: "string", help: "that App's webhook secret, when you have it (else setup sets a new one on the App, with your consent)" },
+  "webhook-secret-file": { type: "string", help: "that App's webhook secret, in a file (set a new one on its settings page); with --app-id" },
   "worker-url": { type: "string", help: "the Worker's URL, when not the workers.dev one wrangler reports (a route of your own)" },
   "wrangler-config": { type: "string", help: "a wrangler config other than ./wrangler.toml" },
   "state-dir": { type: "string", help: "where setup keeps its progress and the agent overlays (default .setup/)" },
