@@ -268,6 +268,6 @@ describe("npm run setup: from nothing to a checked dry run", () => {
 
     killGroup(agent, "SIGTERM");
     killGroup(dev, "SIGTERM");
-    process.stdout.write(`\nsetup end to end against the stand-ins: ${setupSeconds.toFixed(1)} s from the first run to the check passing (stopped once, resumed), ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`);
+    process.stdout.write(`\nsetup end to end against the stand-ins: ${setupSeconds.toFixed(1)} s from the first run to the check passing (stopped twice: mid-deploy and at the browser; resumed), ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`);
   }, 480_000);
 });
