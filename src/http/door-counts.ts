@@ -27,7 +27,10 @@ const pendingByLedger = new Map<string, Pending>();
 
 function pendingFor(ledgerName: string): Pending {
   let p = pendingByLedger.get(ledgerName);
-  if (!p) pendingByLedger.set(ledgerName, (p = { counts: new Map(), received: new Set(), installations: new Map(), lastFlush: 0 }));
+  if (!p) {
+    p = { counts: new Map(), received: new Set(), installations: new Map(), lastFlush: 0 };
+    pendingByLedger.set(ledgerName, p);
+  }
   return p;
 }
 

@@ -205,11 +205,23 @@ export class RunnersTable {
   page(q: { state?: RunnerState; repo?: string; cluster?: string; before?: number; limit: number }): RunnerRecord[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
-    if (q.state) (where.push("state = ?"), args.push(q.state));
-    if (q.repo) (where.push("repo = ?"), args.push(q.repo));
+    if (q.state) {
+      where.push("state = ?");
+      args.push(q.state);
+    }
+    if (q.repo) {
+      where.push("repo = ?");
+      args.push(q.repo);
+    }
     // Rows from before clusters were recorded are the one cluster there was: "default".
-    if (q.cluster) (where.push(q.cluster === "default" ? "(cluster = ? OR cluster IS NULL)" : "cluster = ?"), args.push(q.cluster));
-    if (q.before !== undefined) (where.push("id < ?"), args.push(q.before));
+    if (q.cluster) {
+      where.push(q.cluster === "default" ? "(cluster = ? OR cluster IS NULL)" : "cluster = ?");
+      args.push(q.cluster);
+    }
+    if (q.before !== undefined) {
+      where.push("id < ?");
+      args.push(q.before);
+    }
     const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     return this.sql.all<Row>(`SELECT * FROM runners ${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit).map(toRecord);
   }

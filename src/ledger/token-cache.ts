@@ -8,6 +8,9 @@ const caches = new Map<string, GithubCache["tokens"]>();
 export function tokenCacheFor(settings: Pick<Settings, "githubApiUrl" | "appId">): GithubCache["tokens"] {
   const key = `${settings.githubApiUrl}#${settings.appId}`;
   let tokens = caches.get(key);
-  if (!tokens) caches.set(key, (tokens = new Map()));
+  if (!tokens) {
+    tokens = new Map();
+    caches.set(key, tokens);
+  }
   return tokens;
 }

@@ -65,7 +65,10 @@ function oldestFirst(items: Item[], github: Github | Error): Item[] {
   const failed = (repo: string | undefined): number => {
     if (!repo || github instanceof Error) return 0;
     let f = failedRepos.get(repo);
-    if (f === undefined) failedRepos.set(repo, (f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0));
+    if (f === undefined) {
+      f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0;
+      failedRepos.set(repo, f);
+    }
     return f;
   };
   const keyed = items.map((i) => {

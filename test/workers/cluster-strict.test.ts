@@ -4,7 +4,7 @@
 // delete that is not the object or a success Status, a 404 that is not a
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";

@@ -17,7 +17,7 @@ const githubRunnerCalls = async (s: S) => (await s.github.calls()).filter((c) =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Open and unseen rows whose due time lies before `now`: after any alarm or sweep there are none. */
-export async function overdue(env: WorkerEnv, now: number): Promise<number> {
+async function overdue(env: WorkerEnv, now: number): Promise<number> {
   await configureLedger(env);
   return runInDurableObject(ledgerOf(env), (_i, state) => {
     const sql = state.storage.sql;

@@ -1,6 +1,6 @@
 // Nothing lost: runners no webhook told us about are judged from GitHub, within
 // the call budget; failed deliveries are redelivered once per GUID.
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, deliver } from "./support/worker.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";

@@ -1,6 +1,6 @@
 // The sweep end to end: real payloads in, the scheduled handler, client-node
 // against the stand-in cluster, @octokit/app against the stand-in GitHub.
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
 

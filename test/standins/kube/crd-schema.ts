@@ -263,7 +263,6 @@ function walkObject(
     } else if (isPlainObject(schema.additionalProperties)) {
       walk(v, schema.additionalProperties, field, mode, result);
     } else if (schema.additionalProperties === true || preserve) {
-      continue;
     } else {
       if (result.unknown.length < MAX_ERRORS) result.unknown.push(field);
       if (mode === "prune") delete value[key];

@@ -114,7 +114,7 @@ interface Swap {
   old: Runner;
   fresh: Runner;
   /** What GitHub learns and delivers at that moment. */
-  then: () => Promise<void>;
+  afterwards: () => Promise<void>;
 }
 
 const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
@@ -250,7 +250,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const deliverCompletion = random() < 0.5;
     swaps.push({
       k, old, fresh,
-      then: async () => {
+      afterwards: async () => {
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(startedAt), completed_at: iso(completedAt) });
         await later();
         if (deliverCompletion) await deliver(jobEvent("completed", j1));
@@ -456,7 +456,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await s.kube.remove(NS, w.old.name);
       w.old.removed = true;
       w.fresh.uid = (await s.kube.seed(w.fresh.object)).metadata.uid;
-      await w.then();
+      await w.afterwards();
     }
     if (k < o.faultSweeps) {
       const faults = [
