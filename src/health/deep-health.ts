@@ -8,7 +8,7 @@ import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
 
-export interface HealthCheck {
+interface HealthCheck {
   name: string;
   ok: boolean;
   detail: string;
@@ -26,7 +26,7 @@ export interface KnownInstallation {
 }
 
 /** At most this many installations are minted for in one check; the rest are named as not checked. */
-export const MAX_INSTALLATIONS_CHECKED = 20;
+const MAX_INSTALLATIONS_CHECKED = 20;
 
 export interface DeepHealthDeps {
   cluster: ClusterSettings;

@@ -11,7 +11,7 @@ import type { DoorBatch } from "../ledger/ledger.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 
-export const FLUSH_EVERY_MS = 10_000;
+const FLUSH_EVERY_MS = 10_000;
 /** Bounds the isolate's memory under a flood: GUIDs beyond these are dropped (a redelivery may follow). */
 const MAX_PENDING_GUIDS = 10_000;
 

@@ -8,7 +8,7 @@ import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { DeliveriesReceived } from "./deliveries-received.ts";
 import type { LedgerState } from "./ledger-state.ts";
 import type { MemoryTable } from "./memory-table.ts";
-import type { RunnerRecord } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
 
 /** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
@@ -50,7 +50,7 @@ export function rememberBatch(sql: Sql, memory: MemoryTable, batch: { received: 
   for (const { repo, id } of batch.installations) memory.installationNamed(repo, id);
 }
 
-export function applyInstallationChange(memory: MemoryTable, change: InstallationChange, now: number, historyDays: number): void {
+function applyInstallationChange(memory: MemoryTable, change: InstallationChange, now: number, historyDays: number): void {
   if (change.kind === "revoked") {
     memory.revokeInstallation(change.id, now + (change.why === "deleted" ? historyDays * 86_400_000 : SUSPENDED_RETRY_MS));
   } else if (change.kind === "restored") {

@@ -3,7 +3,7 @@
 // pruning, so a sweep's cost follows the live runners, never the history.
 import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
-import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 interface Row extends SqlRow {
@@ -42,7 +42,7 @@ interface Row extends SqlRow {
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-export function toRecord(row: Row): RunnerRecord {
+function toRecord(row: Row): RunnerRecord {
   const state = row.state as RunnerState;
   const record: RunnerRecord = {
     id: row.id,
@@ -186,11 +186,6 @@ export class RunnersTable {
     const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, ...args)?.n ?? 0);
     if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
     return n;
-  }
-
-  /** Closed rows whose history time ran out are deleted. */
-  prune(now: number): number {
-    return this.sql.run(`DELETE FROM runners WHERE state IN ('reaped', 'gone') AND due_at <= ?`, now);
   }
 
   countsByState(): Record<RunnerState, number> {

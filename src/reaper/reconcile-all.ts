@@ -39,7 +39,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     dryRun: settings.dryRun,
     paused: ledger.paused(),
     github,
-    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerSweep, now).freeAt(now),
+    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerMinute, now).freeAt(now),
     deletions,
     deleteRunner: (runner, context) => {
       const w = clusterOf(deps.watched, runner);

@@ -149,7 +149,7 @@ describe("cost follows the open runners", () => {
 
 describe("the GitHub budget", () => {
   it("is shared by every alarm and sweep of a minute", async () => {
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "3", REAPER_MAX_JOB_SECONDS: "3600" });
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "3", REAPER_MAX_JOB_SECONDS: "3600" });
     for (let i = 0; i < 3; i++) {
       const name = `arc-runners-abcde-runner-gb${i}`;
       await s.runner({ name, workflowRunId: 1500 + i });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import type { LedgerSnapshot } from "../../src/ledger/queries.ts";
-import { RUNNER_STATES } from "../../src/ledger/runner-record.ts";
+import { RUNNER_STATES } from "../../src/model/runner.ts";
 import { arcReaperFamilies } from "../../src/metrics/arc-reaper-metrics.ts";
 import { METRIC_NAMES } from "../../src/metrics/metric-names.ts";
 import { closeBySweep, lastSweep, writeLastSweep } from "./support/seed.ts";

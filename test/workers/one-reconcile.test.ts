@@ -103,7 +103,7 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
 
 describe("the deletion cap is a sliding 60 s window", () => {
   it("no 60 s span deletes more than the cap, across a minute boundary", async () => {
-    const s = await stack({ REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });
     const boundary = Math.ceil((Date.now() + 120_000) / 60_000) * 60_000;
     for (let i = 0; i < 4; i++) {
       const name = `arc-runners-capw${i}-runner-cp`;

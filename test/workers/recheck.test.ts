@@ -81,7 +81,7 @@ describe("recheck: lost completions", () => {
 
   it("oldest first, within the budget: what the budget leaves out is re-read at the next sweep", async () => {
     // 4 calls a sweep: the deliveries listing, a token, and two job reads.
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
     const young = await runningJob(s, { name: "arc-runners-abcde-runner-ry", runId: 953, startedSecondsAgo: 3700 });
     const oldest = await runningJob(s, { name: "arc-runners-abcde-runner-ro", runId: 954, startedSecondsAgo: 5000 });
     const middle = await runningJob(s, { name: "arc-runners-abcde-runner-rm", runId: 955, startedSecondsAgo: 4000 });

@@ -90,8 +90,8 @@ describe("reconcile: busy runners without facts", () => {
     expect(await deletes(s)).toEqual([]);
   });
 
-  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_SWEEP, oldest runner first, and finishes over later sweeps", async () => {
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_MINUTE, oldest runner first, and finishes over later sweeps", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
     const names: string[] = [];
     for (let i = 0; i < 6; i++) {
       const name = `arc-runners-abcde-runner-b${i}`;
@@ -170,7 +170,7 @@ describe("redelivery over several listings", () => {
 
   it("takes at most half the budget and resumes a cut listing where it ended, at the next sweep", async () => {
     const T = Date.now();
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
     // 250 failed deliveries (the queued ones are nothing to redeliver): three pages of the failure listing.
     for (let i = 0; i < 250; i++) {
       await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: i === 5 ? "completed" : "queued", statusCode: 500, deliveredAt: before(T, 600 - i) });

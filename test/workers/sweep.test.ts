@@ -115,8 +115,8 @@ describe("sweep", () => {
     expect((await adminRunners(s.env, "?state=finished")).runners[0]).toMatchObject({ reason: expect.stringMatching(/^dry run: would delete: job 5080 in octo-org\/octo-repo is cancelled/) });
   });
 
-  it("deletes at most REAPER_MAX_DELETIONS_PER_SWEEP a sweep; the rest wait for the next", async () => {
-    const s = await stack({ REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+  it("deletes at most REAPER_MAX_DELETIONS_PER_MINUTE a sweep; the rest wait for the next", async () => {
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });
     for (let i = 0; i < 5; i++) {
       const er = await s.runner({ name: `arc-runners-abcde-runner-cap${i}`, workflowRunId: 600 + i });
       await s.jobCompleted({ runner: er.metadata.name, runId: 600 + i, jobId: 6000 + i, startedAt: before(NOW, 900), completedAt: before(NOW, 600 - i), conclusion: "cancelled" });

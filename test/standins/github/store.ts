@@ -123,7 +123,7 @@ function checkRepoName(fullName: unknown): string {
 }
 
 /** Registers a repository name (keeping its first casing) and gives it a stable id. */
-export function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
+function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
   const key = repoKey(checkRepoName(fullName));
   let repo = tenant.repos.get(key);
   if (!repo) {

@@ -150,8 +150,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const s: Stack = await stack({
     REAPER_GRACE_SECONDS: String(o.graceSeconds),
     REAPER_MAX_JOB_SECONDS: String(o.boundSeconds),
-    REAPER_MAX_GITHUB_CALLS_PER_SWEEP: String(o.githubBudget),
-    REAPER_MAX_DELETIONS_PER_SWEEP: "200",
+    REAPER_MAX_GITHUB_CALLS_PER_MINUTE: String(o.githubBudget),
+    REAPER_MAX_DELETIONS_PER_MINUTE: "200",
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
     REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
     REAPER_NAMESPACES: `${NS},${OTHER_NS}`,
