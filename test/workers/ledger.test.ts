@@ -8,11 +8,10 @@ import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, configureLedger, evictLedger, ledgerOf, report, testEnv } from "./support/worker.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 // Simulated times a day ahead of the clock: the runtime never fires these ledgers' alarms on its own.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
 
 describe("the alarm", () => {

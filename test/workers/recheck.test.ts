@@ -10,11 +10,10 @@ import type { Conclusion } from "../standins/github/types.ts";
 import { Sql } from "../../src/ledger/sql.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, evictLedger, ledgerOf } from "./support/worker.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 // The sweeps run on the cron's time, a day ahead of the clock: no ledger alarm fires on its own meanwhile.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.path);
 const jobPath = (id: number | string) => `/repos/${REPO}/actions/jobs/${id}`;
 
