@@ -198,9 +198,7 @@ const ORDER = [...Object.keys(BEFORE_CLUSTER), ...Object.keys(DIRECT), ...Object
 type Common = v.InferOutput<v.ObjectSchema<typeof BEFORE_CLUSTER & typeof AFTER_CLUSTER, undefined>>;
 
 /** The cap under its new name, else under its old name (with a warning), else the default. */
-function perMinute(env: Source, vars: Common, name: "DELETIONS" | "GITHUB_CALLS", warnings: string[]): number {
-  const now = `REAPER_MAX_${name}_PER_MINUTE` as const;
-  const old = `REAPER_MAX_${name}_PER_SWEEP` as const;
+function perMinute<N extends keyof typeof CAPS, O extends keyof typeof CAPS>(env: Source, vars: Common, now: N, old: O, warnings: string[]): number {
   const given = (k: string) => v.is(required(k), env[k]);
   if (given(old)) {
     warnings.push(
@@ -241,8 +239,8 @@ export function readSettings(env: Source): SettingsResult {
       graceSeconds: s.REAPER_GRACE_SECONDS,
       maxJobSeconds: s.REAPER_MAX_JOB_SECONDS,
       dryRun: s.REAPER_DRY_RUN === "true" || s.REAPER_DRY_RUN === "1",
-      maxDeletionsPerMinute: perMinute(env, s, "DELETIONS", warnings),
-      maxGithubCallsPerMinute: perMinute(env, s, "GITHUB_CALLS", warnings),
+      maxDeletionsPerMinute: perMinute(env, s, "REAPER_MAX_DELETIONS_PER_MINUTE", "REAPER_MAX_DELETIONS_PER_SWEEP", warnings),
+      maxGithubCallsPerMinute: perMinute(env, s, "REAPER_MAX_GITHUB_CALLS_PER_MINUTE", "REAPER_MAX_GITHUB_CALLS_PER_SWEEP", warnings),
       redeliveryLookbackSeconds: s.REAPER_REDELIVERY_LOOKBACK_SECONDS,
       deliveriesEverySeconds: s.REAPER_DELIVERIES_EVERY_SECONDS,
       recheckSeconds: s.REAPER_RECHECK_SECONDS,
