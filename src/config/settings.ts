@@ -4,6 +4,7 @@
 // what is wrong, never its value (URLs excepted, without any credentials or
 // query in them).
 import * as v from "valibot";
+import { DNS_LABEL } from "../model/dns-label.ts";
 import { commaList, eachStopsAtFirst, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
@@ -64,8 +65,10 @@ export type SettingsResult = { ok: true; settings: Settings } | { ok: false; err
 
 type Source = Readonly<Record<string, unknown>>;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
+/** RFC 6750's b64token: what an Authorization: Bearer header can carry (hono/bearer-auth refuses anything else). */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
+const BEARER_TOKEN_RULE = "may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one";
 const MIN_AGENT_TOKEN_LENGTH = 32;
 /** The hosts http:// may go to: a token sent in clear never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -101,9 +104,13 @@ function httpsUrl(name: string, fallback?: string) {
   );
 }
 
-/** A token of at least `min` characters; its value is never shown. */
-const token = (name: string, min: number, fallback?: string) =>
-  v.pipe(fallback === undefined ? required(name) : withDefault(name, fallback), v.check((t) => t === "" || t.length >= min, `${name} must be at least ${min} characters`));
+/** A token of at least `min` characters (a bearer token: RFC 6750's characters only); its value is never shown. */
+const token = (name: string, min: number, o: { fallback?: string; bearer?: boolean } = {}) =>
+  v.pipe(
+    o.fallback === undefined ? required(name) : withDefault(name, o.fallback),
+    v.check((t) => t === "" || t.length >= min, `${name} must be at least ${min} characters`),
+    v.check((t) => t === "" || !o.bearer || BEARER_TOKEN.test(t), `${name} ${BEARER_TOKEN_RULE}`),
+  );
 
 /** A comma-separated list of DNS labels: each bad entry named by its position, never shown. */
 function labelList(name: string, what: string, opts: { required: boolean; unique: boolean }) {
@@ -177,8 +184,8 @@ const AFTER_CLUSTER = {
   REAPER_HISTORY_DAYS: wholeNumber("REAPER_HISTORY_DAYS", 7, 1),
   REAPER_STUCK_SECONDS: wholeNumber("REAPER_STUCK_SECONDS", 900, 1),
   LEDGER_NAME: v.pipe(withDefault("LEDGER_NAME", "ledger"), v.regex(/^[a-z0-9][-a-z0-9]{0,62}$/, "LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes")),
-  ADMIN_TOKEN: token("ADMIN_TOKEN", MIN_ADMIN_TOKEN_LENGTH),
-  METRICS_TOKEN: token("METRICS_TOKEN", MIN_ADMIN_TOKEN_LENGTH, ""),
+  ADMIN_TOKEN: token("ADMIN_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { bearer: true }),
+  METRICS_TOKEN: token("METRICS_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { fallback: "", bearer: true }),
 };
 
 const directSchema = v.pipe(
