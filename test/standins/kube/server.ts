@@ -336,7 +336,7 @@ async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerRespon
   const accessCode = access.answer(tenant.id, { verb: info.verb, namespace: info.namespace, name: info.name, path }, req, res);
   if (accessCode !== undefined) return finish(accessCode);
 
-  const fault = tenant.takeFault(method, path);
+  const fault = tenant.takeFault(method, path, info.verb);
   if (fault) {
     call.faultId = fault.id;
     if (fault.delayMs) {
@@ -406,11 +406,15 @@ function parseFault(body: unknown): KubeFault {
   onlyKeys(body, ["match", "status", "retryAfterSeconds", "delayMs", "dropConnection", "rawBody", "times"], "fault");
   const match = body["match"] ?? {};
   if (!isPlainObject(match)) throw badRequest("fault.match must be an object");
-  onlyKeys(match, ["method", "pathIncludes"], "fault.match");
+  onlyKeys(match, ["method", "pathIncludes", "verb"], "fault.match");
   const f: KubeFault = { match: {} };
   if (match["method"] !== undefined) {
     if (typeof match["method"] !== "string") throw badRequest("fault.match.method must be a string");
     f.match.method = match["method"].toUpperCase();
+  }
+  if (match["verb"] !== undefined) {
+    if (typeof match["verb"] !== "string") throw badRequest("fault.match.verb must be a string");
+    f.match.verb = match["verb"].toLowerCase();
   }
   if (match["pathIncludes"] !== undefined) {
     if (typeof match["pathIncludes"] !== "string") throw badRequest("fault.match.pathIncludes must be a string");

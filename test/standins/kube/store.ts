@@ -707,10 +707,11 @@ export class Tenant {
   }
 
   /** The first fault matching the request; consumes one of its `times`. */
-  takeFault(method: string, path: string): KubeFaultState | undefined {
+  takeFault(method: string, path: string, verb: string): KubeFaultState | undefined {
     const f = this.faults.find(
       (x) =>
         (x.match.method === undefined || x.match.method.toUpperCase() === method.toUpperCase()) &&
+        (x.match.verb === undefined || x.match.verb === verb) &&
         (x.match.pathIncludes === undefined || path.includes(x.match.pathIncludes)),
     );
     if (!f) return undefined;
