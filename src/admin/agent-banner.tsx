@@ -2,7 +2,7 @@
 // per watched cluster: whether its agent is connected and has sent its whole
 // view. Disconnected means hands off in that cluster: nothing of it is deleted,
 // and the page says so where it cannot be missed.
-import type { AgentStatus } from "../ledger/agent-link.ts";
+import type { AgentStatus } from "../agent-link/agent-link.ts";
 
 export function AgentBanners(props: { agents: readonly AgentStatus[] | null | undefined }) {
   const agents = props.agents;

@@ -29,6 +29,19 @@ export interface AgentRunner {
   jobRepositoryName?: string;
 }
 
+/**
+ * How whole the agent's cache of one namespace is. `wholeMsAgo`: how long before
+ * the message was sent its list or watch was last whole (a list's start, a watch
+ * bookmark); absent: never. An age, not a time, so that the two clocks need not
+ * agree. `unreadable`: why the last list or watch of it failed (e.g. 403: its Role
+ * removed); its runners are then ambiguous, never absent.
+ */
+export interface NamespaceFreshness {
+  namespace: string;
+  wholeMsAgo?: number;
+  unreadable?: string;
+}
+
 /** Agent -> ledger. */
 export type AgentMessage =
   /**
@@ -42,10 +55,14 @@ export type AgentMessage =
    * fresh list (410). A Worker receives WebSocket messages of at most 1 MiB, so a
    * large view comes in parts: `id` names one snapshot, `part` counts 1..`parts`,
    * and the parts of one snapshot arrive back to back, with no other message
-   * between them. The view is complete (anything absent from it is gone) only when
-   * part `parts` of that id has arrived.
+   * between them. The view is complete only when part `parts` of that id has arrived;
+   * the last part says how whole each namespace is (`namespaces`): absence in a
+   * namespace dates from its own time, never from when the snapshot arrived. A
+   * snapshot without it (an older agent) says nothing of absence: reads decide.
    */
-  | { type: "snapshot"; id: string; part: number; parts: number; runners: AgentRunner[] }
+  | { type: "snapshot"; id: string; part: number; parts: number; runners: AgentRunner[]; namespaces?: NamespaceFreshness[] }
+  /** How whole some namespaces are now (a watch bookmark, a failed list or watch); sent only after the snapshot. */
+  | { type: "namespaces"; namespaces: NamespaceFreshness[] }
   /** A watch event: the runner was added or changed. */
   | { type: "upsert"; runner: AgentRunner }
   /** A watch event: the runner left the cluster. */
@@ -58,7 +75,8 @@ export type AgentMessage =
 /**
  * deleted: the API server accepted the DELETE (uid precondition).
  * gone: nothing with that uid to delete: 404, or 409 because the name now has another uid
- *   (the API server's uid precondition), or the agent's synced view has no object of that name.
+ *   (the API server's uid precondition), or a read by name answered 404. Never the agent's
+ *   watch cache alone: a stalled watch misses objects created since.
  * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
  *   view not synced yet, dry run: why is then exactly "dry run").
  * failed: the API server answered an error (the Status message is in why).
@@ -99,6 +117,13 @@ export type LedgerMessage = DeleteOrder | ReadOrder;
  * two agents by mistake alternate slowly instead of fighting.
  */
 export const CLOSE_REPLACED = 4001;
+
+/**
+ * How long the agent lets one call to the API server take (a GET, a DELETE). The
+ * ledger waits at least this long for a read, and twice for an order (a GET when
+ * the object is missing from the agent's cache, then the DELETE).
+ */
+export const AGENT_API_TIMEOUT_MS = 15_000;
 
 /** The upgrade's header naming the agent's cluster (absent: "default"); checked with the token before the upgrade. */
 export const CLUSTER_HEADER = "x-arc-reaper-cluster";

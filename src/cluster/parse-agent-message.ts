@@ -1,7 +1,7 @@
 // The ledger's side of GET /agent: one WebSocket text message from the agent,
 // checked field by field. Throws AgentMessageError naming the field and value.
 // Pure: usable in workerd.
-import type { AgentMessage, AgentRunner } from "./agent-protocol.ts";
+import type { AgentMessage, AgentRunner, NamespaceFreshness } from "./agent-protocol.ts";
 import { OUTCOMES } from "./agent-protocol.ts";
 import {
   arrayField,
@@ -58,8 +58,31 @@ function parseHello(o: Fields): AgentMessage {
   return hello;
 }
 
+/** An age in ms: a whole number from 0 to about 10 years. */
+const MAX_AGE_MS = 10 * 365 * 86_400_000;
+
+function parseFreshness(value: unknown, where: string): NamespaceFreshness[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_NAMESPACES) fail(where, `an array of 1 to ${MAX_NAMESPACES} namespaces`, value);
+  const seen = new Set<string>();
+  return value.map((item, i) => {
+    const at = `${where}[${i}]`;
+    if (!isFields(item)) fail(at, "an object", item);
+    onlyKeys(item, ["namespace", "wholeMsAgo", "unreadable"], at);
+    const f: NamespaceFreshness = { namespace: namespaceField(item, "namespace", at) };
+    if (seen.has(f.namespace)) fail(`${at}.namespace`, "each namespace once", f.namespace);
+    seen.add(f.namespace);
+    const age = item["wholeMsAgo"];
+    if (age !== undefined) {
+      if (typeof age !== "number" || !Number.isSafeInteger(age) || age < 0 || age > MAX_AGE_MS) fail(`${at}.wholeMsAgo`, `an integer from 0 to ${MAX_AGE_MS}`, age);
+      f.wholeMsAgo = age;
+    }
+    if (item["unreadable"] !== undefined) f.unreadable = textField(item, "unreadable", at, 500);
+    return f;
+  });
+}
+
 function parseSnapshot(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "id", "part", "parts", "runners"], "snapshot");
+  onlyKeys(o, ["type", "id", "part", "parts", "runners", "namespaces"], "snapshot");
   const id = idField(o, "id", "snapshot");
   const parts = positiveIntField(o, "parts", "snapshot", MAX_PARTS);
   const part = positiveIntField(o, "part", "snapshot", parts);
@@ -71,7 +94,12 @@ function parseSnapshot(o: Fields): AgentMessage {
     if (seen.has(key)) fail("snapshot.runners", "each namespace/name once", key);
     seen.add(key);
   }
-  return { type: "snapshot", id, part, parts, runners };
+  const snapshot: AgentMessage = { type: "snapshot", id, part, parts, runners };
+  if (o["namespaces"] !== undefined) {
+    if (part !== parts) fail("snapshot.namespaces", "only on the last part", o["namespaces"]);
+    snapshot.namespaces = parseFreshness(o["namespaces"], "snapshot.namespaces");
+  }
+  return snapshot;
 }
 
 function parseRemove(o: Fields): AgentMessage {
@@ -101,7 +129,7 @@ function parseReadReport(o: Fields): AgentMessage {
 
 /** One agent -> ledger message from its JSON text; throws AgentMessageError on anything else. */
 export function parseAgentMessage(text: string): AgentMessage {
-  const o = messageFields(text, ["hello", "snapshot", "upsert", "remove", "report", "read-report"]);
+  const o = messageFields(text, ["hello", "snapshot", "namespaces", "upsert", "remove", "report", "read-report"]);
   switch (o.type) {
     case "hello":
       return parseHello(o);
@@ -112,6 +140,9 @@ export function parseAgentMessage(text: string): AgentMessage {
       return { type: "upsert", runner: parseAgentRunner(o["runner"], "upsert.runner") };
     case "remove":
       return parseRemove(o);
+    case "namespaces":
+      onlyKeys(o, ["type", "namespaces"], "namespaces");
+      return { type: "namespaces", namespaces: parseFreshness(o["namespaces"], "namespaces.namespaces") };
     case "read-report":
       return parseReadReport(o);
     default:

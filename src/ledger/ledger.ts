@@ -18,7 +18,7 @@ import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../model/facts.ts";
-import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";

@@ -476,6 +476,7 @@ function settingsOf(tenant: Tenant): JsonObject {
     autoFinalize: tenant.autoFinalize,
     arcVersion: tenant.arcVersion,
     jobsStillRunning: tenant.jobsStillRunning,
+    bookmarkEveryMs: tenant.objects.bookmarkEveryMs,
   };
 }
 
@@ -519,7 +520,12 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
     }
     case "PUT settings": {
       if (!isPlainObject(body)) throw badRequest("settings must be a JSON object");
-      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning"], "settings");
+      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning", "bookmarkEveryMs"], "settings");
+      if (body["bookmarkEveryMs"] !== undefined) {
+        const ms = body["bookmarkEveryMs"];
+        if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 10 || ms > 600_000) throw badRequest("bookmarkEveryMs must be an integer from 10 to 600000");
+        tenant.objects.bookmarkEveryMs = ms;
+      }
       if (body["autoFinalize"] !== undefined) {
         if (typeof body["autoFinalize"] !== "boolean") throw badRequest("autoFinalize must be a boolean");
         tenant.autoFinalize = body["autoFinalize"];

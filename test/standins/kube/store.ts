@@ -177,7 +177,7 @@ export class Tenant {
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;
   /** The objects, recording every change for watches (watch.ts). */
-  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv());
+  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv(), () => this.resourceVersion);
   private readonly snapshots = new Map<number, Entry[]>();
   private faults: KubeFaultState[] = [];
   private faultSeq = 0;

@@ -217,6 +217,8 @@ export interface KubeTenantSettings {
   arcVersion: ArcVersion;
   /** GitHub says each busy runner's job still runs: autoFinalize holds their deletions. */
   jobsStillRunning: boolean;
+  /** A watch that asked for bookmarks (allowWatchBookmarks=true) gets one this often (kube-apiserver: about a minute). */
+  bookmarkEveryMs: number;
 }
 
 export interface KubeTenantState extends KubeTenantSettings {
