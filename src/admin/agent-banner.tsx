@@ -37,6 +37,23 @@ function AgentBanner(props: { agent: AgentStatus; several: boolean }) {
       </p>
     );
   }
+  const unreadable = a.unreadable ?? [];
+  return (
+    <>
+      {unreadable.length > 0 ? (
+        <p id={`${id}-unreadable`} data-cluster={a.cluster} class="error" role="alert">
+          The agent{of} cannot read {unreadable.map((u) => `namespace ${u.namespace} (${u.why})`).join(", ")}: its runners there are kept as ambiguous, never judged gone or
+          deleted, until the agent reads it again (check its Role).
+        </p>
+      ) : null}
+      <AgentLine agent={a} several={props.several} id={id} />
+    </>
+  );
+}
+
+function AgentLine(props: { agent: AgentStatus; several: boolean; id: string }) {
+  const a = props.agent;
+  const id = props.id;
   return (
     <p id={id} data-cluster={a.cluster} class="mode">
       {props.several ? <a href={`/admin?cluster=${encodeURIComponent(a.cluster)}`}>{a.cluster}</a> : null}

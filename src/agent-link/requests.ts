@@ -31,10 +31,12 @@ export class AgentRequests {
   private readonly slowReads = new Set<string>();
   private readonly log: Log;
   private readonly orderTimeoutMs: number;
+  private readonly readTimeoutMs: number;
 
-  constructor(log: Log, opts: { orderTimeoutMs?: number } = {}) {
+  constructor(log: Log, opts: { orderTimeoutMs?: number; readTimeoutMs?: number } = {}) {
     this.log = log;
     this.orderTimeoutMs = opts.orderTimeoutMs ?? ORDER_TIMEOUT_MS;
+    this.readTimeoutMs = opts.readTimeoutMs ?? READ_TIMEOUT_MS;
   }
 
   /** Asks the agent on `conn` to read one runner; true once its answer is in the view. */
@@ -43,10 +45,10 @@ export class AgentRequests {
     const id = crypto.randomUUID();
     this.sentReads.set(id, { conn, namespace, name, sentAt: Date.now() });
     while (this.sentReads.size > REMEMBERED_READS) this.sentReads.delete(this.sentReads.keys().next().value!);
-    const answered = this.reads.wait(id, conn, READ_TIMEOUT_MS, {
+    const answered = this.reads.wait(id, conn, this.readTimeoutMs, {
       onTimeout: () => {
         this.slowReads.add(conn);
-        this.log({ msg: "agent read unanswered in time: not waited on again until this connection answers a read", cluster, namespace, name, ms: READ_TIMEOUT_MS });
+        this.log({ msg: "agent read unanswered in time: not waited on again until this connection answers a read", cluster, namespace, name, ms: this.readTimeoutMs });
       },
     });
     try {

@@ -34,6 +34,8 @@ export interface Agent {
   namespaces: string[];
   /** Says each namespace is whole as of now, as a watch bookmark makes the real agent say. */
   fresh(namespaces?: string[]): void;
+  /** Reads are answered this long after they came (a slow API server). */
+  readDelayMs: number;
 }
 
 /** An agent of the cluster "default" with AGENT_TOKEN, or of `opts.cluster` with the token given (its HMAC token, in the tests of many clusters). */
@@ -51,6 +53,7 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     readAnswer: () => undefined,
     closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
     namespaces: [NS],
+    readDelayMs: 0,
     // A message to a socket the ledger already closed (a replaced agent answering late) is dropped, as the network would.
     send: (m) => {
       const message = m as { type?: string; part?: number; parts?: number; namespaces?: unknown };
@@ -64,8 +67,12 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     const message = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
     if (message.type === "read") {
       agent.reads.push(`${message.namespace}/${message.name}`);
-      const runner = agent.readAnswer(message.namespace, message.name);
-      agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+      const answer = () => {
+        const runner = agent.readAnswer(message.namespace, message.name);
+        agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+      };
+      if (agent.readDelayMs > 0) setTimeout(answer, agent.readDelayMs);
+      else answer();
       return;
     }
     const order = message;
