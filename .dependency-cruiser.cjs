@@ -25,6 +25,27 @@ module.exports = {
       from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger\\.ts$" },
       to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|redeliver-failed)\\.ts$", dependencyTypesNot: ["type-only"] },
     },
+    {
+      name: "reaper-imports-no-agent-link",
+      severity: "error",
+      comment: "src/reaper sees the agent only through the cluster interface (src/cluster/agent-cluster.ts), never its link.",
+      from: { path: "^src/reaper/" },
+      to: { path: "^src/agent-link/" },
+    },
+    {
+      name: "agent-link-wired-by-the-facade",
+      severity: "error",
+      comment: "Of the ledger, only its facade (ledger.ts) wires the agent's link in; the tables never import it.",
+      from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger\\.ts$" },
+      to: { path: "^src/agent-link/" },
+    },
+    {
+      name: "agent-link-decides-nothing",
+      severity: "error",
+      comment: "src/agent-link carries messages and stores the view: it never imports the reaper, HTTP, the admin pages or the agent (Node).",
+      from: { path: "^src/agent-link/" },
+      to: { path: "^src/(reaper|http|admin|agent)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -3,7 +3,7 @@
 // no script at all, so the page's CSP can forbid scripts outright.
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { AgentStatus } from "../ledger/agent-link.ts";
+import type { AgentStatus } from "../agent-link/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";

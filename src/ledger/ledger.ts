@@ -18,7 +18,7 @@ import type { Watched } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { sweep, type SweepReport } from "../reaper/sweep.ts";
-import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";

@@ -11,7 +11,7 @@ const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
 export interface MetricsInput {
   snapshot: LedgerSnapshot;
   /** In agent mode, whether each watched cluster's agent is connected; null in direct mode (the agent families are then absent). */
-  agents: readonly { cluster: string; connected: boolean }[] | null;
+  agents: readonly { cluster: string; connected: boolean; namespaces?: readonly string[]; unreadable?: readonly { namespace: string }[] }[] | null;
 }
 
 type NamedFamily = Family & { name: MetricName };
@@ -70,6 +70,14 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
         help: "1 while the cluster's in-cluster agent is connected (agent mode), else 0; every cluster of AGENT_CLUSTERS has a sample.",
         type: "gauge",
         samples: agents.map((a) => ({ labels: { cluster: a.cluster }, value: a.connected ? 1 : 0 })),
+      },
+      {
+        name: "arc_reaper_agent_namespace_readable",
+        help: "1 while the cluster's connected agent can read the namespace, 0 while it cannot (its list or watch fails, e.g. 403: its Role removed); its runners are then kept as ambiguous.",
+        type: "gauge",
+        samples: agents
+          .filter((a) => a.connected)
+          .flatMap((a) => (a.namespaces ?? []).map((namespace) => ({ labels: { cluster: a.cluster, namespace }, value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1 }))),
       },
       { name: "arc_reaper_agent_refusals_total", help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).", type: "counter", samples: counter("arc_reaper_agent_refusals_total", "cluster") },
     );
