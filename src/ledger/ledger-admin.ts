@@ -4,7 +4,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Settings, SettingsResult } from "../config/settings.ts";
 import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
-import type { AgentStatus } from "./agent-link.ts";
+import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { knownInstallations } from "./known-installations.ts";
 import type { LedgerState } from "./ledger-state.ts";
@@ -85,7 +85,7 @@ export class LedgerAdmin extends RpcTarget {
     const settings = this.#host.settings();
     const state = this.#host.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.#host.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
+    const { watched, github } = this.#host.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
     const connected = settings.cluster.mode === "agent" ? this.#host.agentStatuses(settings).filter((a) => a.connected).map((a) => a.cluster) : undefined;
     const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.#host.sql) });
     this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });

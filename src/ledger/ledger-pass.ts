@@ -6,7 +6,8 @@
 // and one log line.
 import type { SettingsResult } from "../config/settings.ts";
 import type { CallBudget } from "../github/call-budget.ts";
-import type { Github, GithubCache } from "../github/github-client.ts";
+import type { Github } from "../github/github-client.ts";
+import type { GithubCache } from "../github/github-memory.ts";
 import type { Settings } from "../config/settings.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
 import type { Watched } from "../reaper/look.ts";
@@ -54,11 +55,11 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
     state.memory.set(SWEEP_RAN_KEY, started); // the real clock: a sweep scheduled later (a simulated future in tests) still runs
   }
   const before = host.cost();
-  const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerSweep);
+  const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls } = host.edges(settings, state, tokens, settings.maxGithubCallsPerSweep - githubTimes.length);
+  const { watched, github, budget, clusterCalls } = host.edges(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
   const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock });
-  state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerSweep);
+  state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {

@@ -10,12 +10,13 @@ import { clusterFor } from "../cluster/cluster-for.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
-import { createGithub, type Github, type GithubCache } from "../github/github-client.ts";
+import { createGithub, type Github } from "../github/github-client.ts";
+import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
 import type { Watched } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
-import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -81,10 +82,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
   /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
   private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
     const now = Date.now();
-    const spent = state.githubTimes(now, settings.maxGithubCallsPerSweep).length;
-    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - spent, CONFIRM_TIMEOUT_MS);
+    const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
+    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
   }
 
@@ -221,7 +222,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       policy,
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,
-      maxDeletionsPerMinute: settings.maxDeletionsPerSweep,
+      maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
       log: logLine,
     });
   }

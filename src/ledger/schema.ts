@@ -206,6 +206,13 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE runners ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
     `ALTER TABLE unseen ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
   ],
+  [
+    // Migration 10 (i22-agent; i22-core's 9 goes before it). How whole each agent namespace is: absence
+    // dates from its own time (whole_at, the ledger's clock), and one it cannot read holds its runners.
+    `CREATE TABLE IF NOT EXISTS agent_namespaces (cluster TEXT NOT NULL, namespace TEXT NOT NULL, whole_at INTEGER, unreadable TEXT, PRIMARY KEY (cluster, namespace)) WITHOUT ROWID`,
+    // agent_removed is pruned as it goes, oldest first.
+    `CREATE INDEX IF NOT EXISTS agent_removed_by_time ON agent_removed (cluster, removed_at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

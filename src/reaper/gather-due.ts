@@ -11,7 +11,7 @@ import type { PassDeps } from "./reconcile-all.ts";
 import type { Gathered } from "./gather-listed.ts";
 
 /** At most this many due runners per alarm run; the rest are due still and set the next alarm at once. */
-export const ALARM_BATCH = 100;
+const ALARM_BATCH = 100;
 
 export async function gatherDue(deps: PassDeps): Promise<Gathered> {
   const { ledger, now } = deps;

@@ -46,7 +46,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     github,
     githubFreeAt: () => {
       const at = deps.clock();
-      return new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(at)], settings.maxGithubCallsPerSweep, at).freeAt(at);
+      return new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(at)], settings.maxGithubCallsPerMinute, at).freeAt(at);
     },
     deletions,
     deleteRunner: (runner, context) => {
@@ -75,7 +75,10 @@ export function oldestFirst(items: Item[], github: Github | Error, now: number):
   const failed = (repo: string | undefined): number => {
     if (!repo || github instanceof Error) return 0;
     let f = failedRepos.get(repo);
-    if (f === undefined) failedRepos.set(repo, (f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0));
+    if (f === undefined) {
+      f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0;
+      failedRepos.set(repo, f);
+    }
     return f;
   };
   const keyed = items.map((i) => {

@@ -223,7 +223,7 @@ export const policy: Policy = { graceSeconds: 300, maxJobSeconds: 432_000, reche
 export function settingsFor(p: Policy, cap: number, budget: number): Settings {
   return {
     graceSeconds: p.graceSeconds, maxJobSeconds: p.maxJobSeconds, recheckSeconds: p.recheckSeconds, dryRun: false,
-    maxDeletionsPerSweep: cap, maxGithubCallsPerSweep: budget, redeliveryLookbackSeconds: 0, deliveriesEverySeconds: 300,
+    maxDeletionsPerMinute: cap, maxGithubCallsPerMinute: budget, redeliveryLookbackSeconds: 0, deliveriesEverySeconds: 300,
   } as unknown as Settings;
 }
 
