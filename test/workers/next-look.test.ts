@@ -12,7 +12,7 @@ const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method ==
 
 describe("one clock per pass, windows on the real clock", () => {
   it("three late sweeps (scheduled 180, 120 and 60 s ago) back to back delete at most the cap of 2; the queued ones run once", async () => {
-    const s = await stack({ REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });
     const now = Date.now();
     for (let i = 0; i < 6; i++) await s.runner({ name: `arc-runners-late${i}-runner-lt`, workflowRunId: 1600 + i });
     // Completed an hour ago, their facts written as a webhook would (no alarm set: only the sweeps act).
@@ -42,9 +42,9 @@ describe("one clock per pass, windows on the real clock", () => {
 
 describe("one pass", () => {
   it("a misconfiguration is handled the same way by the sweep and the alarm: logged and skipped, never thrown", async () => {
-    const env = testEnv({ REAPER_MAX_DELETIONS_PER_SWEEP: "many" });
+    const env = testEnv({ REAPER_MAX_DELETIONS_PER_MINUTE: "many" });
     await configureLedger(env);
-    expect(await ledgerOf(env).sweep(Date.now())).toEqual({ skipped: expect.stringMatching(/^arc-reaper is misconfigured: .*REAPER_MAX_DELETIONS_PER_SWEEP/) });
+    expect(await ledgerOf(env).sweep(Date.now())).toEqual({ skipped: expect.stringMatching(/^arc-reaper is misconfigured: .*REAPER_MAX_DELETIONS_PER_MINUTE/) });
     await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.setAlarm(Date.now()));
     expect(await runAlarm(env)).toBe(true); // ran, skipped, did not throw
   });
