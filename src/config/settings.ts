@@ -2,6 +2,7 @@
 // together and nothing runs on a half-valid configuration. A message names the
 // setting and what is wrong, never its value (URLs excepted, without any
 // credentials or query in them).
+import { readSlotSettings, type SlotSettings } from "./slot-settings.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
 export type ClusterSettings =
@@ -24,7 +25,7 @@ export type ClusterSettings =
       expectedClusters: string[];
     };
 
-export interface Settings {
+export interface Settings extends SlotSettings {
   webhookSecret: string;
   appId: string;
   privateKey: string; // PEM, newlines restored; PKCS#1 or PKCS#8
@@ -195,6 +196,7 @@ export function readSettings(env: Source): SettingsResult {
     errors.push(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   }
 
+  const slots = readSlotSettings(env, errors);
   const metricsToken = text("METRICS_TOKEN", "");
   if (metricsToken !== "" && metricsToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     errors.push(`METRICS_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
@@ -223,6 +225,7 @@ export function readSettings(env: Source): SettingsResult {
       adminToken,
       metricsToken: metricsToken || adminToken,
       ledgerName,
+      ...slots,
     },
   };
 }

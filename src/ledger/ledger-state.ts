@@ -7,11 +7,13 @@ import type { Fact } from "../model/facts.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
+import { failedPort } from "./failed-port.ts";
+import { FailedTable } from "./failed-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
 import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
-import type { LedgerPort, Stored } from "../reaper/ports.ts";
+import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
 import { CountersTable } from "./counters-table.ts";
@@ -45,6 +47,7 @@ export class LedgerState implements LedgerPort {
   readonly counters: CountersTable;
   readonly redeliveries: RedeliveriesTable;
   readonly deletionsWatched: DeletionsTable;
+  readonly failed: FailedPort;
   private readonly sql: Sql;
   private readonly opts: LedgerOptions;
 
@@ -57,6 +60,7 @@ export class LedgerState implements LedgerPort {
     this.counters = new CountersTable(sql);
     this.redeliveries = new RedeliveriesTable(sql);
     this.deletionsWatched = new DeletionsTable(sql);
+    this.failed = failedPort(sql, this.counters, opts.log);
   }
 
   /** Facts from a webhook or GitHub's REST API; answers the rows they changed. A job fact ends any unseen row of its runner. */
@@ -251,6 +255,7 @@ export class LedgerState implements LedgerPort {
       this.counters.add("arc_reaper_closed_runners", { state }, -n);
       pruned += n;
     }
+    new FailedTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.redeliveries.prune(now - 3 * 86_400_000);
     new DeliveriesReceived(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());

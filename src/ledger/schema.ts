@@ -195,6 +195,35 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE IF NOT EXISTS deliveries_received (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
     `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
+  [
+    // Issue 24 (migration 11 at merge; it reads and changes nothing of 9 or 10): runners ARC marked
+    // Failed, one row per object (cluster, namespace, name, uid), while they hold a slot and
+    // REAPER_HISTORY_DAYS after they left (state reaped or gone); and a held deletion finished.
+    `CREATE TABLE IF NOT EXISTS failed_runners (
+      id INTEGER PRIMARY KEY,
+      cluster TEXT NOT NULL,
+      namespace TEXT NOT NULL,
+      name TEXT NOT NULL,
+      uid TEXT NOT NULL,
+      scale_set TEXT,
+      arc_reason TEXT,
+      arc_message TEXT,
+      failed_at INTEGER NOT NULL,
+      first_seen INTEGER NOT NULL,
+      created_at INTEGER,
+      run_id INTEGER,
+      state TEXT NOT NULL,
+      reason TEXT NOT NULL DEFAULT '',
+      deleted_at INTEGER,
+      closed_at INTEGER,
+      story TEXT NOT NULL DEFAULT '[]',
+      UNIQUE (cluster, namespace, name, uid)
+    )`,
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_state ON failed_runners (state, id)`,
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_name ON failed_runners (name)`,
+    // A stuck deletion whose finish (REAPER_FINISH_STUCK) the API server refused (403: the Role overlay is not applied), and why.
+    `ALTER TABLE deletions ADD COLUMN finish_refused TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

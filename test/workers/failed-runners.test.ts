@@ -1,0 +1,87 @@
+// Issue 24, items 1 and 2: runners ARC marked Failed are listed with ARC's
+// reason and message; with REAPER_FAILED_SECONDS they are deleted (once, uid
+// precondition, within the cap), never one busy on a run whose job runs; on
+// each ARC version's CRD.
+import { describe, expect, it } from "vitest";
+import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
+import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
+import { adminRunners, call, ADMIN_TOKEN } from "./support/worker.ts";
+
+const NOW = Date.now() + 86_400_000;
+const at = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+const MESSAGE = 'admission webhook "policy.example.com" denied the request:\u202e image <b>ghcr.io/x</b>\n is not allowed';
+
+/** A runner as ARC leaves it when its pod cannot be made: Failed, with a reason, a message and the failed pods' times. */
+async function failedRunner(s: Stack, version: ArcVersion, name: string, o: { failedAt: number; createdAt?: number; scaleSet?: string; runId?: number }): Promise<string> {
+  const created = await s.kube.seed(
+    makeEphemeralRunner({
+      namespace: NS, scaleSet: o.scaleSet ?? "arc-runners", name, phase: "Failed", arcVersion: version,
+      creationTimestamp: at(o.createdAt ?? o.failedAt - 60_000),
+      status: { ready: false, reason: "PodCreateFailed", message: MESSAGE, failures: { "pod-uid-1": at(o.failedAt - 30_000), "pod-uid-2": at(o.failedAt) } },
+    }),
+  );
+  if (o.runId !== undefined) await s.kube.patchStatus(NS, name, jobStartedStatus({ workflowRunId: o.runId, jobRepositoryName: REPO }));
+  return created.metadata.uid;
+}
+
+const deletes = async (s: Stack): Promise<string[]> =>
+  (await s.kube.calls()).filter((c) => c.method === "DELETE").map((c) => `${c.status} ${c.path.split("/").pop() ?? ""}`);
+
+async function metrics(s: Stack): Promise<string> {
+  return (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+}
+
+describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
+  it("are listed under ?state=failed with ARC's reason and message (cleaned), when they failed, their scale set; counted in /metrics; never deleted without REAPER_FAILED_SECONDS", async () => {
+    const s = await stack({}, { arcVersion: version });
+    const uid = await failedRunner(s, version, "arc-runners-x-runner-aaaaa", { failedAt: NOW - 3_600_000 });
+    await s.runner({ name: "arc-runners-x-runner-idle0" });
+    await s.sweep(NOW);
+    await s.sweep(NOW + 86_400_000);
+
+    const listed = (await adminRunners(s.env, "?state=failed")).runners;
+    expect(listed).toEqual([
+      expect.objectContaining({
+        name: "arc-runners-x-runner-aaaaa", state: "failed", uid, namespace: NS, cluster: "default", scaleSet: "arc-runners",
+        arcReason: "PodCreateFailed",
+        arcMessage: 'admission webhook "policy.example.com" denied the request: image <b>ghcr.io/x</b> is not allowed',
+        failedAt: `${at(NOW - 3_600_000).slice(0, -1)}.000Z`,
+        reason: expect.stringMatching(/^ARC marked it Failed 90000s ago \(PodCreateFailed: admission webhook .* is not allowed\); it holds a slot of scale set arc-runners; REAPER_FAILED_SECONDS is unset: never deleted$/),
+      }),
+    ]);
+    expect(await deletes(s)).toEqual([]);
+    expect(await metrics(s)).toContain('arc_reaper_failed_runners{cluster="default",namespace="arc-runners",scale_set="arc-runners"} 1');
+    expect(await metrics(s)).toContain('arc_reaper_runners{state="failed"} 1');
+    // The story says it.
+    const story = (await (await call(s.env, new Request("https://arc-reaper.test/admin/runners/arc-runners-x-runner-aaaaa", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).json()) as { jobs: { state: string; story: { what: string }[] }[] };
+    expect(story.jobs.map((j) => [j.state, j.story.map((e) => e.what.slice(0, 22))])).toEqual([["failed", ["seen Failed: ARC marke"]]]);
+  });
+
+  it("with REAPER_FAILED_SECONDS: deleted once that long after it failed (uid precondition, cause failed, within the cap), never one busy on a run whose job runs; its row closes reaped when it goes", async () => {
+    const s = await stack({ REAPER_FAILED_SECONDS: "600", REAPER_MAX_DELETIONS_PER_MINUTE: "1", REAPER_MAX_DELETIONS_PER_SWEEP: "1" }, { arcVersion: version, autoFinalize: true });
+    await failedRunner(s, version, "arc-runners-x-runner-old01", { failedAt: NOW - 3_600_000 });
+    await failedRunner(s, version, "arc-runners-x-runner-old02", { failedAt: NOW - 3_000_000 });
+    await failedRunner(s, version, "arc-runners-x-runner-new01", { failedAt: NOW - 300_000 });
+    await failedRunner(s, version, "arc-runners-x-runner-busy1", { failedAt: NOW - 3_600_000, runId: 801 });
+    expect((await s.jobStarted({ runner: "arc-runners-x-runner-busy1", runId: 801, jobId: 8010, startedAt: before(NOW, 3_500) })).status).toBe(202);
+
+    await s.sweep(NOW);
+    // The cap of 1 a minute: the oldest first; the second held back.
+    expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-old01"]);
+    const reasons = Object.fromEntries((await adminRunners(s.env, "?state=failed")).runners.map((r) => [r["name"], r["reason"]]));
+    expect(reasons["arc-runners-x-runner-old01"]).toMatch(/^deleted \(cause failed\): ARC marked it Failed 3600s ago \(PodCreateFailed: admission webhook/);
+    expect(reasons["arc-runners-x-runner-old02"]).toMatch(/^deletion cap of 1 in 60s reached, held back: /);
+    expect(reasons["arc-runners-x-runner-new01"]).toMatch(/; deleted at .* \(REAPER_FAILED_SECONDS=600\)$/);
+    expect(reasons["arc-runners-x-runner-busy1"]).toMatch(/; it carries run 801, so its job's rules judge it, never this one$/);
+    expect(await metrics(s)).toContain('arc_reaper_deletions_total{cause="failed"} 1');
+
+    await s.sweep(NOW + 60_000);
+    await s.sweep(NOW + 400_000);
+    expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-old01", "200 arc-runners-x-runner-old02", "200 arc-runners-x-runner-new01"]);
+    // Gone from the cluster (no finalizer held them): closed reaped, out of the failed listing; never a second DELETE.
+    await s.sweep(NOW + 500_000);
+    expect(await deletes(s)).toHaveLength(3);
+    expect((await adminRunners(s.env, "?state=failed")).runners.map((r) => r["name"])).toEqual(["arc-runners-x-runner-busy1"]);
+    expect(await s.kube.get(NS, "arc-runners-x-runner-busy1")).toBeDefined();
+  });
+});
