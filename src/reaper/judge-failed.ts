@@ -43,6 +43,6 @@ export function judgeFailed({ row, runner, now, failedSeconds, recentlyDeleted }
   if (failedSeconds === undefined) return { verdict: "keep", reason: `${story}; REAPER_FAILED_SECONDS is unset: never deleted` };
   const churn = recentlyDeleted > 0 ? `; replacements keep failing: ${recentlyDeleted} of scale set ${row.scaleSet ?? "(unlabelled)"} deleted in the last ${failedSeconds}s` : "";
   const due = Math.max(row.failedAt, row.createdAt ?? row.failedAt) + failedSeconds * 1000;
-  if (now < due) return { verdict: "keep", reason: `${story}; deleted at ${new Date(due).toISOString()} (REAPER_FAILED_SECONDS=${failedSeconds})${churn}`, dueAt: due };
+  if (now < due) return { verdict: "keep", reason: `${story}; due for deletion at ${new Date(due).toISOString()} (REAPER_FAILED_SECONDS=${failedSeconds})${churn}`, dueAt: due };
   return { verdict: "delete", reason: `${story}; failed at least REAPER_FAILED_SECONDS=${failedSeconds} ago: deleted so ARC can make a new one${churn}` };
 }

@@ -52,6 +52,12 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     expect(await deletes(s)).toEqual([]);
     expect(await metrics(s)).toContain('arc_reaper_failed_runners{cluster="default",namespace="arc-runners",scale_set="arc-runners"} 1');
     expect(await metrics(s)).toContain('arc_reaper_runners{state="failed"} 1');
+    // /admin?state=failed shows it with ARC's message, escaped, its direction marks gone.
+    const page = await (await call(s.env, new Request("https://arc-reaper.test/admin?state=failed", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+    expect(page).toContain('<a href="/admin?state=failed" aria-current="page">failed (1)</a>');
+    expect(page).toContain('<strong><bdi>PodCreateFailed</bdi></strong>: <bdi class="message">admission webhook &quot;policy.example.com&quot; denied the request: image &lt;b&gt;ghcr.io/x&lt;/b&gt; is not allowed</bdi>');
+    expect(page).not.toContain("\u202e");
+    expect(page).not.toContain("<b>ghcr.io");
     // The story says it.
     const story = (await (await call(s.env, new Request("https://arc-reaper.test/admin/runners/arc-runners-x-runner-aaaaa", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).json()) as { jobs: { state: string; story: { what: string }[] }[] };
     expect(story.jobs.map((j) => [j.state, j.story.map((e) => e.what.slice(0, 22))])).toEqual([["failed", ["seen Failed: ARC marke"]]]);
@@ -71,7 +77,7 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     const reasons = Object.fromEntries((await adminRunners(s.env, "?state=failed")).runners.map((r) => [r["name"], r["reason"]]));
     expect(reasons["arc-runners-x-runner-old01"]).toMatch(/^deleted \(cause failed\): ARC marked it Failed 3600s ago \(PodCreateFailed: admission webhook/);
     expect(reasons["arc-runners-x-runner-old02"]).toMatch(/^deletion cap of 1 in 60s reached, held back: /);
-    expect(reasons["arc-runners-x-runner-new01"]).toMatch(/; deleted at .* \(REAPER_FAILED_SECONDS=600\)$/);
+    expect(reasons["arc-runners-x-runner-new01"]).toMatch(/; due for deletion at .* \(REAPER_FAILED_SECONDS=600\)$/);
     expect(reasons["arc-runners-x-runner-busy1"]).toMatch(/; it carries run 801, so its job's rules judge it, never this one$/);
     expect(await metrics(s)).toContain('arc_reaper_deletions_total{cause="failed"} 1');
 
@@ -83,5 +89,14 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     expect(await deletes(s)).toHaveLength(3);
     expect((await adminRunners(s.env, "?state=failed")).runners.map((r) => r["name"])).toEqual(["arc-runners-x-runner-busy1"]);
     expect(await s.kube.get(NS, "arc-runners-x-runner-busy1")).toBeDefined();
+
+    // ARC's replacement fails at once: shown with its scale set's churn, deleted no sooner than REAPER_FAILED_SECONDS after it was made.
+    await failedRunner(s, version, "arc-runners-x-runner-rep01", { createdAt: NOW + 60_000, failedAt: NOW + 70_000 });
+    await s.sweep(NOW + 600_000);
+    expect(await deletes(s)).toHaveLength(3);
+    const rep = (await adminRunners(s.env, "?state=failed")).runners.find((r) => r["name"] === "arc-runners-x-runner-rep01");
+    expect(rep?.["reason"]).toMatch(/; due for deletion at .* \(REAPER_FAILED_SECONDS=600\); replacements keep failing: 3 of scale set arc-runners deleted in the last 600s$/);
+    await s.sweep(NOW + 671_000);
+    expect((await deletes(s)).slice(3)).toEqual(["200 arc-runners-x-runner-rep01"]);
   });
 });
