@@ -8,8 +8,8 @@ import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { isOpen, RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
 import { RunnersTable } from "./runners-table.ts";
-import { toFailedRow } from "./failed-rows.ts";
 import { FailedTable } from "./failed-table.ts";
+import type { FailedRunner } from "../model/failed.ts";
 import type { Sql } from "./sql.ts";
 
 export const MAX_PAGE = 500;
@@ -118,6 +118,39 @@ export function toRunnerRow(r: RunnerRecord): RunnerRow {
     job: r.names?.job ?? null,
     branch: r.names?.branch ?? null,
     runUrl: r.names?.runUrl ?? null,
+  };
+}
+
+/** A Failed runner as the listing and the story show it: no job; ARC's reason and message. */
+export function toFailedRow(f: FailedRunner): RunnerRow {
+  const open = f.state === "failed";
+  return {
+    name: f.name,
+    state: f.state,
+    repository: "",
+    runId: f.runId ?? 0,
+    runAttempt: 0,
+    jobId: 0,
+    cluster: f.cluster,
+    namespace: f.namespace,
+    uid: f.uid,
+    startedAt: null,
+    completedAt: null,
+    conclusion: null,
+    dueAt: null,
+    decidedAt: iso(f.deletedAt ?? f.firstSeen),
+    closedAt: open ? null : iso(f.closedAt),
+    cause: f.deletedAt !== undefined ? "failed" : null,
+    prunedAt: null,
+    reason: f.reason || "seen Failed; not judged yet",
+    workflow: null,
+    job: null,
+    branch: null,
+    runUrl: null,
+    scaleSet: f.scaleSet ?? null,
+    arcReason: f.arcReason ?? null,
+    arcMessage: f.arcMessage ?? null,
+    failedAt: iso(f.failedAt),
   };
 }
 
