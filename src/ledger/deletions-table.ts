@@ -15,6 +15,7 @@ interface Row extends SqlRow {
   due_at: number;
   stuck_at: number | null;
   reason: string;
+  finish_refused: string | null;
 }
 
 const toWatch = (r: Row): DeletionWatch => ({
@@ -22,6 +23,7 @@ const toWatch = (r: Row): DeletionWatch => ({
   deletedAt: r.deleted_at, dueAt: r.due_at, reason: r.reason,
   ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
   ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
+  ...(typeof r.finish_refused === "string" ? { finishRefused: r.finish_refused } : {}),
 });
 
 export class DeletionsTable {
@@ -32,8 +34,8 @@ export class DeletionsTable {
 
   put(w: DeletionWatch): void {
     this.sql.run(
-      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason,
+      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason, finish_refused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason, w.finishRefused ?? null,
     );
   }
 

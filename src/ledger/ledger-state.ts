@@ -186,8 +186,12 @@ export class LedgerState implements LedgerPort {
       }
       return;
     }
-    this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now });
+    this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now, ...(check.finishRefused ? { finishRefused: check.finishRefused } : {}) });
     if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.reason, check.reason, now, by)) {
+      this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
+    }
+    // A finish refused (403) is shown on the row once: the row's reason says what to apply.
+    if (!check.newly && check.finishRefused && !w.finishRefused && this.restate(w.rowId, "stuck", "stuck", check.reason, check.reason, now, by)) {
       this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
     }
   }
@@ -227,6 +231,10 @@ export class LedgerState implements LedgerPort {
   /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
   release(hold: HeldFor, now: number, cluster?: string): number {
     return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
+  }
+
+  countFinish(outcome: "finished" | "refused" | "conflict" | "failed"): void {
+    this.counters.add("arc_reaper_finishes_total", { outcome });
   }
 
   paused(): boolean {

@@ -114,4 +114,6 @@ export interface DeletionWatch {
   stuckAt?: number;
   /** Why it was deleted: the row's reason again once the deletion went. */
   reason: string;
+  /** A finish (REAPER_FINISH_STUCK) the API server refused (403: the Role overlay is not applied), and why. */
+  finishRefused?: string;
 }

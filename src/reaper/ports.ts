@@ -33,6 +33,8 @@ export interface LedgerPort {
   deliveriesMark(): DeliveriesMark;
   setDeliveriesMark(mark: DeliveriesMark): void;
   redeliveries: RedeliveryStore;
+  /** Counts a finish of a held deletion (REAPER_FINISH_STUCK) by outcome: arc_reaper_finishes_total. */
+  countFinish?(outcome: "finished" | "refused" | "conflict" | "failed"): void;
   /** Runners ARC marked Failed (issue 24); absent: not tracked (a ledger stand-in). */
   failed?: FailedPort;
 }
