@@ -2,10 +2,12 @@
 // reason and message; with REAPER_FAILED_SECONDS they are deleted (once, uid
 // precondition, within the cap), never one busy on a run whose job runs; on
 // each ARC version's CRD.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
-import { adminRunners, call, ADMIN_TOKEN } from "./support/worker.ts";
+import { adminRunners, call, ADMIN_TOKEN, evictLedger, ledgerOf } from "./support/worker.ts";
 
 const NOW = Date.now() + 86_400_000;
 const at = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -98,5 +100,27 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     expect(rep?.["reason"]).toMatch(/; due for deletion at .* \(REAPER_FAILED_SECONDS=600\); replacements keep failing: 3 of scale set arc-runners deleted in the last 600s$/);
     await s.sweep(NOW + 671_000);
     expect((await deletes(s)).slice(3)).toEqual(["200 arc-runners-x-runner-rep01"]);
+  });
+});
+
+describe("the failed_runners migration", () => {
+  it("a ledger of the release before it is read and worked on after it: its job rows judged, Failed runners seen", async () => {
+    const s = await stack({ REAPER_FAILED_SECONDS: "600" }, { autoFinalize: true });
+    await s.runner({ name: "arc-runners-x-runner-job01", workflowRunId: 901 });
+    expect((await s.jobStarted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200) })).status).toBe(202);
+    // Back to the previous release's schema: no failed_runners, no deletions.finish_refused.
+    await runInDurableObject(ledgerOf(s.env), (_i, state) => {
+      for (const statement of ["DROP TABLE failed_runners", "ALTER TABLE deletions DROP COLUMN finish_refused"]) state.storage.sql.exec(statement);
+      state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 1);
+    });
+    await evictLedger(s.env);
+    await failedRunner(s, "0.14.2", "arc-runners-x-runner-fail1", { failedAt: NOW - 3_600_000 });
+    expect((await s.jobCompleted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200), completedAt: before(NOW, 600), conclusion: "success" })).status).toBe(202);
+    await s.sweep(NOW);
+    const version = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version);
+    expect(version).toBe(SCHEMA_VERSION);
+    expect((await adminRunners(s.env)).runners.map((r) => [r["name"], r["state"]])).toEqual([["arc-runners-x-runner-job01", "reaped"]]);
+    expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-job01", "200 arc-runners-x-runner-fail1"]);
+    expect((await adminRunners(s.env, "?state=failed")).runners.map((r) => [r["name"], r["cause"]])).toEqual([["arc-runners-x-runner-fail1", "failed"]]);
   });
 });
