@@ -18,6 +18,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src/agent ./src/agent
-COPY src/cluster/agent-protocol.ts src/cluster/agent-message-fields.ts src/cluster/parse-agent-message.ts src/cluster/parse-ledger-message.ts ./src/cluster/
+COPY src/cluster/agent-protocol.ts src/cluster/agent-message-fields.ts src/cluster/parse-agent-message.ts src/cluster/parse-ledger-message.ts src/cluster/arc-failure.ts ./src/cluster/
+COPY src/github/job-names.ts ./src/github/
 USER 1000:1000
 ENTRYPOINT ["node", "src/agent/main.ts"]

@@ -27,6 +27,21 @@ export interface AgentRunner {
   deletionTimestamp?: string;
   workflowRunId?: number;
   jobRepositoryName?: string;
+  /**
+   * Issue 24, sent only for a runner ARC marked Failed: its phase, status.reason and status.message (cleaned,
+   * bounded), the latest of status.failures, and its scale set label. Update the Worker before the agent: an
+   * older Worker's parser refuses the field.
+   */
+  arc?: AgentArcFields;
+}
+
+/** What the agent reports of a Failed runner (src/cluster/arc-failure.ts). */
+export interface AgentArcFields {
+  phase: string;
+  reason?: string;
+  message?: string;
+  failedAt?: string;
+  scaleSet?: string;
 }
 
 /** Agent -> ledger. */

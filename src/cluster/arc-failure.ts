@@ -5,6 +5,7 @@
 // 0.15, #4646, the listener writes "Running" when a job is assigned).
 import { boundText } from "../github/job-names.ts";
 import type { ClusterRunner } from "../model/runner.ts";
+import type { AgentArcFields } from "./agent-protocol.ts";
 
 /** ARC's label naming the scale set an EphemeralRunner belongs to. */
 export const SCALE_SET_LABEL = "actions.github.com/scale-set-name";
@@ -50,3 +51,29 @@ export function latestFailure(failures: unknown): string | undefined {
 
 /** Whether ARC marked the runner Failed (its pod could not be made; it holds a slot of the scale set). */
 export const isFailed = (r: Pick<ClusterRunner, "phase">): boolean => r.phase === "Failed";
+
+/** The agent's report of a Failed runner (only then: the view's other runners carry none). */
+export function agentArcFields(f: ArcFields): AgentArcFields | undefined {
+  if (f.phase !== "Failed") return undefined;
+  const out: AgentArcFields = { phase: f.phase };
+  if (f.arcReason) out.reason = f.arcReason;
+  if (f.arcMessage) out.message = f.arcMessage;
+  if (f.failedAt) out.failedAt = f.failedAt;
+  if (f.scaleSet) out.scaleSet = f.scaleSet;
+  return out;
+}
+
+/** The same fields as the judge's runner carries them. */
+export function fromAgentArcFields(a: AgentArcFields | undefined): ArcFields {
+  if (!a) return {};
+  // Cleaned again: the ledger shows what the agent sent, and trusts its text no more than ARC's.
+  const out: ArcFields = { phase: boundText(a.phase, 40) ?? "" };
+  const reason = boundText(a.reason, 200);
+  if (reason) out.arcReason = reason;
+  const message = boundText(a.message, MAX_ARC_MESSAGE_CHARS);
+  if (message) out.arcMessage = message;
+  if (a.failedAt) out.failedAt = a.failedAt;
+  const scaleSet = boundText(a.scaleSet, 63);
+  if (scaleSet) out.scaleSet = scaleSet;
+  return out;
+}

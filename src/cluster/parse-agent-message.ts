@@ -1,7 +1,7 @@
 // The ledger's side of GET /agent: one WebSocket text message from the agent,
 // checked field by field. Throws AgentMessageError naming the field and value.
 // Pure: usable in workerd.
-import type { AgentMessage, AgentRunner } from "./agent-protocol.ts";
+import type { AgentArcFields, AgentMessage, AgentRunner } from "./agent-protocol.ts";
 import { OUTCOMES } from "./agent-protocol.ts";
 import {
   arrayField,
@@ -33,7 +33,7 @@ const MAX_PARTS = 10_000;
 
 export function parseAgentRunner(value: unknown, where: string): AgentRunner {
   if (!isFields(value)) fail(where, "an object", value);
-  onlyKeys(value, ["namespace", "name", "uid", "creationTimestamp", "deletionTimestamp", "workflowRunId", "jobRepositoryName"], where);
+  onlyKeys(value, ["namespace", "name", "uid", "creationTimestamp", "deletionTimestamp", "workflowRunId", "jobRepositoryName", "arc"], where);
   const runner: AgentRunner = {
     namespace: namespaceField(value, "namespace", where),
     name: nameField(value, "name", where),
@@ -43,6 +43,7 @@ export function parseAgentRunner(value: unknown, where: string): AgentRunner {
   if (value["deletionTimestamp"] !== undefined) runner.deletionTimestamp = timestampField(value, "deletionTimestamp", where);
   if (value["workflowRunId"] !== undefined) runner.workflowRunId = positiveIntField(value, "workflowRunId", where);
   if (value["jobRepositoryName"] !== undefined) runner.jobRepositoryName = repositoryField(value, "jobRepositoryName", where);
+  if (value["arc"] !== undefined) runner.arc = parseArcFields(value["arc"], `${where}.arc`);
   return runner;
 }
 
@@ -117,4 +118,18 @@ export function parseAgentMessage(text: string): AgentMessage {
     default:
       return parseReport(o);
   }
+}
+
+/** A Failed runner's `arc` (issue 24): strings of bounded length, the time a time, nothing else (cleaned again where shown). */
+function parseArcFields(value: unknown, where: string): AgentArcFields {
+  if (!isFields(value)) fail(where, "an object", value);
+  const bounds: Record<string, number> = { phase: 40, reason: 200, message: 1000, failedAt: 40, scaleSet: 63 };
+  for (const [k, v] of Object.entries(value)) {
+    const max = bounds[k];
+    if (max === undefined) fail(`${where}.${k}`, "no such field", v);
+    if (typeof v !== "string" || v === "" || Array.from(v).length > max) fail(`${where}.${k}`, `a string of 1 to ${max} characters`, v);
+  }
+  if (typeof value["phase"] !== "string") fail(`${where}.phase`, "a phase", undefined);
+  if (value["failedAt"] !== undefined && !Number.isFinite(Date.parse(String(value["failedAt"])))) fail(`${where}.failedAt`, "a time", value["failedAt"]);
+  return value as unknown as AgentArcFields;
 }

@@ -26,6 +26,8 @@ const toWatch = (r: Row): DeletionWatch => ({
   ...(typeof r.finish_refused === "string" ? { finishRefused: r.finish_refused } : {}),
 });
 
+const WITH_REFUSAL = "d.*, f.why AS finish_refused";
+
 export class DeletionsTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
@@ -34,22 +36,25 @@ export class DeletionsTable {
 
   put(w: DeletionWatch): void {
     this.sql.run(
-      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason, finish_refused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason, w.finishRefused ?? null,
+      `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason,
     );
+    // A finish refused (REAPER_FINISH_STUCK, issue 24) is kept beside the row, in a table of its own.
+    if (w.finishRefused) this.sql.run("INSERT OR REPLACE INTO finish_refusals (row_id, why) VALUES (?, ?)", w.rowId, w.finishRefused);
   }
 
   /** Every deletion still watched: those of the last REAPER_STUCK_SECONDS, and the stuck ones. */
   all(): DeletionWatch[] {
-    return this.sql.all<Row>("SELECT * FROM deletions").map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id`).map(toWatch);
   }
 
   due(now: number, limit: number): DeletionWatch[] {
-    return this.sql.all<Row>("SELECT * FROM deletions WHERE due_at <= ? ORDER BY due_at LIMIT ?", now, limit).map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`, now, limit).map(toWatch);
   }
 
   remove(rowId: number): void {
     this.sql.run("DELETE FROM deletions WHERE row_id = ?", rowId);
+    this.sql.run("DELETE FROM finish_refusals WHERE row_id = ?", rowId);
   }
 
   nextDue(): number | null {

@@ -222,7 +222,10 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE INDEX IF NOT EXISTS failed_runners_by_state ON failed_runners (state, id)`,
     `CREATE INDEX IF NOT EXISTS failed_runners_by_name ON failed_runners (name)`,
     // A stuck deletion whose finish (REAPER_FINISH_STUCK) the API server refused (403: the Role overlay is not applied), and why.
-    `ALTER TABLE deletions ADD COLUMN finish_refused TEXT`,
+    `CREATE TABLE IF NOT EXISTS finish_refusals (row_id INTEGER PRIMARY KEY, why TEXT NOT NULL)`,
+    // Agent mode: what the agent says of a Failed runner (JSON of AgentArcFields), in the view and a snapshot in progress.
+    `ALTER TABLE agent_view ADD COLUMN arc TEXT`,
+    `ALTER TABLE agent_snapshot ADD COLUMN arc TEXT`,
   ],
 ];
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
-import { adminRunners, call, ADMIN_TOKEN, evictLedger, ledgerOf } from "./support/worker.ts";
+import { adminRunners, call, ADMIN_TOKEN, evictLedger, ledgerOf, runScheduled } from "./support/worker.ts";
+import { agentEnv, connect, runner as agentRunner } from "./support/fake-agent.ts";
 
 const NOW = Date.now() + 86_400_000;
 const at = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -108,9 +109,9 @@ describe("the failed_runners migration", () => {
     const s = await stack({ REAPER_FAILED_SECONDS: "600" }, { autoFinalize: true });
     await s.runner({ name: "arc-runners-x-runner-job01", workflowRunId: 901 });
     expect((await s.jobStarted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200) })).status).toBe(202);
-    // Back to the previous release's schema: no failed_runners, no deletions.finish_refused.
+    // Back to the previous release's schema: no failed_runners, no finish_refusals, no agent_view.arc.
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
-      for (const statement of ["DROP TABLE failed_runners", "ALTER TABLE deletions DROP COLUMN finish_refused"]) state.storage.sql.exec(statement);
+      for (const statement of ["DROP TABLE failed_runners", "DROP TABLE finish_refusals", "ALTER TABLE agent_view DROP COLUMN arc", "ALTER TABLE agent_snapshot DROP COLUMN arc"]) state.storage.sql.exec(statement);
       state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 1);
     });
     await evictLedger(s.env);
@@ -122,5 +123,19 @@ describe("the failed_runners migration", () => {
     expect((await adminRunners(s.env)).runners.map((r) => [r["name"], r["state"]])).toEqual([["arc-runners-x-runner-job01", "reaped"]]);
     expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-job01", "200 arc-runners-x-runner-fail1"]);
     expect((await adminRunners(s.env, "?state=failed")).runners.map((r) => [r["name"], r["cause"]])).toEqual([["arc-runners-x-runner-fail1", "failed"]]);
+  });
+});
+
+describe("agent mode", () => {
+  it("a Failed runner the agent reports (its arc field) is listed with ARC's message, cleaned again by the ledger; never deleted through the agent (no order for a runner without a run)", async () => {
+    const env = agentEnv({ REAPER_FAILED_SECONDS: "600" });
+    const agent = await connect(env);
+    const arc = { phase: "Failed", reason: "PodCreateFailed", message: "quota\u202e exceeded", failedAt: new Date(NOW - 3_600_000).toISOString(), scaleSet: "arc-runners" };
+    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [agentRunner("arc-runners-x-runner-agfl1", { arc }), agentRunner("arc-runners-x-runner-idle2")] });
+    await new Promise((r) => setTimeout(r, 50));
+    await runScheduled(env, NOW);
+    const rows = (await adminRunners(env, "?state=failed")).runners;
+    expect(rows).toEqual([expect.objectContaining({ name: "arc-runners-x-runner-agfl1", arcReason: "PodCreateFailed", arcMessage: "quota exceeded", scaleSet: "arc-runners", reason: expect.stringMatching(/; not deleted: in agent mode the agent takes no order to delete a runner without a run yet$/) })]);
+    expect(agent.orders).toEqual([]);
   });
 });
