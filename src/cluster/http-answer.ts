@@ -6,8 +6,8 @@
 /** An answer that is not what the Kubernetes API server would say. */
 export class UnacceptableAnswer extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string) {
-    super(message);
+  constructor(status: number | null, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "UnacceptableAnswer";
     this.status = status;
   }
@@ -55,7 +55,7 @@ export function checkHttpAnswer(status: number, headers: Headers, text: string, 
   }
   try {
     return JSON.parse(text) as unknown;
-  } catch {
-    throw new UnacceptableAnswer(status, `HTTP ${status}: the body is not valid JSON`);
+  } catch (e) {
+    throw new UnacceptableAnswer(status, `HTTP ${status}: the body is not valid JSON`, { cause: e });
   }
 }

@@ -2,6 +2,7 @@
 // together and nothing runs on a half-valid configuration. A message names the
 // setting and what is wrong, never its value (URLs excepted, without any
 // credentials or query in them).
+import { DNS_LABEL } from "../model/dns-label.ts";
 import { readSlotSettings, type SlotSettings } from "./slot-settings.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
@@ -58,8 +59,10 @@ export type SettingsResult = { ok: true; settings: Settings } | { ok: false; err
 
 type Source = Readonly<Record<string, unknown>>;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
+/** RFC 6750's b64token: what an Authorization: Bearer header can carry (hono/bearer-auth refuses anything else). */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
+const BEARER_TOKEN_RULE = "may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one";
 const MIN_AGENT_TOKEN_LENGTH = 32;
 /** The hosts http:// may go to: a token sent in clear never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -195,12 +198,14 @@ export function readSettings(env: Source): SettingsResult {
   if (adminToken !== "" && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     errors.push(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   }
+  if (adminToken !== "" && !BEARER_TOKEN.test(adminToken)) errors.push(`ADMIN_TOKEN ${BEARER_TOKEN_RULE}`);
 
   const slots = readSlotSettings(env, errors);
   const metricsToken = text("METRICS_TOKEN", "");
   if (metricsToken !== "" && metricsToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     errors.push(`METRICS_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   }
+  if (metricsToken !== "" && !BEARER_TOKEN.test(metricsToken)) errors.push(`METRICS_TOKEN ${BEARER_TOKEN_RULE}`);
 
   if (errors.length > 0) return { ok: false, errors };
   return {

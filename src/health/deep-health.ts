@@ -7,6 +7,7 @@
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
+import { errorText } from "../model/error-text.ts";
 import { FINISH_OVERLAY_COMMAND } from "../reaper/finish-stuck.ts";
 
 export interface HealthCheck {
@@ -42,13 +43,11 @@ export interface DeepHealthDeps {
   finishRefused?: readonly { name: string; namespace: string; cluster: string; why: string }[];
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
 async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
   try {
     return { name, ok: true, detail: await run() };
   } catch (e) {
-    return { name, ok: false, detail: message(e) };
+    return { name, ok: false, detail: errorText(e) };
   }
 }
 

@@ -20,6 +20,7 @@ import { sweep, type SweepReport } from "../reaper/sweep.ts";
 import type { Fact } from "../model/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
+import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -33,8 +34,11 @@ import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
+import { errorText } from "../model/error-text.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
+const CONFIRM_TIMEOUT_MS = 4_000;
 
 /** What the Worker counted at its door (in its isolate) since its last flush. */
 export interface DoorBatch {
@@ -43,6 +47,8 @@ export interface DoorBatch {
   received: string[];
   /** The installation each of those deliveries named, per repository. */
   installations: { repo: string; id: number }[];
+  /** GET /agent refused before the upgrade, by cluster (a known name, or "other"). */
+  agentRefusals?: { cluster: string; n: number }[];
 }
 
 export interface Receipt {
@@ -73,15 +79,27 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { outcome, changed } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
+    const { outcome, changed, toConfirm } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
     if (changed.length > 0) await this.rearm(state);
+    if (toConfirm) await this.confirmInstallation(settings, state, toConfirm);
     return { outcome, rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
+  }
+
+  /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
+  private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
+    const now = Date.now();
+    const spent = state.githubTimes(now, settings.maxGithubCallsPerSweep).length;
+    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - spent, CONFIRM_TIMEOUT_MS);
+    const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
   }
 
   /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
   async countBatch(batch: DoorBatch): Promise<void> {
     const counters = new CountersTable(this.sql);
     for (const { event, outcome, n } of batch.counts) countDelivery(counters, event, outcome, n);
+    for (const { cluster, n } of batch.agentRefusals ?? []) counters.add("arc_reaper_agent_refusals_total", { cluster }, n);
     rememberBatch(this.sql, new MemoryTable(this.sql), batch, Date.now());
   }
 
@@ -172,7 +190,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
-    this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
+    this.agent.closed(ws, 1006, errorText(error));
   }
 
   /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
@@ -181,7 +199,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       const state = this.state(this.settings());
       if (state.release("agent", Date.now(), cluster) > 0) await this.rearm(state);
     } catch (e) {
-      logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
+      logLine({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
     }
   }
 
@@ -194,11 +212,6 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async agentStatuses(): Promise<AgentStatus[]> {
     const settings = this.settings();
     return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
-  }
-
-  /** GET /agent refused before the upgrade (`cluster`: a known name, or "other"). */
-  async countAgentRefused(cluster: string): Promise<void> {
-    new CountersTable(this.sql).add("arc_reaper_agent_refusals_total", { cluster });
   }
 
   async runners(query: RunnerQuery): Promise<RunnerPage> {
@@ -317,7 +330,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
@@ -333,9 +346,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
         privateKey: settings.privateKey,
         budget,
         cache: { tokens, memory: state.memory.github() },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } catch (e) {
-      github = e instanceof Error ? e : new Error(String(e));
+      github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
     return { watched, github, budget, clusterCalls: () => calls };
   }

@@ -7,6 +7,7 @@
 // 403 (the Role overlay is not applied) is shown on the row and in
 // /healthz/deep, and tried again only at the next look (REAPER_STUCK_SECONDS).
 import { isArcFinalizer } from "../cluster/finish-patch.ts";
+import { errorText } from "../model/error-text.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
 import { clusterOf } from "./look.ts";
@@ -33,7 +34,7 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
     says = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
     if (job.status !== "completed") return keep(`GitHub says ${says}`);
   } catch (e) {
-    return keep(`GitHub could not be read (${(e as Error).message})`);
+    return keep(`GitHub could not be read (${errorText(e)})`);
   }
   const outcome = await cluster.finishDeletion(runner, finalizers);
   deps.ledger.countFinish?.(outcome.kind === "gone" ? "finished" : outcome.kind);

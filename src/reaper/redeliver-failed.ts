@@ -10,6 +10,7 @@
 // neither listing: the level-triggered net (unseen busy runners, rechecks) covers it.
 import { GithubError, type Github, type HookDelivery } from "../github/github-client.ts";
 import type { RedeliveryRow } from "../model/redelivery.ts";
+import { errorText } from "../model/error-text.ts";
 
 // The deliveries whose facts arc-reaper records: the rest are never worth a redelivery.
 const ACTIONS: Record<string, ReadonlySet<string | null>> = {
@@ -82,7 +83,7 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
       report.asked.push(row.guid);
     } catch (e) {
       next.askFailed = true;
-      report.failed.push(`${row.guid}: ${(e as Error).message}`);
+      report.failed.push(`${row.guid}: ${errorText(e)}`);
     }
     opts.store.put(next);
     return true;

@@ -93,6 +93,7 @@ describe("GET /admin/runners", () => {
     ["a wrong token", { authorization: "Bearer wrong-token-wrong-token" }],
     ["a token with one character changed", { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}X` }],
     ["another scheme", { authorization: `Basic ${ADMIN_TOKEN}` }],
+    ["a bearer that is not a token (RFC 6750)", { authorization: "Bearer not a token!" }],
   ])("answers 401 with %s", async (_what, headers) => {
     const res = await get(testEnv(), "/admin/runners", headers);
     expect(res.status).toBe(401);

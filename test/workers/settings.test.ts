@@ -60,6 +60,15 @@ describe("a bad value is named, never echoed", () => {
   });
 });
 
+describe("the bearer tokens", () => {
+  it.each(["ADMIN_TOKEN", "METRICS_TOKEN"])("%s must be an RFC 6750 bearer token (a header can carry it), named without its value", (name) => {
+    const result = readSettings(testEnv({ [name]: "marker-7f3a with spaces!" }));
+    expect(errorsOf(result)).toEqual([`${name} may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one`]);
+    expect(JSON.stringify(result)).not.toContain("7f3a");
+    expect(readSettings(testEnv({ [name]: "AbC.def_ghi~jkl+mno/pqr-0123==" })).ok).toBe(true);
+  });
+});
+
 describe("http:// only to a loopback host", () => {
   it.each(["KUBE_API_URL", "GITHUB_API_URL"])("%s: http to another host is refused, shown without credentials or query", (name) => {
     const result = readSettings(testEnv({ [name]: "http://reaper:hunter2@kube.example.com:6443/base?token=abc123#frag" }));

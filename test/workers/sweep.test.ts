@@ -52,6 +52,21 @@ describe("sweep", () => {
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "gone" });
   });
 
+  it("any other 409 on delete (not the uid precondition) is an error: the row stays open, the runner stays, and is deleted at a later pass", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-u2", workflowRunId: 508 });
+    await s.jobCompleted({ runner: er.metadata.name, runId: 508, jobId: 9008, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+    // The stand-in's 409 for a fault is the API server's "the object has been modified" Conflict Status.
+    await s.kube.addFault({ match: { method: "DELETE" }, status: 409, times: 1 });
+    await s.sweep(NOW);
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "finished" });
+    await s.sweep(NOW + 60_000);
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+    expect((await deletes(s)).map((c) => c.status)).toEqual([409, 200]);
+  });
+
   it("keeps an idle runner, one being deleted, and one that moved on, without asking GitHub", async () => {
     const s = await stack();
     await s.runner({ name: "arc-runners-abcde-runner-idle" });

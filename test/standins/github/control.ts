@@ -25,6 +25,9 @@ export type GithubTenant = TenantInfo & {
   addInstallation(input: InstallationInput): Promise<Installation>;
   /** Uninstall the App from that installation: it is gone (404 on a mint) and its tokens are revoked (401). */
   uninstall(id: number): Promise<void>;
+  /** The account suspends the installation (it stays, with suspended_at; no token is minted), or lifts the suspension. */
+  suspend(id: number): Promise<Installation>;
+  unsuspend(id: number): Promise<Installation>;
   /** Upsert one attempt of a run; answers the run as GET .../actions/runs/{id}/attempts/{n} would. */
   putRun(input: RunInput): Promise<WorkflowRun>;
   /** Upsert a job (creating its run attempt when missing); answers the full job object. */
@@ -77,6 +80,8 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     ...info,
     addInstallation: (input) => call(`${control}/installations`, "POST", input),
     uninstall: (id) => done(call(`${control}/uninstall`, "POST", { id })),
+    suspend: (id) => call(`${control}/suspend`, "POST", { id }),
+    unsuspend: (id) => call(`${control}/unsuspend`, "POST", { id }),
     putRun: (input) => call(`${control}/runs`, "PUT", input),
     putJob: (input) => call(`${control}/jobs`, "PUT", input),
     addDelivery: (input) => call(`${control}/deliveries`, "POST", input),

@@ -151,8 +151,17 @@ export function addInstallation(tenant: Tenant, input: InstallationInput): Insta
     account: owner,
     repositories: names,
     permissions: input.permissions ?? { actions: "read", metadata: "read" },
+    suspendedAt: null,
   };
   tenant.installations.set(installation.id, installation);
+  return installation;
+}
+
+/** The account suspended (or unsuspended) the installation: it stays, GET /app/installations/{id} shows suspended_at, and no token is minted for it. */
+export function suspendInstallation(tenant: Tenant, id: unknown, suspended: boolean, nowMs: number): Installation {
+  const installation = typeof id === "number" ? tenant.installations.get(id) : undefined;
+  if (!installation) throw new StandinError(404, `no installation ${String(id)}`);
+  installation.suspendedAt = suspended ? new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, "Z") : null;
   return installation;
 }
 

@@ -118,6 +118,8 @@ export type Installation = {
   account: string;
   repositories: string[];
   permissions: Permissions;
+  /** When the account suspended the App's installation (ISO); null while it is active. */
+  suspendedAt: string | null;
 };
 
 export type DeliveryInput = {
