@@ -130,6 +130,8 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
       } catch (e) {
         throw new StandinError(400, e instanceof Error ? e.message : String(e));
       }
+    case "GET /manifest-apps":
+      return { status: 200, body: tenant.manifestApps.map((a) => ({ owner: a.owner, manifest: a.manifest as Json, state: a.state })) };
     case "POST /expire-tokens":
       for (const token of tenant.tokens.values()) token.expiresAtMs = now;
       return { status: 200, body: {} };

@@ -55,6 +55,8 @@ export type GithubTenant = TenantInfo & {
   expireTokens(): Promise<void>;
   /** A code as GitHub's manifest flow hands the browser: POST /app-manifests/{code}/conversions takes it once, within an hour. */
   addManifestCode(code: string): Promise<void>;
+  /** Every App made through the web's manifest form (web.ts), in order: its owner (null: a user's) and manifest. */
+  manifestApps(): Promise<Array<{ owner: string | null; manifest: Record<string, unknown>; state: string | null }>>;
 };
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<T> {
@@ -99,5 +101,6 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),
     addManifestCode: (code) => done(call(`${control}/manifest-codes`, "POST", { code })),
+    manifestApps: () => call(`${control}/manifest-apps`, "GET"),
   };
 }

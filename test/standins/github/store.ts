@@ -75,7 +75,13 @@ export type Tenant = {
   ghes: { version: string; rateLimits: boolean } | null;
   /** App manifest codes not yet converted (manifest.ts): code to expiry (ms). */
   manifestCodes: Map<string, number>;
+  /** The web half of the manifest flow (web.ts): forms shown and not yet confirmed, by id. */
+  manifestForms: Map<string, ManifestForm>;
+  /** Every App made through the web form, in order: its owner and manifest, and the code handed out. */
+  manifestApps: Array<ManifestForm & { code: string }>;
 };
+
+export type ManifestForm = { owner: string | null; manifest: Record<string, unknown>; state: string | null };
 
 export class StandinError extends Error {
   readonly status: number;
@@ -108,6 +114,8 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     nextRunId: 11_000_000_000,
     ghes,
     manifestCodes: new Map(),
+    manifestForms: new Map(),
+    manifestApps: [],
   };
 }
 

@@ -220,7 +220,7 @@ export type TenantInfo = {
   baseUrl: string;
   /** Where the control API of this tenant is. */
   controlUrl: string;
-  /** A GHES tenant's host (https://HOST on a real server); absent for a github.com-like tenant. */
+  /** The web (https://github.com, or https://HOST on GHES): the manifest form and the install page (web.ts). */
   webUrl?: string;
   appId: number;
   privateKeyPkcs1: string;
