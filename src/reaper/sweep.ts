@@ -6,6 +6,7 @@
 import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { notTheJobsRunner } from "./judge.ts";
+import { lookAtFailed } from "./failed-runners.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
 import type { Item } from "./reconcile.ts";
@@ -55,7 +56,9 @@ export async function sweep(deps: PassDeps): Promise<SweepReport> {
   for (const u of remembered.values()) items.push({ name: u.name, unseen: u, view: identifyUnseen(u, listing.lookup(u.name)), viewErrorKind });
 
   const redelivery = await redeliverIfDue(deps);
-  const { results, deleted } = await reconcileAll(items, deps, "sweep");
+  const { results, deleted: reaped } = await reconcileAll(items, deps, "sweep");
+  // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
+  const deleted = reaped + (await lookAtFailed(listing, deps)).deleted;
   // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
   for (const w of ledger.deletionWatches()) {
     const lookup = listing.lookup(w.name);
