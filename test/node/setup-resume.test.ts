@@ -83,20 +83,20 @@ async function resumed(label: string, before: Record<string, string>, bySetup: s
 
 describe("setup resumed after its secrets were stored", () => {
   it("replaces the ADMIN_TOKEN and AGENT_TOKEN it stored, derives every cluster's token again and applies or serves it; keeps the rest", async () => {
-    const before = { GITHUB_APP_ID: "4242", GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", GITHUB_WEBHOOK_SECRET: "w".repeat(40), ADMIN_TOKEN: hex(1), METRICS_TOKEN: hex(2), AGENT_TOKEN: hex(3) };
+    const before: Record<string, string> = { GITHUB_APP_ID: "4242", GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", GITHUB_WEBHOOK_SECRET: "w".repeat(40), ADMIN_TOKEN: hex(1), METRICS_TOKEN: hex(2), AGENT_TOKEN: hex(3) };
     const r = await resumed("ours", before, [...GITHUB, "ADMIN_TOKEN", "METRICS_TOKEN", "AGENT_TOKEN"], { "eu-west": { overlay: "", secret: "created", applied: true }, "us-east": { overlay: "", secret: "printed", applied: false } });
     expect(r.text).toMatch(/all 6 secrets were stored by an earlier run/);
     const agent = r.after.get("AGENT_TOKEN") ?? "";
     const admin = r.after.get("ADMIN_TOKEN") ?? "";
     expect(agent).toMatch(/^[0-9a-f]{64}$/);
     expect(admin).toMatch(/^[0-9a-f]{64}$/);
-    expect(agent).not.toBe(before.AGENT_TOKEN);
-    expect(admin).not.toBe(before.ADMIN_TOKEN);
+    expect(agent).not.toBe(before["AGENT_TOKEN"]);
+    expect(admin).not.toBe(before["ADMIN_TOKEN"]);
     expect(agent).not.toBe(admin);
     expect(r.text).toMatch(/made a new AGENT_TOKEN and stored it on the Worker/);
     expect(r.text).toMatch(/made a new ADMIN_TOKEN and stored it on the Worker/);
     // Only those two: METRICS_TOKEN (not needed by setup) and the App's secrets are as they were; one write each.
-    for (const k of [...GITHUB, "METRICS_TOKEN"] as const) expect(r.after.get(k)).toBe(before[k]);
+    for (const k of [...GITHUB, "METRICS_TOKEN"]) expect(r.after.get(k)).toBe(before[k]);
     expect(r.patches).toBe(2);
     // eu-west, set up by the earlier run with the old token, gets the new one (stdin); us-east's is served.
     const applied = r.kubectl.filter((k) => k.args.join(" ") === "--context eu-west apply -f -");
