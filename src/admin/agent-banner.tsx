@@ -2,7 +2,7 @@
 // per watched cluster: whether its agent is connected and has sent its whole
 // view. Disconnected means hands off in that cluster: nothing of it is deleted,
 // and the page says so where it cannot be missed.
-import type { AgentStatus } from "../ledger/agent-link.ts";
+import type { AgentStatus } from "../agent-link/agent-link.ts";
 
 export function AgentBanners(props: { agents: readonly AgentStatus[] | null | undefined }) {
   const agents = props.agents;
@@ -37,6 +37,23 @@ function AgentBanner(props: { agent: AgentStatus; several: boolean }) {
       </p>
     );
   }
+  const unreadable = a.unreadable ?? [];
+  return (
+    <>
+      {unreadable.length > 0 ? (
+        <p id={`${id}-unreadable`} data-cluster={a.cluster} class="error" role="alert">
+          The agent{of} cannot read {unreadable.map((u) => `namespace ${u.namespace} (${u.why})`).join(", ")}: its runners there are kept as ambiguous, never judged gone or
+          deleted, until the agent reads it again (check its Role).
+        </p>
+      ) : null}
+      <AgentLine agent={a} several={props.several} id={id} />
+    </>
+  );
+}
+
+function AgentLine(props: { agent: AgentStatus; several: boolean; id: string }) {
+  const a = props.agent;
+  const id = props.id;
   return (
     <p id={id} data-cluster={a.cluster} class="mode">
       {props.several ? <a href={`/admin?cluster=${encodeURIComponent(a.cluster)}`}>{a.cluster}</a> : null}

@@ -3,7 +3,7 @@
 // no script at all, so the page's CSP can forbid scripts outright.
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { AgentStatus } from "../ledger/agent-link.ts";
+import type { AgentStatus } from "../agent-link/agent-link.ts";
 import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";
@@ -90,8 +90,6 @@ export function githubWebUrl(apiUrl: string): string {
 const pathOf = (repo: string): string => repo.split("/").map(encodeURIComponent).join("/");
 export const runUrl = (web: string, repo: string, runId: number): string => `${web}/${pathOf(repo)}/actions/runs/${runId}`;
 export const jobUrl = (web: string, repo: string, runId: number, jobId: number): string => `${runUrl(web, repo, runId)}/job/${jobId}`;
-
-export { formatDuration };
 
 function Relative(props: { at: string | null; now: number }) {
   if (!props.at) return <span>—</span>;

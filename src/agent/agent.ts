@@ -14,6 +14,7 @@ import { DEFAULT_TIMINGS, LedgerConnection, type ConnectionTimings } from "./led
 import { errorText, type Log } from "./log.ts";
 import { RunnerView, snapshotMessages } from "./runner-view.ts";
 import type { AgentSettings } from "./settings.ts";
+import { NamespaceStates } from "./namespace-states.ts";
 import { NamespaceWatch } from "./watch-runners.ts";
 
 export interface AgentOptions {
@@ -40,6 +41,7 @@ export const AGENT_VERSION: string = (() => {
 export function startAgent(opts: AgentOptions): RunningAgent {
   const { settings, log } = opts;
   const view = new RunnerView(settings.namespaces);
+  const states = new NamespaceStates(settings.namespaces);
   const kube = kubeRunners(opts.kubeConfig, log);
   const desk = new OrderDesk({ view, kube, dryRun: settings.dryRun, log });
   const timings: ConnectionTimings = { ...DEFAULT_TIMINGS, ...opts.timings };
@@ -50,13 +52,15 @@ export function startAgent(opts: AgentOptions): RunningAgent {
     if (!connection.open || !view.synced()) return;
     const runners = view.all();
     const id = randomUUID();
-    for (const m of snapshotMessages(runners, id)) connection.send(m);
+    for (const m of snapshotMessages(runners, id, undefined, states.report(Date.now()))) connection.send(m);
     live = true;
     log("info", "snapshot sent", { id, runners: runners.length });
   };
   const sendLive = (m: AgentMessage): void => {
     if (live) connection.send(m);
   };
+  // A namespace's state moved: the ledger hears it at once (its runners' absence dates from it).
+  const sendState = (namespace: string): void => sendLive({ type: "namespaces", namespaces: states.report(Date.now(), [namespace]) });
 
   const connection: LedgerConnection = new LedgerConnection({
     url: settings.agentUrl,
@@ -114,10 +118,22 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   };
 
   const events = {
-    listed(namespace: string, runners: AgentRunner[], relist: boolean) {
+    listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number) {
       view.replace(namespace, runners);
+      // Said with the snapshot that carries the list, never before it (the old view must not look that fresh).
+      states.whole(namespace, startedAt);
       // The first full view, or a fresh list after 410: the ledger gets the whole view again.
       if (relist || !live) sendSnapshot();
+      else sendState(namespace);
+    },
+    bookmark(namespace: string) {
+      if (states.whole(namespace, Date.now())) sendState(namespace);
+    },
+    watching(namespace: string) {
+      if (states.readable(namespace)) sendState(namespace);
+    },
+    failed(namespace: string, why: string) {
+      if (states.failed(namespace, why)) sendState(namespace);
     },
     added(runner: AgentRunner) {
       if (view.upsert(runner)) sendLive({ type: "upsert", runner });

@@ -1,10 +1,12 @@
 // Delete orders from the ledger, checked against the agent's own watch cache
 // before anything is deleted. Idempotent by uid: a second order for a uid that
 // was already deleted (or is being deleted by us right now) is answered with
-// the same outcome, without a second DELETE.
-import type { AgentMessage, DeleteOrder, OrderOutcome } from "../cluster/agent-protocol.ts";
+// the same outcome, without a second DELETE. An object missing from the cache
+// is never by itself an answer: a stalled watch misses runners created since,
+// so the agent reads the name from the API server and judges what it says.
+import type { AgentMessage, AgentRunner, DeleteOrder, OrderOutcome } from "../cluster/agent-protocol.ts";
 import type { DeleteResult, KubeRunners } from "./kube-runners.ts";
-import type { Log } from "./log.ts";
+import { errorText, type Log } from "./log.ts";
 import type { RunnerView } from "./runner-view.ts";
 
 type Report = Extract<AgentMessage, { type: "report" }>;
@@ -13,13 +15,20 @@ type Verdict = { outcome: OrderOutcome; why: string };
 /** How many settled uids are remembered (oldest forgotten first). */
 const REMEMBERED_UIDS = 10_000;
 
-/** The agent's own check of an order: undefined when it may go ahead. */
-export function checkOrder(order: DeleteOrder, view: RunnerView): Verdict | undefined {
-  const where = `${order.namespace}/${order.name}`;
+/** Whether the order may be looked at at all: the namespace is this agent's and has been listed. */
+function checkNamespace(order: DeleteOrder, view: RunnerView): Verdict | undefined {
   if (!view.watches(order.namespace)) return { outcome: "refused", why: `namespace ${order.namespace} is not among this agent's namespaces (${view.namespaces.join(", ")})` };
   if (!view.synced(order.namespace)) return { outcome: "refused", why: `the agent has not listed namespace ${order.namespace} yet` };
-  const runner = view.get(order.namespace, order.name);
-  if (runner === undefined) return { outcome: "gone", why: `no EphemeralRunner ${where} in the agent's view` };
+  return undefined;
+}
+
+/**
+ * The agent's own check of an order against the object (from its cache, or read from the API
+ * server when the cache lacks it): undefined when it may go ahead.
+ */
+function checkOrder(order: DeleteOrder, runner: AgentRunner | null): Verdict | undefined {
+  const where = `${order.namespace}/${order.name}`;
+  if (runner === null) return { outcome: "gone", why: `no EphemeralRunner ${where}: the API server answered 404 to a read by name` };
   if (runner.uid !== order.uid) return { outcome: "refused", why: `${where} now has uid ${runner.uid}, not ${order.uid}: another runner took the name` };
   if (runner.deletionTimestamp !== undefined) return { outcome: "refused", why: `${where} is already being deleted (since ${runner.deletionTimestamp})` };
   if (runner.workflowRunId !== undefined && runner.workflowRunId !== order.runId) {
@@ -56,7 +65,18 @@ export class OrderDesk {
       const r = await earlier;
       if (r.outcome !== "failed") return { outcome: r.outcome, why: `${r.why} (already done for an earlier order; no second DELETE)` };
     }
-    const refusal = checkOrder(order, this.view);
+    const outside = checkNamespace(order, this.view);
+    if (outside !== undefined) return outside;
+    // Missing from the cache (a stalled watch misses what was created since): the API server says.
+    const cached = this.view.get(order.namespace, order.name);
+    let runner: AgentRunner | null;
+    try {
+      runner = cached ?? (await this.kube.read(order.namespace, order.name));
+    } catch (e) {
+      return { outcome: "failed", why: `${order.namespace}/${order.name} is not in the agent's watch cache and could not be read: ${errorText(e).slice(0, 300)}` };
+    }
+    if (cached === undefined) this.log("info", "order for a runner missing from the watch cache: read from the API server", { id: order.id, namespace: order.namespace, name: order.name, found: runner !== null });
+    const refusal = checkOrder(order, runner);
     if (refusal !== undefined) return refusal;
     if (this.dryRun) return { outcome: "refused", why: "dry run" };
     const pending = this.kube.delete(order.namespace, order.name, order.uid);

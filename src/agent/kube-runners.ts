@@ -2,7 +2,7 @@
 // delete one by uid. Exactly what infra/agent's Role allows (with watch, in
 // watch-runners.ts): get, list, watch, delete on ephemeralrunners.actions.github.com.
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { AgentRunner } from "../cluster/agent-protocol.ts";
+import { AGENT_API_TIMEOUT_MS, type AgentRunner } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { errorText, type Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
@@ -11,11 +11,11 @@ export const GROUP = "actions.github.com";
 export const VERSION = "v1alpha1";
 export const PLURAL = "ephemeralrunners";
 const PAGE_SIZE = 500;
-export const REQUEST_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = AGENT_API_TIMEOUT_MS;
 
 export type DeleteResult = { outcome: "deleted" | "gone" | "failed"; why: string };
 
-export interface RunnerList {
+interface RunnerList {
   runners: AgentRunner[];
   resourceVersion: string;
 }
@@ -40,7 +40,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** The Status message of an ApiException (client-node keeps the body as JSON text). */
-export function statusMessage(e: ApiException<unknown>): string {
+function statusMessage(e: ApiException<unknown>): string {
   let body: unknown = e.body;
   if (typeof e.body === "string") {
     const text = e.body;

@@ -1,8 +1,8 @@
 // Structured log lines, one JSON object per line on stdout. Callers pass only
 // non-secret fields: the token never reaches a log line.
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
-export type LogFields = Record<string, string | number | boolean | null | undefined | string[]>;
+type LogLevel = "debug" | "info" | "warn" | "error";
+type LogFields = Record<string, string | number | boolean | null | undefined | string[]>;
 export type Log = (level: LogLevel, msg: string, fields?: LogFields) => void;
 
 export function jsonLog(write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Log {

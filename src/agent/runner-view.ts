@@ -1,6 +1,6 @@
 // The agent's watch cache: what the judge needs of each EphemeralRunner in the
 // agent's namespaces (agent-protocol.ts AgentRunner), kept from list and watch.
-import type { AgentMessage, AgentRunner } from "../cluster/agent-protocol.ts";
+import type { AgentMessage, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { parseAgentRunner } from "../cluster/parse-agent-message.ts";
 
@@ -101,12 +101,14 @@ export class RunnerView {
   }
 }
 
-/** The view as snapshot messages: one id, parts 1..n sent back to back. */
-export function snapshotMessages(runners: AgentRunner[], id: string, perPart = RUNNERS_PER_PART): AgentMessage[] {
+/** The view as snapshot messages: one id, parts 1..n sent back to back; the last says how whole each namespace is. */
+export function snapshotMessages(runners: AgentRunner[], id: string, perPart = RUNNERS_PER_PART, namespaces?: NamespaceFreshness[]): AgentMessage[] {
   const parts = Math.max(1, Math.ceil(runners.length / perPart));
   const out: AgentMessage[] = [];
   for (let i = 0; i < parts; i++) {
-    out.push({ type: "snapshot", id, part: i + 1, parts, runners: runners.slice(i * perPart, (i + 1) * perPart) });
+    const part: AgentMessage = { type: "snapshot", id, part: i + 1, parts, runners: runners.slice(i * perPart, (i + 1) * perPart) };
+    if (namespaces !== undefined && i + 1 === parts) part.namespaces = namespaces;
+    out.push(part);
   }
   return out;
 }

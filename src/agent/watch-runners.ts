@@ -12,10 +12,16 @@ import { errorText, type Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
 export interface RunnerEvents {
-  /** A full (re)list of the namespace: its runners are exactly these. */
-  listed(namespace: string, runners: AgentRunner[], relist: boolean): void;
+  /** A full (re)list of the namespace, started at `startedAt` (agent clock): its runners are exactly these. */
+  listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number): void;
   added(runner: AgentRunner): void;
   removed(runner: AgentRunner): void;
+  /** A watch bookmark: every event up to now has arrived (the cache is whole as of now). */
+  bookmark(namespace: string): void;
+  /** The API server took a watch of the namespace (it is readable again). */
+  watching(namespace: string): void;
+  /** A list or watch of the namespace failed (e.g. 403: the agent's Role was removed). */
+  failed(namespace: string, why: string): void;
 }
 
 type WatchEnd = { kind: "closed" | "expired" } | { kind: "failed"; why: string };
@@ -56,16 +62,19 @@ export class NamespaceWatch extends BackgroundLoop {
     let listedOnce = false;
     while (!signal.aborted) {
       if (this.rv === undefined) {
+        // A list is whole as of its start at the latest: anything absent from it was absent then.
+        const startedAt = Date.now();
         try {
           const list = await this.kube.list(this.namespace);
           if (signal.aborted) return;
           this.rv = list.resourceVersion;
           this.log("info", listedOnce ? "listed again" : "listed", { namespace: this.namespace, runners: list.runners.length, resourceVersion: this.rv });
-          this.events.listed(this.namespace, list.runners, listedOnce);
+          this.events.listed(this.namespace, list.runners, listedOnce, startedAt);
           listedOnce = true;
         } catch (e) {
           const wait = this.backoff.next();
           this.log("warn", "list failed", { namespace: this.namespace, error: errorText(e), expired: e instanceof ListExpiredError, retryInMs: wait });
+          if (!(e instanceof ListExpiredError)) this.events.failed(this.namespace, `list: ${errorText(e)}`);
           await sleep(wait, signal);
           continue;
         }
@@ -86,7 +95,10 @@ export class NamespaceWatch extends BackgroundLoop {
         continue;
       }
       const wait = this.backoff.next();
-      if (end.kind === "failed") this.log("warn", "watch failed", { namespace: this.namespace, error: end.why, retryInMs: wait });
+      if (end.kind === "failed") {
+        this.log("warn", "watch failed", { namespace: this.namespace, error: end.why, retryInMs: wait });
+        this.events.failed(this.namespace, `watch: ${end.why}`);
+      }
       await sleep(wait, signal);
     }
   }
@@ -129,8 +141,9 @@ export class NamespaceWatch extends BackgroundLoop {
           if (type === "DELETED") this.events.removed(runner);
           else this.events.added(runner);
         }
-        // BOOKMARK carries only a resourceVersion.
+        // BOOKMARK carries only a resourceVersion: every event up to it has arrived.
         if (next !== undefined) this.rv = next;
+        if (type === "BOOKMARK") this.events.bookmark(this.namespace);
       };
       const onDone = (err: unknown): void => {
         if (expired || statusCodeOf(err) === 410) return finish({ kind: "expired" });
@@ -145,6 +158,7 @@ export class NamespaceWatch extends BackgroundLoop {
         .then((c: AbortController) => {
           controller = c;
           if (settled) c.abort();
+          else this.events.watching(this.namespace);
         })
         .catch((e: unknown) => finish({ kind: "failed", why: errorText(e) }));
     });

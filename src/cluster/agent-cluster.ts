@@ -1,22 +1,29 @@
 // The cluster as the in-cluster agent shows it (CLUSTER_MODE=agent): the
 // Worker never calls the API server. Lists and reads come from the view the
 // agent streams to the ledger; a delete is an order the agent checks against
-// its own watch cache before it deletes with the uid precondition. While no
-// agent is connected, or its snapshot is not complete, nothing can be seen,
-// so nothing is judged gone and nothing is deleted: every call is an error of
-// kind "agent".
+// the object (its watch cache, or a read by name when the cache lacks it) before
+// it deletes with the uid precondition. While no agent is connected, or its
+// snapshot is not complete, or it cannot read the namespace, nothing can be
+// seen there, so nothing is judged gone and nothing is deleted: every call is an
+// error of kind "agent". Absence dates from the namespace's own freshness (when
+// the agent's list or watch of it was last whole), never from a message's arrival.
 import type { DeleteOrder, OrderOutcome } from "./agent-protocol.ts";
 import type { ClusterRunner } from "../model/runner.ts";
-import { VIEW_FRESH_MARGIN_MS } from "../model/policy.ts";
 import { ClusterError, type Cluster, type DeleteOutcome } from "./ephemeral-runners.ts";
 
-/** What the ledger's agent link offers the cluster (src/ledger/agent-link.ts). */
+/**
+ * The agent's word on a namespace's freshness is an age turned into the ledger's time on arrival:
+ * this covers the message's way here and the API server's watch cache lag behind its bookmark.
+ */
+export const AGENT_WHOLE_MARGIN_MS = 5_000;
+
+/** What the ledger's agent link offers the cluster (src/agent-link/agent-link.ts). */
 export interface AgentPort {
   /** Why the agent's view of this namespace cannot be used now; undefined when it can. */
   unavailable(namespace: string): string | undefined;
   runners(namespace: string): ClusterRunner[];
-  /** When the view's last complete snapshot arrived (ms), or 0. */
-  completeAt(): number;
+  /** When the agent's cache of the namespace was last whole (ms, the ledger's clock), or 0: never said. */
+  wholeAt(namespace: string): number;
   /** When the watch last said an object of this name left the namespace (ms), or 0. */
   removedAt(namespace: string, name: string): number;
   runner(namespace: string, name: string): ClusterRunner | undefined;
@@ -31,10 +38,13 @@ export function agentCluster(agent: AgentPort): Cluster {
     const why = agent.unavailable(namespace);
     if (why !== undefined) throw new ClusterError(null, why);
   };
-  // The view is whole as of its last snapshot, less a margin (the list that fed it was taken before it
-  // arrived, and runners created meanwhile reach the view by the watch, later); a remove event, or a read
-  // that found nothing, is the watch's or the API server's own word that the object left.
-  const absentAsOf = (namespace: string, name: string): number => Math.max(agent.completeAt() - VIEW_FRESH_MARGIN_MS, agent.removedAt(namespace, name));
+  // The namespace is whole as of when the agent's list or watch of it last was (a list's start, a watch
+  // bookmark), less a margin; a remove event, or a read that found nothing, is the watch's or the API
+  // server's own word that the object left. A namespace whose freshness was never said: removals and reads only.
+  const absentAsOf = (namespace: string, name: string): number => {
+    const whole = agent.wholeAt(namespace);
+    return Math.max(whole > 0 ? whole - AGENT_WHOLE_MARGIN_MS : 0, agent.removedAt(namespace, name));
+  };
   return {
     errorKind: "agent",
     listRunners(namespace) {

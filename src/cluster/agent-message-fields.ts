@@ -1,6 +1,9 @@
-// Field checks for the messages of agent-protocol.ts, shared by the parsers of
-// both directions. Pure and without imports, so it runs in workerd and in Node.
-// Every error names the field and shows the value it got (messages carry no secrets).
+// The fields of the messages of agent-protocol.ts as valibot schemas, shared by
+// the parsers of both directions; pure (valibot only), so it runs in workerd and
+// in Node. Every error names the field by its path and shows the value it got
+// (messages carry no secrets): "hello.namespaces[0]: expected a namespace name
+// (DNS label), got "Arc_Runners"".
+import * as v from "valibot";
 
 export class AgentMessageError extends Error {
   override readonly name = "AgentMessageError";
@@ -9,7 +12,7 @@ export class AgentMessageError extends Error {
 export type Fields = Record<string, unknown>;
 
 /** A Worker receives WebSocket messages of at most 1 MiB; nothing larger is a valid message. */
-export const MAX_MESSAGE_CHARS = 1024 * 1024;
+const MAX_MESSAGE_CHARS = 1024 * 1024;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -55,90 +58,77 @@ export function messageFields(text: string, types: readonly string[]): Fields & 
   return parsed as Fields & { type: string };
 }
 
-/** Refuse fields the protocol does not define: a typo must not pass silently. */
-export function onlyKeys(o: Fields, allowed: readonly string[], where: string): void {
-  for (const key of Object.keys(o)) {
-    if (!allowed.includes(key)) fail(`${where}.${key}`, `no such field (allowed: ${allowed.join(", ")})`, o[key]);
-  }
+/** What each field schema expects, in words: the message when the field is missing or wrong. */
+const expectations = new WeakMap<object, string>();
+
+/** A field schema whose every failure (wrong type, wrong shape, missing) reads "expected <what>". */
+function field<S extends v.GenericSchema>(schema: S, what: string): S {
+  expectations.set(schema, what);
+  return schema;
 }
 
-function text(o: Fields, key: string, where: string, max: number): string {
-  const v = o[key];
-  if (typeof v !== "string" || v.length === 0 || v.length > max) fail(`${where}.${key}`, `a string of 1 to ${max} characters`, v);
-  return v;
-}
+const string = (what: string) => v.string(what);
 
-export function namespaceValue(v: unknown, field: string): string {
-  if (typeof v !== "string" || !DNS_LABEL.test(v)) fail(field, "a namespace name (DNS label)", v);
-  return v;
-}
-
+export const namespaceSchema = field(v.pipe(string("a namespace name (DNS label)"), v.regex(DNS_LABEL, "a namespace name (DNS label)")), "a namespace name (DNS label)");
 /** A cluster's name (AGENT_CLUSTER): a DNS label like a namespace. */
-export function clusterValue(v: unknown, field: string): string {
-  if (typeof v !== "string" || !DNS_LABEL.test(v)) fail(field, "a cluster name (DNS label)", v);
-  return v;
+export const clusterSchema = field(v.pipe(string("a cluster name (DNS label)"), v.regex(DNS_LABEL, "a cluster name (DNS label)")), "a cluster name (DNS label)");
+const NAME = "an object name (DNS subdomain)";
+export const nameSchema = field(v.pipe(string(NAME), v.maxLength(253, NAME), v.regex(DNS_SUBDOMAIN, NAME)), NAME);
+export const uidSchema = field(v.pipe(string("an object uid"), v.regex(UID, "an object uid")), "an object uid");
+const ID = "an id of 1 to 128 printable ASCII characters";
+/** An id chosen by the sender (an order's or a snapshot's). */
+export const idSchema = field(v.pipe(string(ID), v.regex(TOKEN_LIKE_ID, ID)), ID);
+const TIMESTAMP = "an RFC 3339 timestamp";
+export const timestampSchema = field(v.pipe(string(TIMESTAMP), v.regex(RFC3339, TIMESTAMP), v.check((t) => !Number.isNaN(Date.parse(t)), TIMESTAMP)), TIMESTAMP);
+const REPO = 'a repository "owner/name"';
+export const repositorySchema = field(v.pipe(string(REPO), v.regex(REPOSITORY, REPO)), REPO);
+export const booleanSchema = field(v.boolean("true or false"), "true or false");
+
+/** A positive safe integer (a run id, a part number) up to `max`. */
+export function positiveIntSchema(max = Number.MAX_SAFE_INTEGER) {
+  const what = `an integer from 1 to ${max}`;
+  return field(v.pipe(v.number(what), v.safeInteger(what), v.minValue(1, what), v.maxValue(max, what)), what);
 }
 
-export function namespaceField(o: Fields, key: string, where: string): string {
-  return namespaceValue(o[key], `${where}.${key}`);
+/** A whole number of ms from 0 to `max`. */
+export function ageSchema(max: number) {
+  const what = `an integer from 0 to ${max}`;
+  return field(v.pipe(v.number(what), v.safeInteger(what), v.minValue(0, what), v.maxValue(max, what)), what);
 }
 
-export function nameField(o: Fields, key: string, where: string): string {
-  const v = o[key];
-  if (typeof v !== "string" || v.length > 253 || !DNS_SUBDOMAIN.test(v)) fail(`${where}.${key}`, "an object name (DNS subdomain)", v);
-  return v;
+export function textSchema(max = 2000) {
+  const what = `a string of 1 to ${max} characters`;
+  return field(v.pipe(string(what), v.minLength(1, what), v.maxLength(max, what)), what);
 }
 
-export function uidField(o: Fields, key: string, where: string): string {
-  const v = o[key];
-  if (typeof v !== "string" || !UID.test(v)) fail(`${where}.${key}`, "an object uid", v);
-  return v;
+export function arraySchema<S extends v.GenericSchema>(item: S, max: number, min = 0, fewer = "") {
+  const what = `an array of at most ${max} items`;
+  return field(v.pipe(v.array(item, what), v.maxLength(max, what), v.minLength(min, fewer || what)), what);
 }
 
-/** An id chosen by the sender (an order's or a snapshot's): 1 to 128 printable ASCII characters. */
-export function idField(o: Fields, key: string, where: string): string {
-  const v = o[key];
-  if (typeof v !== "string" || !TOKEN_LIKE_ID.test(v)) fail(`${where}.${key}`, "an id of 1 to 128 printable ASCII characters", v);
-  return v;
+export function oneOfSchema<const T extends readonly [string, ...string[]]>(values: T) {
+  const what = `one of ${values.join(", ")}`;
+  return field(v.picklist(values, what), what);
 }
 
-export function timestampField(o: Fields, key: string, where: string): string {
-  const v = o[key];
-  if (typeof v !== "string" || !RFC3339.test(v) || Number.isNaN(Date.parse(v))) fail(`${where}.${key}`, "an RFC 3339 timestamp", v);
-  return v;
+/** An object with exactly these fields (optional ones may be absent): an unknown field is refused, a typo must not pass silently. */
+export function strictFields<E extends v.ObjectEntries>(entries: E) {
+  return v.strictObject(entries, (issue) => {
+    if (issue.expected === "never") return `no such field (allowed: ${Object.keys(entries).join(", ")})`;
+    const key = issue.path?.at(-1)?.key;
+    if (issue.input === undefined && typeof key === "string" && Object.hasOwn(entries, key)) return expectations.get(entries[key]!) ?? "a value";
+    return "an object";
+  });
 }
 
-export function repositoryField(o: Fields, key: string, where: string): string {
-  const v = o[key];
-  if (typeof v !== "string" || !REPOSITORY.test(v)) fail(`${where}.${key}`, 'a repository "owner/name"', v);
-  return v;
-}
-
-/** A positive safe integer (a run id, a part number). */
-export function positiveIntField(o: Fields, key: string, where: string, max = Number.MAX_SAFE_INTEGER): number {
-  const v = o[key];
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1 || v > max) fail(`${where}.${key}`, `an integer from 1 to ${max}`, v);
-  return v;
-}
-
-export function booleanField(o: Fields, key: string, where: string): boolean {
-  const v = o[key];
-  if (typeof v !== "boolean") fail(`${where}.${key}`, "true or false", v);
-  return v;
-}
-
-export function textField(o: Fields, key: string, where: string, max = 2000): string {
-  return text(o, key, where, max);
-}
-
-export function arrayField(o: Fields, key: string, where: string, max: number): unknown[] {
-  const v = o[key];
-  if (!Array.isArray(v) || v.length > max) fail(`${where}.${key}`, `an array of at most ${max} items`, v);
-  return v;
-}
-
-export function oneOfField<T extends string>(o: Fields, key: string, where: string, values: readonly T[]): T {
-  const v = o[key];
-  if (typeof v !== "string" || !(values as readonly string[]).includes(v)) fail(`${where}.${key}`, `one of ${values.join(", ")}`, v);
-  return v as T;
+/** `value` read with `schema`; throws AgentMessageError naming the field (`where` and the path inside) and the value. */
+export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown, where: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, value, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const path = issue.path ?? [];
+  const at = where + path.map((p) => (typeof p.key === "number" ? `[${p.key}]` : `.${String(p.key)}`)).join("");
+  // An unknown field: show its value, not its name (the name is in the path).
+  const got = issue.expected === "never" ? path.at(-1)?.value : issue.input;
+  throw new AgentMessageError(`${at}: expected ${issue.message}, got ${show(got)}`);
 }

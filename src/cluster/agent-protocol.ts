@@ -15,67 +15,130 @@
 //   4. The agent pings (protocol ping frames) every 30 s and redials when a pong
 //      does not come by the next ping; the ledger closes a replaced connection
 //      with CLOSE_REPLACED.
-// Both sides parse with parse-agent-message.ts / parse-ledger-message.ts, which
-// refuse unknown fields: a new field means a new hello.version on both sides.
+// Every message is a valibot schema here, its type derived from it; both sides
+// parse with parse-agent-message.ts / parse-ledger-message.ts, which refuse
+// unknown fields: a new field means a new hello.version on both sides. The
+// Worker learns new messages first: deploy it before the agents.
+import * as v from "valibot";
+import {
+  ageSchema,
+  arraySchema,
+  booleanSchema,
+  clusterSchema,
+  idSchema,
+  nameSchema,
+  namespaceSchema,
+  oneOfSchema,
+  positiveIntSchema,
+  repositorySchema,
+  strictFields,
+  textSchema,
+  timestampSchema,
+  uidSchema,
+} from "./agent-message-fields.ts";
+
+/** At most this many runners in one snapshot part (a part stays well under 1 MiB). */
+export const MAX_RUNNERS_PER_PART = 1000;
+const MAX_NAMESPACES = 100;
+const MAX_PARTS = 10_000;
+/** An age in ms: a whole number from 0 to about 10 years. */
+const MAX_AGE_MS = 10 * 365 * 86_400_000;
 
 /** What the judge needs of one EphemeralRunner, as the agent's watch cache holds it. */
-export interface AgentRunner {
-  namespace: string;
-  name: string;
-  uid: string;
-  creationTimestamp: string;
-  deletionTimestamp?: string;
-  workflowRunId?: number;
-  jobRepositoryName?: string;
-}
+export const AgentRunnerSchema = strictFields({
+  namespace: namespaceSchema,
+  name: nameSchema,
+  uid: uidSchema,
+  creationTimestamp: timestampSchema,
+  deletionTimestamp: v.exactOptional(timestampSchema),
+  workflowRunId: v.exactOptional(positiveIntSchema()),
+  jobRepositoryName: v.exactOptional(repositorySchema),
+});
+export type AgentRunner = v.InferOutput<typeof AgentRunnerSchema>;
 
-/** Agent -> ledger. */
-export type AgentMessage =
+/**
+ * How whole the agent's cache of one namespace is. `wholeMsAgo`: how long before
+ * the message was sent its list or watch was last whole (a list's start, a watch
+ * bookmark); absent: never. An age, not a time, so that the two clocks need not
+ * agree. `unreadable`: why the last list or watch of it failed (e.g. 403: its Role
+ * removed); its runners are then ambiguous, never absent.
+ */
+const NamespaceFreshnessSchema = strictFields({
+  namespace: namespaceSchema,
+  wholeMsAgo: v.exactOptional(ageSchema(MAX_AGE_MS)),
+  unreadable: v.exactOptional(textSchema(500)),
+});
+export type NamespaceFreshness = v.InferOutput<typeof NamespaceFreshnessSchema>;
+const namespacesSchema = arraySchema(NamespaceFreshnessSchema, MAX_NAMESPACES, 1, "at least one namespace");
+
+/**
+ * deleted: the API server accepted the DELETE (uid precondition).
+ * gone: nothing with that uid to delete: 404, or 409 because the name now has another uid
+ *   (the API server's uid precondition), or a read by name answered 404. Never the agent's
+ *   watch cache alone: a stalled watch misses objects created since.
+ * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
+ *   view not synced yet, dry run: why is then exactly "dry run").
+ * failed: the API server answered an error (the Status message is in why).
+ */
+const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
+export type OrderOutcome = (typeof OUTCOMES)[number];
+
+/** Agent -> ledger, by type. */
+export const AGENT_MESSAGE_SCHEMAS = {
   /**
    * First message after every connect. `cluster` repeats the upgrade's cluster and
    * must match it; it is omitted for "default", so that an older Worker (whose
    * parser refuses unknown fields) still accepts a single-cluster agent.
    */
-  | { type: "hello"; version: string; namespaces: string[]; dryRun: boolean; cluster?: string }
+  hello: strictFields({
+    type: v.literal("hello"),
+    version: textSchema(64),
+    namespaces: arraySchema(namespaceSchema, MAX_NAMESPACES, 1, "at least one namespace"),
+    dryRun: booleanSchema,
+    cluster: v.exactOptional(clusterSchema),
+  }),
   /**
    * The whole view of the agent's namespaces: after every connect and after every
    * fresh list (410). A Worker receives WebSocket messages of at most 1 MiB, so a
    * large view comes in parts: `id` names one snapshot, `part` counts 1..`parts`,
    * and the parts of one snapshot arrive back to back, with no other message
-   * between them. The view is complete (anything absent from it is gone) only when
-   * part `parts` of that id has arrived.
+   * between them. The view is complete only when part `parts` of that id has arrived;
+   * the last part says how whole each namespace is (`namespaces`): absence in a
+   * namespace dates from its own time, never from when the snapshot arrived. A
+   * snapshot without it (an older agent) says nothing of absence: reads decide.
    */
-  | { type: "snapshot"; id: string; part: number; parts: number; runners: AgentRunner[] }
+  snapshot: strictFields({
+    type: v.literal("snapshot"),
+    id: idSchema,
+    part: positiveIntSchema(MAX_PARTS),
+    parts: positiveIntSchema(MAX_PARTS),
+    runners: arraySchema(AgentRunnerSchema, MAX_RUNNERS_PER_PART),
+    namespaces: v.exactOptional(namespacesSchema),
+  }),
+  /** How whole some namespaces are now (a watch bookmark, a failed list or watch); sent only after the snapshot. */
+  namespaces: strictFields({ type: v.literal("namespaces"), namespaces: namespacesSchema }),
   /** A watch event: the runner was added or changed. */
-  | { type: "upsert"; runner: AgentRunner }
+  upsert: strictFields({ type: v.literal("upsert"), runner: AgentRunnerSchema }),
   /** A watch event: the runner left the cluster. */
-  | { type: "remove"; namespace: string; name: string; uid: string }
-  /** The answer to a read: the object as the API server has it now, or null for 404; `why` when the read failed. */
-  | { type: "read-report"; id: string; runner: AgentRunner | null; why?: string }
+  remove: strictFields({ type: v.literal("remove"), namespace: namespaceSchema, name: nameSchema, uid: uidSchema }),
   /** The outcome of an order. */
-  | { type: "report"; id: string; uid: string; outcome: OrderOutcome; why: string };
-
-/**
- * deleted: the API server accepted the DELETE (uid precondition).
- * gone: nothing with that uid to delete: 404, or 409 because the name now has another uid
- *   (the API server's uid precondition), or the agent's synced view has no object of that name.
- * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
- *   view not synced yet, dry run: why is then exactly "dry run").
- * failed: the API server answered an error (the Status message is in why).
- */
-export const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
-export type OrderOutcome = (typeof OUTCOMES)[number];
+  report: strictFields({ type: v.literal("report"), id: idSchema, uid: uidSchema, outcome: oneOfSchema(OUTCOMES), why: textSchema() }),
+  /** The answer to a read: the object as the API server has it now, or null for 404; `why` when the read failed. */
+  "read-report": strictFields({ type: v.literal("read-report"), id: idSchema, runner: v.nullable(AgentRunnerSchema), why: v.exactOptional(textSchema()) }),
+};
+export type AgentMessage = { [K in keyof typeof AGENT_MESSAGE_SCHEMAS]: v.InferOutput<(typeof AGENT_MESSAGE_SCHEMAS)[K]> }[keyof typeof AGENT_MESSAGE_SCHEMAS];
 
 /** Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid. */
-export interface DeleteOrder {
-  type: "order";
-  id: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  runId: number;
-  reason: string;
-}
+export const DeleteOrderSchema = strictFields({
+  type: v.literal("order"),
+  id: idSchema,
+  namespace: namespaceSchema,
+  name: nameSchema,
+  uid: uidSchema,
+  runId: positiveIntSchema(),
+  reason: textSchema(),
+});
+export type DeleteOrder = v.InferOutput<typeof DeleteOrderSchema>;
 
 /**
  * Ledger -> agent: read this runner by name from the API server now (a GET), not
@@ -84,12 +147,8 @@ export interface DeleteOrder {
  * not. An agent that does not know reads ignores them; the ledger then waits for
  * a newer view.
  */
-export interface ReadOrder {
-  type: "read";
-  id: string;
-  namespace: string;
-  name: string;
-}
+export const ReadOrderSchema = strictFields({ type: v.literal("read"), id: idSchema, namespace: namespaceSchema, name: nameSchema });
+export type ReadOrder = v.InferOutput<typeof ReadOrderSchema>;
 
 export type LedgerMessage = DeleteOrder | ReadOrder;
 
@@ -99,6 +158,13 @@ export type LedgerMessage = DeleteOrder | ReadOrder;
  * two agents by mistake alternate slowly instead of fighting.
  */
 export const CLOSE_REPLACED = 4001;
+
+/**
+ * How long the agent lets one call to the API server take (a GET, a DELETE). The
+ * ledger waits at least this long for a read, and twice for an order (a GET when
+ * the object is missing from the agent's cache, then the DELETE).
+ */
+export const AGENT_API_TIMEOUT_MS = 15_000;
 
 /** The upgrade's header naming the agent's cluster (absent: "default"); checked with the token before the upgrade. */
 export const CLUSTER_HEADER = "x-arc-reaper-cluster";

@@ -14,7 +14,7 @@ export class UnacceptableAnswer extends Error {
 }
 
 /** True when a redirect points to a Cloudflare Access login page. */
-export function isAccessLogin(target: URL): boolean {
+function isAccessLogin(target: URL): boolean {
   return target.hostname.endsWith(".cloudflareaccess.com") || target.pathname.startsWith("/cdn-cgi/access/");
 }
 
@@ -34,7 +34,7 @@ function redirectMessage(status: number, location: string | null, requestUrl: st
 }
 
 /** The media type alone, lowercased: "application/json" for "application/json; charset=utf-8". */
-export function mediaTypeOf(contentType: string | null): string {
+function mediaTypeOf(contentType: string | null): string {
   return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 

@@ -1,120 +1,48 @@
 // The ledger's side of GET /agent: one WebSocket text message from the agent,
-// checked field by field. Throws AgentMessageError naming the field and value.
-// Pure: usable in workerd.
-import type { AgentMessage, AgentRunner } from "./agent-protocol.ts";
-import { OUTCOMES } from "./agent-protocol.ts";
-import {
-  arrayField,
-  booleanField,
-  clusterValue,
-  fail,
-  idField,
-  isFields,
-  messageFields,
-  nameField,
-  namespaceField,
-  namespaceValue,
-  oneOfField,
-  onlyKeys,
-  positiveIntField,
-  repositoryField,
-  textField,
-  timestampField,
-  uidField,
-  type Fields,
-} from "./agent-message-fields.ts";
+// read with its schema (agent-protocol.ts), then the checks across fields no
+// schema of one field can make. Throws AgentMessageError naming the field (its
+// path) and the value. Pure: usable in workerd.
+import { AGENT_MESSAGE_SCHEMAS, AgentRunnerSchema, type AgentMessage, type AgentRunner } from "./agent-protocol.ts";
+import { fail, messageFields, parseWith } from "./agent-message-fields.ts";
 
 export { AgentMessageError } from "./agent-message-fields.ts";
+export { MAX_RUNNERS_PER_PART } from "./agent-protocol.ts";
 
-/** At most this many runners in one snapshot part (a part stays well under 1 MiB). */
-export const MAX_RUNNERS_PER_PART = 1000;
-const MAX_NAMESPACES = 100;
-const MAX_PARTS = 10_000;
+const TYPES = Object.keys(AGENT_MESSAGE_SCHEMAS) as (keyof typeof AGENT_MESSAGE_SCHEMAS)[];
 
 export function parseAgentRunner(value: unknown, where: string): AgentRunner {
-  if (!isFields(value)) fail(where, "an object", value);
-  onlyKeys(value, ["namespace", "name", "uid", "creationTimestamp", "deletionTimestamp", "workflowRunId", "jobRepositoryName"], where);
-  const runner: AgentRunner = {
-    namespace: namespaceField(value, "namespace", where),
-    name: nameField(value, "name", where),
-    uid: uidField(value, "uid", where),
-    creationTimestamp: timestampField(value, "creationTimestamp", where),
-  };
-  if (value["deletionTimestamp"] !== undefined) runner.deletionTimestamp = timestampField(value, "deletionTimestamp", where);
-  if (value["workflowRunId"] !== undefined) runner.workflowRunId = positiveIntField(value, "workflowRunId", where);
-  if (value["jobRepositoryName"] !== undefined) runner.jobRepositoryName = repositoryField(value, "jobRepositoryName", where);
-  return runner;
+  return parseWith(AgentRunnerSchema, value, where);
 }
 
-function parseHello(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "version", "namespaces", "dryRun", "cluster"], "hello");
-  const list = arrayField(o, "namespaces", "hello", MAX_NAMESPACES);
-  if (list.length === 0) fail("hello.namespaces", "at least one namespace", list);
-  const namespaces = list.map((ns, i) => namespaceValue(ns, `hello.namespaces[${i}]`));
-  const dup = namespaces.find((ns, i) => namespaces.indexOf(ns) !== i);
-  if (dup !== undefined) fail("hello.namespaces", "no namespace twice", dup);
-  const hello: AgentMessage = { type: "hello", version: textField(o, "version", "hello", 64), namespaces, dryRun: booleanField(o, "dryRun", "hello") };
-  if (o["cluster"] !== undefined) hello.cluster = clusterValue(o["cluster"], "hello.cluster");
-  return hello;
-}
-
-function parseSnapshot(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "id", "part", "parts", "runners"], "snapshot");
-  const id = idField(o, "id", "snapshot");
-  const parts = positiveIntField(o, "parts", "snapshot", MAX_PARTS);
-  const part = positiveIntField(o, "part", "snapshot", parts);
-  const list = arrayField(o, "runners", "snapshot", MAX_RUNNERS_PER_PART);
-  const runners = list.map((r, i) => parseAgentRunner(r, `snapshot.runners[${i}]`));
+function once<T>(items: readonly T[], key: (item: T) => string, field: string, expected: string): void {
   const seen = new Set<string>();
-  for (const r of runners) {
-    const key = `${r.namespace}/${r.name}`;
-    if (seen.has(key)) fail("snapshot.runners", "each namespace/name once", key);
-    seen.add(key);
+  for (const item of items) {
+    const k = key(item);
+    if (seen.has(k)) fail(field, expected, k);
+    seen.add(k);
   }
-  return { type: "snapshot", id, part, parts, runners };
-}
-
-function parseRemove(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "namespace", "name", "uid"], "remove");
-  return { type: "remove", namespace: namespaceField(o, "namespace", "remove"), name: nameField(o, "name", "remove"), uid: uidField(o, "uid", "remove") };
-}
-
-function parseReport(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "id", "uid", "outcome", "why"], "report");
-  return {
-    type: "report",
-    id: idField(o, "id", "report"),
-    uid: uidField(o, "uid", "report"),
-    outcome: oneOfField(o, "outcome", "report", OUTCOMES),
-    why: textField(o, "why", "report"),
-  };
-}
-
-function parseReadReport(o: Fields): AgentMessage {
-  onlyKeys(o, ["type", "id", "runner", "why"], "read-report");
-  const id = idField(o, "id", "read-report");
-  const runner = o["runner"] === null ? null : parseAgentRunner(o["runner"], "read-report.runner");
-  const message: AgentMessage = { type: "read-report", id, runner };
-  if (o["why"] !== undefined) message.why = textField(o, "why", "read-report");
-  return message;
 }
 
 /** One agent -> ledger message from its JSON text; throws AgentMessageError on anything else. */
 export function parseAgentMessage(text: string): AgentMessage {
-  const o = messageFields(text, ["hello", "snapshot", "upsert", "remove", "report", "read-report"]);
-  switch (o.type) {
+  const o = messageFields(text, TYPES);
+  const type = o.type as keyof typeof AGENT_MESSAGE_SCHEMAS;
+  const m = parseWith(AGENT_MESSAGE_SCHEMAS[type], o, type) as AgentMessage;
+  switch (m.type) {
     case "hello":
-      return parseHello(o);
+      once(m.namespaces, (ns) => ns, "hello.namespaces", "no namespace twice");
+      break;
     case "snapshot":
-      return parseSnapshot(o);
-    case "upsert":
-      onlyKeys(o, ["type", "runner"], "upsert");
-      return { type: "upsert", runner: parseAgentRunner(o["runner"], "upsert.runner") };
-    case "remove":
-      return parseRemove(o);
-    case "read-report":
-      return parseReadReport(o);
-    default:
-      return parseReport(o);
+      if (m.part > m.parts) fail("snapshot.part", `an integer from 1 to ${m.parts}`, m.part);
+      once(m.runners, (r) => `${r.namespace}/${r.name}`, "snapshot.runners", "each namespace/name once");
+      if (m.namespaces !== undefined) {
+        if (m.part !== m.parts) fail("snapshot.namespaces", "only on the last part", m.namespaces);
+        once(m.namespaces, (n) => n.namespace, "snapshot.namespaces", "each namespace once");
+      }
+      break;
+    case "namespaces":
+      once(m.namespaces, (n) => n.namespace, "namespaces.namespaces", "each namespace once");
+      break;
   }
+  return m;
 }

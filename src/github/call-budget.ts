@@ -1,6 +1,6 @@
 import { fetchWithTimeout } from "../net/fetch-with-timeout.ts";
 
-// Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_SWEEP:
+// Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_MINUTE:
 // token mints, installation look-ups, the deliveries listing and REST reads
 // alike. The budget is checked before a request is sent, never after.
 

@@ -15,9 +15,8 @@ const TOKEN_PERMISSIONS = { actions: "read" } as const;
 const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
-export const INSTALLATION_RETRY_MS = 3_600_000;
+const INSTALLATION_RETRY_MS = 3_600_000;
 
-export { newGithubCache, type GithubCache, type GithubMemory } from "./github-memory.ts";
 
 export interface GithubJob {
   id: number;

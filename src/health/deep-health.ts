@@ -9,7 +9,7 @@ import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
 
-export interface HealthCheck {
+interface HealthCheck {
   name: string;
   ok: boolean;
   detail: string;
@@ -27,7 +27,7 @@ export interface KnownInstallation {
 }
 
 /** At most this many installations are minted for in one check; the rest are named as not checked. */
-export const MAX_INSTALLATIONS_CHECKED = 20;
+const MAX_INSTALLATIONS_CHECKED = 20;
 
 export interface DeepHealthDeps {
   cluster: ClusterSettings;

@@ -1,7 +1,6 @@
 import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { settingsFor } from "../config/settings-for.ts";
-import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";

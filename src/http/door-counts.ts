@@ -11,7 +11,7 @@ import type { DoorBatch } from "../ledger/ledger.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 
-export const FLUSH_EVERY_MS = 10_000;
+const FLUSH_EVERY_MS = 10_000;
 /** Bounds the isolate's memory under a flood: GUIDs beyond these are dropped (a redelivery may follow). */
 const MAX_PENDING_GUIDS = 10_000;
 
@@ -29,7 +29,10 @@ const pendingByLedger = new Map<string, Pending>();
 
 function pendingFor(ledgerName: string): Pending {
   let p = pendingByLedger.get(ledgerName);
-  if (!p) pendingByLedger.set(ledgerName, (p = { counts: new Map(), received: new Set(), installations: new Map(), agentRefusals: new Map(), lastFlush: 0 }));
+  if (!p) {
+    p = { counts: new Map(), received: new Set(), installations: new Map(), agentRefusals: new Map(), lastFlush: 0 };
+    pendingByLedger.set(ledgerName, p);
+  }
   return p;
 }
 

@@ -3,7 +3,9 @@
 // agent_snapshot and replace the view only when the last part is in, so a
 // partial view never reads as runners gone; upserts and removes keep it current.
 // Every statement names the cluster: one agent never touches another's view.
-import type { AgentRunner } from "../cluster/agent-protocol.ts";
+// Beside it: how whole each namespace is (agent_namespaces), and the removals
+// the watch or a read reported (agent_removed), pruned as they go.
+import type { AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Sql, SqlValue } from "./sql.ts";
 
@@ -41,6 +43,19 @@ function clusterRunner(row: ViewRow): ClusterRunner {
   return runner;
 }
 
+/**
+ * Removals are kept this long, then pruned as new ones come: an older one adds little, and
+ * without it absence waits for the namespace's freshness or a read (never a wrong answer).
+ */
+export const REMOVED_KEPT_MS = 15 * 60_000;
+
+/** One namespace of an agent: when its cache was last whole (ms, the ledger's clock; 0: never), and why it cannot be read. */
+export interface NamespaceState {
+  namespace: string;
+  wholeAt: number;
+  unreadable: string | null;
+}
+
 export class AgentViewTable {
   private readonly sql: Sql;
   private readonly cluster: string;
@@ -69,7 +84,7 @@ export class AgentViewTable {
   /** The last part is in: the gathered snapshot becomes the cluster's whole view. */
   finishSnapshot(): number {
     this.sql.run("DELETE FROM agent_view WHERE cluster = ?", this.cluster);
-    this.pruneRemoved(Date.now() - 86_400_000);
+    this.pruneRemoved(Date.now() - REMOVED_KEPT_MS);
     const n = this.sql.run(`INSERT INTO agent_view (${INSERT_COLUMNS}) SELECT ${INSERT_COLUMNS} FROM agent_snapshot WHERE cluster = ?`, this.cluster);
     this.sql.run("DELETE FROM agent_snapshot WHERE cluster = ?", this.cluster);
     return n;
@@ -86,6 +101,7 @@ export class AgentViewTable {
   remove(namespace: string, name: string, uid: string, at: number): void {
     this.sql.run("DELETE FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ? AND uid = ?", this.cluster, namespace, name, uid);
     this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, ?, ?)", this.cluster, namespace, name, uid, at);
+    this.pruneRemoved(at - REMOVED_KEPT_MS);
   }
 
   /**
@@ -95,6 +111,7 @@ export class AgentViewTable {
   absentByRead(namespace: string, name: string, at: number): void {
     this.sql.run("DELETE FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ?", this.cluster, namespace, name);
     this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, '', ?)", this.cluster, namespace, name, at);
+    this.pruneRemoved(at - REMOVED_KEPT_MS);
   }
 
   /** When the watch last saw an object of this name leave, or a read found none (ms), or 0. */
@@ -104,9 +121,55 @@ export class AgentViewTable {
     );
   }
 
-  /** Removals older than `before` are forgotten (a complete snapshot since then says as much). */
+  /** Removals older than `before` are forgotten (oldest first, by the index on removal time). */
   pruneRemoved(before: number): void {
     this.sql.run("DELETE FROM agent_removed WHERE cluster = ? AND removed_at < ?", this.cluster, before);
+  }
+
+  removedCount(): number {
+    return Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM agent_removed WHERE cluster = ?", this.cluster)?.n ?? 0);
+  }
+
+  /**
+   * What the agent says of its namespaces, as of `arrivedAt` (its ages turned into the ledger's times).
+   * `replace`: a snapshot's word on all of them (the rest are forgotten). Returns the namespaces
+   * that were unreadable and are readable now (their held runners can be judged again).
+   */
+  setNamespaces(states: readonly NamespaceFreshness[], arrivedAt: number, replace: boolean): string[] {
+    const before = new Map(this.namespaces().map((s) => [s.namespace, s]));
+    if (replace) this.sql.run("DELETE FROM agent_namespaces WHERE cluster = ?", this.cluster);
+    const readable: string[] = [];
+    for (const s of states) {
+      const old = before.get(s.namespace);
+      const wholeAt = s.wholeMsAgo === undefined ? null : arrivedAt - s.wholeMsAgo;
+      this.sql.run(
+        "INSERT OR REPLACE INTO agent_namespaces (cluster, namespace, whole_at, unreadable) VALUES (?, ?, ?, ?)",
+        this.cluster,
+        s.namespace,
+        // Never backwards on the same word: a late message must not make a namespace look older or newer than it was.
+        wholeAt === null ? (replace ? null : old?.wholeAt || null) : Math.max(wholeAt, replace ? 0 : (old?.wholeAt ?? 0)),
+        s.unreadable ?? null,
+      );
+      if (old?.unreadable && s.unreadable === undefined) readable.push(s.namespace);
+    }
+    return readable;
+  }
+
+  /** Forgets what the agent said of its namespaces (a snapshot that says nothing of them: an older agent). */
+  clearNamespaces(): void {
+    this.sql.run("DELETE FROM agent_namespaces WHERE cluster = ?", this.cluster);
+  }
+
+  namespaces(): NamespaceState[] {
+    return this.sql
+      .all<{ namespace: string; whole_at: number | null; unreadable: string | null }>("SELECT namespace, whole_at, unreadable FROM agent_namespaces WHERE cluster = ? ORDER BY namespace", this.cluster)
+      .map((r) => ({ namespace: r.namespace, wholeAt: Number(r.whole_at ?? 0), unreadable: r.unreadable }));
+  }
+
+  /** The agent's word on one namespace, if it gave one. */
+  namespace(namespace: string): NamespaceState | undefined {
+    const r = this.sql.first<{ whole_at: number | null; unreadable: string | null }>("SELECT whole_at, unreadable FROM agent_namespaces WHERE cluster = ? AND namespace = ?", this.cluster, namespace);
+    return r ? { namespace, wholeAt: Number(r.whole_at ?? 0), unreadable: r.unreadable } : undefined;
   }
 
   list(namespace: string): ClusterRunner[] {

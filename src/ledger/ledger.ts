@@ -9,7 +9,8 @@ import { clusterFor } from "../cluster/cluster-for.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
-import { createGithub, type Github, type GithubCache } from "../github/github-client.ts";
+import { createGithub, type Github } from "../github/github-client.ts";
+import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
 import { runAlarm } from "../reaper/alarm.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
@@ -17,8 +18,7 @@ import type { Watched } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { sweep, type SweepReport } from "../reaper/sweep.ts";
-import type { Fact } from "../model/facts.ts";
-import { AgentLink, type AgentStatus } from "./agent-link.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
@@ -88,10 +88,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
   /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
   private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
     const now = Date.now();
-    const spent = state.githubTimes(now, settings.maxGithubCallsPerSweep).length;
-    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - spent, CONFIRM_TIMEOUT_MS);
+    const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
+    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
   }
 
@@ -135,10 +135,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
     const report = await sweep({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
       state.prune(now);
@@ -162,10 +162,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = result.settings;
     const state = this.state(settings);
     const before = this.cost();
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
     const report = await runAlarm({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     state.counters.add("arc_reaper_alarms_total");
     await this.rearm(state);
     const cost = this.costSince(before);
@@ -277,7 +277,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = this.settings();
     const state = this.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
+    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
     const connected = settings.cluster.mode === "agent" ? this.agent.statuses(settings.cluster.expectedClusters).filter((a) => a.connected).map((a) => a.cluster) : undefined;
     const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.sql) });
     logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
@@ -323,7 +323,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       policy,
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,
-      maxDeletionsPerMinute: settings.maxDeletionsPerSweep,
+      maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
       log: logLine,
     });
   }

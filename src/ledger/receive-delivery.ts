@@ -8,7 +8,7 @@ import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { DeliveriesReceived } from "./deliveries-received.ts";
 import type { LedgerState } from "./ledger-state.ts";
 import type { MemoryTable } from "./memory-table.ts";
-import type { RunnerRecord } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
 
 export interface SignedDelivery {

@@ -195,6 +195,13 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TABLE IF NOT EXISTS deliveries_received (guid TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
     `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
+  [
+    // Migration 10 (i22-agent; i22-core's 9 goes before it). How whole each agent namespace is: absence
+    // dates from its own time (whole_at, the ledger's clock), and one it cannot read holds its runners.
+    `CREATE TABLE IF NOT EXISTS agent_namespaces (cluster TEXT NOT NULL, namespace TEXT NOT NULL, whole_at INTEGER, unreadable TEXT, PRIMARY KEY (cluster, namespace)) WITHOUT ROWID`,
+    // agent_removed is pruned as it goes, oldest first.
+    `CREATE INDEX IF NOT EXISTS agent_removed_by_time ON agent_removed (cluster, removed_at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

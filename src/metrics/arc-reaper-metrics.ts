@@ -1,17 +1,17 @@
 // The arc-reaper metric families, from one ledger snapshot: counts of open
 // runners, the closed runners' gauges, the counters, the last sweep. Pure.
 import type { LedgerSnapshot } from "../ledger/queries.ts";
-import { RUNNER_STATES } from "../ledger/runner-record.ts";
+import { RUNNER_STATES } from "../model/runner.ts";
 import type { MetricName } from "./metric-names.ts";
 import type { Family, Sample } from "./prometheus.ts";
 
-export const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
-export const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
+const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
+const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
 
 export interface MetricsInput {
   snapshot: LedgerSnapshot;
   /** In agent mode, whether each watched cluster's agent is connected; null in direct mode (the agent families are then absent). */
-  agents: readonly { cluster: string; connected: boolean }[] | null;
+  agents: readonly { cluster: string; connected: boolean; namespaces?: readonly string[]; unreadable?: readonly { namespace: string }[] }[] | null;
 }
 
 type NamedFamily = Family & { name: MetricName };
@@ -37,7 +37,7 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
       samples: RUNNER_STATES.map((state) => ({ labels: { state }, value: snapshot.runners[state] })),
     },
     { name: "arc_reaper_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them.", type: "counter", samples: counter("arc_reaper_deletions_total", "cause", DELETE_CAUSES) },
-    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_SWEEP was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
+    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_MINUTE was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
     { name: "arc_reaper_errors_total", help: "Runners kept because something could not be read or done, by kind (cluster, github, redelivery, agent).", type: "counter", samples: counter("arc_reaper_errors_total", "kind", ERROR_KINDS) },
     { name: "arc_reaper_sweeps_total", help: "Sweeps run (the cron, once a minute).", type: "counter", samples: counter("arc_reaper_sweeps_total") },
     { name: "arc_reaper_alarms_total", help: "Ledger alarms run (at the earliest due time).", type: "counter", samples: counter("arc_reaper_alarms_total") },
@@ -70,6 +70,14 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
         help: "1 while the cluster's in-cluster agent is connected (agent mode), else 0; every cluster of AGENT_CLUSTERS has a sample.",
         type: "gauge",
         samples: agents.map((a) => ({ labels: { cluster: a.cluster }, value: a.connected ? 1 : 0 })),
+      },
+      {
+        name: "arc_reaper_agent_namespace_readable",
+        help: "1 while the cluster's connected agent can read the namespace, 0 while it cannot (its list or watch fails, e.g. 403: its Role removed); its runners are then kept as ambiguous.",
+        type: "gauge",
+        samples: agents
+          .filter((a) => a.connected)
+          .flatMap((a) => (a.namespaces ?? []).map((namespace) => ({ labels: { cluster: a.cluster, namespace }, value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1 }))),
       },
       { name: "arc_reaper_agent_refusals_total", help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).", type: "counter", samples: counter("arc_reaper_agent_refusals_total", "cluster") },
     );

@@ -17,6 +17,8 @@ export const METRIC_NAMES = [
   "arc_reaper_paused", // gauge: 1 while deletions are paused
   // Agent mode: 1 while that cluster's agent is connected; every cluster of AGENT_CLUSTERS has a sample (0 while away).
   "arc_reaper_agent_connected", // gauge {cluster}
+  // Agent mode: 1 while the connected agent can read that namespace, 0 while it cannot (e.g. its Role removed: 403).
+  "arc_reaper_agent_namespace_readable", // gauge {cluster, namespace}
   // Agent mode: GET /agent refused before the upgrade, by the cluster named ("other" for a name not expected).
   "arc_reaper_agent_refusals_total", // counter {cluster}
   // Deletions by the runner's cluster.

@@ -20,12 +20,5 @@ export const UNSEEN_RETRY_MS = 10 * 60_000;
 /** The deletion cap and the GitHub budget count what happened in the last this-many ms. */
 export const WINDOW_MS = 60_000;
 
-/**
- * A view that is not a fresh read (the agent's) shows a runner absent only if it was
- * taken this long after the runner's last fact: the list that fed it may have been
- * started before it arrived, and the agent's clock is not ours.
- */
-export const VIEW_FRESH_MARGIN_MS = 60_000;
-
 /** A runner absent from a view not newer than its facts is looked at again this soon (the alarm then asks the agent to read it). */
 export const STALE_RECHECK_MS = 30_000;

@@ -19,12 +19,12 @@ const ACTIONS: Record<string, ReadonlySet<string | null>> = {
 };
 const acted = (d: HookDelivery): boolean => ACTIONS[d.event]?.has(d.action) ?? false;
 /** After a 422 to `status`, the full listing is used this long before the filter is tried again. */
-export const UNFILTERED_RETRY_MS = 86_400_000;
+const UNFILTERED_RETRY_MS = 86_400_000;
 // A delivery is listed only after its attempt ended (up to GitHub's 10 s timeout):
 // re-read a little of what the previous listing saw, so none slips between two.
 const OVERLAP_MS = 2 * 60_000;
 /** A GUID is asked for at most this many times. */
-export const MAX_REDELIVERY_ATTEMPTS = 5;
+const MAX_REDELIVERY_ATTEMPTS = 5;
 const succeeded = (d: HookDelivery): boolean => d.statusCode >= 200 && d.statusCode < 300;
 
 /** Kept in the ledger between sweeps. */

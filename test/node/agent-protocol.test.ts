@@ -31,6 +31,8 @@ const valid: AgentMessage[] = [
   { type: "upsert", runner },
   { type: "remove", namespace: "arc-runners", name: runner.name, uid: runner.uid },
   { type: "report", id: "ord-1", uid: runner.uid, outcome: "refused", why: "dry run" },
+  { type: "snapshot", id: "snap-3", part: 1, parts: 1, runners: [], namespaces: [{ namespace: "arc-runners", wholeMsAgo: 1200 }, { namespace: "team-b", unreadable: "watch: HTTP 403 forbidden" }] },
+  { type: "namespaces", namespaces: [{ namespace: "arc-runners", wholeMsAgo: 0 }] },
 ];
 
 function thrown(f: () => unknown): string {
@@ -75,6 +77,12 @@ describe("parseAgentMessage", () => {
     ["an unknown runner field", JSON.stringify({ type: "upsert", runner: { ...runner, phase: "Running" } }), /^upsert\.runner\.phase: expected no such field .*got "Running"/],
     ["an unknown outcome", withField(valid[6] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
     ["an empty why", withField(valid[6] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
+    ["a negative age", JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a", wholeMsAgo: -1 }] }), /^namespaces\.namespaces\[0\]\.wholeMsAgo: expected an integer from 0 to \d+, got -1/],
+    ["a namespace said twice", JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a" }, { namespace: "a" }] }), /^namespaces\.namespaces: expected each namespace once, got "a"/],
+    ["no namespace said", JSON.stringify({ type: "namespaces", namespaces: [] }), /^namespaces\.namespaces: expected at least one namespace, got \[\]/],
+    ["freshness on a part before the last", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 2, runners: [], namespaces: [{ namespace: "a" }] }), /^snapshot\.namespaces: expected only on the last part/],
+    ["an unknown field deep inside", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [runner, { ...runner, name: "r-2", phase: "Running" }] }), /^snapshot\.runners\[1\]\.phase: expected no such field .*got "Running"/],
+    ["a missing field deep inside", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [{ ...runner, uid: undefined }] }), /^snapshot\.runners\[0\]\.uid: expected an object uid, got nothing/],
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseAgentMessage(text))).toMatch(message);
   });
@@ -152,11 +160,12 @@ describe("parseLedgerMessage", () => {
 
 describe("the protocol files", () => {
   it.each(["agent-protocol.ts", "agent-message-fields.ts", "parse-agent-message.ts", "parse-ledger-message.ts"])(
-    "src/cluster/%s imports nothing but its siblings (usable in workerd)",
+    "src/cluster/%s imports nothing but its siblings and valibot (usable in workerd)",
     (file) => {
       const text = readFileSync(join(ROOT, "src/cluster", file), "utf8");
       const imports = [...text.matchAll(/^\s*(?:import|export)[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
-      for (const spec of imports) expect(spec, `${file} imports ${spec}`).toMatch(/^\.\/(agent-protocol|agent-message-fields)\.ts$/);
+      // Its siblings, and valibot (a production dependency, pure, bundled into the Worker and installed in the agent's image).
+      for (const spec of imports) expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/(agent-protocol|agent-message-fields)\.ts|valibot)$/);
       expect(text).not.toMatch(/\bprocess\.|\bBuffer\b|require\(/);
     },
   );

@@ -234,7 +234,37 @@ describe("agent: orders", () => {
     expect(await report(conn, "d-1")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/already being deleted/) });
     expect(await report(conn, "d-2")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/on run 702, not run 701/) });
     expect(await report(conn, "d-3")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/not among this agent's namespaces/) });
-    expect(await report(conn, "d-4")).toMatchObject({ outcome: "gone" });
+    expect(await report(conn, "d-4")).toMatchObject({ outcome: "gone", why: expect.stringMatching(/the API server answered 404 to a read by name/) });
+    expect(deletes(await r.tenant.calls())).toEqual([]);
+    // Not in its cache is not an answer: the name was read from the API server before "gone".
+    expect((await r.tenant.calls()).filter((c) => c.method === "GET" && c.path.endsWith("/never-seen"))).toHaveLength(1);
+  });
+
+  it("a stalled watch: a runner created meanwhile (missing from its cache) is read from the API server and deleted, never answered gone", async () => {
+    const r = await rig();
+    const conn = await connected(r);
+    // The watch stalls: the open one ends and its resume hangs, so nothing created from now on reaches the cache.
+    await r.tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${NS}/` }, delayMs: 60_000 });
+    await r.tenant.closeWatches();
+    const late = await r.tenant.seed(seedRunner("created-while-stalled", { workflowRunId: 4100 }));
+    await new Promise((res) => setTimeout(res, 200));
+    expect(ofType(conn, "upsert").filter((m) => m.runner.name === "created-while-stalled")).toEqual([]);
+    // The ledger found it by a read order (its uid recorded), judged it due, and orders it deleted.
+    r.ledger.order({ id: "stall-1", namespace: NS, name: "created-while-stalled", uid: late.metadata.uid, runId: 4100, reason: "job completed" });
+    expect(await report(conn, "stall-1")).toMatchObject({ outcome: "deleted", uid: late.metadata.uid });
+    const sent = deletes(await r.tenant.calls());
+    expect(sent.map((c) => [c.path.split("/").pop(), (c.body as { preconditions?: { uid?: string } }).preconditions?.uid])).toEqual([["created-while-stalled", late.metadata.uid]]);
+    expect((await r.tenant.get(NS, "created-while-stalled"))?.metadata.deletionTimestamp).toBeDefined();
+  });
+
+  it("a stalled watch: an order for a runner the API server shows on another run is refused, nothing deleted", async () => {
+    const r = await rig();
+    const conn = await connected(r);
+    await r.tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${NS}/` }, delayMs: 60_000 });
+    await r.tenant.closeWatches();
+    const late = await r.tenant.seed(seedRunner("moved-while-stalled", { workflowRunId: 4200 }));
+    r.ledger.order({ id: "stall-2", namespace: NS, name: "moved-while-stalled", uid: late.metadata.uid, runId: 4199, reason: "job completed" });
+    expect(await report(conn, "stall-2")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/on run 4200, not run 4199/) });
     expect(deletes(await r.tenant.calls())).toEqual([]);
   });
 

@@ -16,7 +16,7 @@ import { DNS_LABEL } from "../../src/model/dns-label.ts";
 export const INFRA_KUBERNETES_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../infra/kubernetes");
 
 /** The kustomize base holding the ServiceAccount and its token Secret. */
-export const REAPER_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "reaper");
+const REAPER_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "reaper");
 /** The kustomize base holding the Role and RoleBinding for one runner namespace. */
 export const RUNNER_NAMESPACE_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "runner-namespace");
 
@@ -28,7 +28,7 @@ export interface KubeObject extends JsonObject {
   metadata: JsonObject & { name: string; namespace?: string };
 }
 
-export interface RbacRule {
+interface RbacRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];

@@ -157,19 +157,22 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
     has("ArcReaperDeletionsHeldBack", ["arc_reaper_deletions_held_back_total"], "10m", /^increase\(arc_reaper_deletions_held_back_total\[10m\]\) > 0$/);
     has("ArcReaperPaused", ["arc_reaper_paused"], "1h", /^arc_reaper_paused == 1$/);
     has("ArcReaperAgentDisconnected", ["arc_reaper_agent_connected"], "5m", /^arc_reaper_agent_connected == 0$/);
+    // Issue 22: a namespace the agent cannot read (its Role removed) holds its runners: named by cluster and namespace.
+    has("ArcReaperAgentNamespaceUnreadable", ["arc_reaper_agent_namespace_readable"], "10m", /^arc_reaper_agent_namespace_readable == 0$/);
     expect(seconds(byName.get("ArcReaperPaused")!.for!)).toBe(3600);
     // And the two that catch what the six cannot see: no metrics at all, and a webhook secret that differs.
     expect(metricsOf(byName.get("ArcReaperMetricsMissing")!.expr)).toEqual(["arc_reaper_last_sweep_timestamp_seconds"]);
     expect(byName.get("ArcReaperWebhookDeliveriesRejected")!.expr).toContain('outcome="rejected"');
     // Issue 18: a deletion ARC holds past REAPER_STUCK_SECONDS; the gauge already waited that long, so no `for`.
     has("ArcReaperStuckDeletions", ["arc_reaper_stuck_deletions"], undefined, /^arc_reaper_stuck_deletions > 0$/);
-    expect(alerts).toHaveLength(9);
+    expect(alerts).toHaveLength(10);
   });
 });
 
 // ---- The dashboard.
 
 const dashboard = object(JSON.parse(read("dashboard.json")) as unknown, "dashboard.json");
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable syntax, not a template literal.
 const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
 
 function dashboardExprs(d: Json): { where: string; expr: string }[] {

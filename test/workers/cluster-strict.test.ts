@@ -4,7 +4,7 @@
 // delete that is not the object or a success Status, a 404 that is not a
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";
@@ -251,15 +251,11 @@ describe("the shape of each answer is checked", () => {
   });
 });
 
-describe("clusterFor: the cluster by CLUSTER_MODE", () => {
-  it("direct talks to KUBE_API_URL; agent (not built yet) keeps everything with an error that says so", async () => {
+describe("clusterFor: direct mode's cluster", () => {
+  it("talks to KUBE_API_URL", async () => {
     const w = await world();
     const direct = clusterFor({ mode: "direct", apiUrl: w.kube.baseUrl, token: w.kube.adminToken, name: "default" });
     expect((await direct.listRunners(NS)).map((r) => r.uid)).toEqual([w.runner.metadata.uid]);
-    const agent = clusterFor({ mode: "agent", agentToken: "agent-token-0123456789abcdef-0123456789", expectedClusters: [] });
-    expect((await thrown(agent.listRunners(NS))).message).toBe("CLUSTER_MODE=agent: no agent is connected");
-    await thrown(agent.readRunner(NS, w.runner.metadata.name));
-    expect(await agent.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "failed", status: null, why: "CLUSTER_MODE=agent: no agent is connected" });
   });
 });
 

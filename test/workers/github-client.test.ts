@@ -3,7 +3,8 @@
 // big delivery ids, and error messages that name the missing permission.
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget, GithubBudgetExhausted, GithubRateLimited, MAX_BACKOFF_MS } from "../../src/github/call-budget.ts";
-import { createGithub, newGithubCache, GithubError } from "../../src/github/github-client.ts";
+import { createGithub, GithubError } from "../../src/github/github-client.ts";
+import { newGithubCache } from "../../src/github/github-memory.ts";
 import { createGithubTenant, type GithubTenant } from "../standins/github/control.ts";
 
 const REPO = "octo-org/example-workflow";

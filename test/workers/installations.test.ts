@@ -6,14 +6,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget } from "../../src/github/call-budget.ts";
-import { createGithub, GithubError, newGithubCache } from "../../src/github/github-client.ts";
+import { createGithub, GithubError } from "../../src/github/github-client.ts";
+import { newGithubCache } from "../../src/github/github-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
 import { adminRunners, deliver, ledgerOf, testEnv } from "./support/worker.ts";
 import type { WorkerEnv } from "../../src/env.ts";
+import { NOW } from "./support/kube-calls.ts";
 
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
 const REINSTALLED = 5151;
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.status);

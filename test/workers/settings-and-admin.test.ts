@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";
@@ -72,7 +72,7 @@ describe("settings", () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerSweep: 100, namespaces: ["arc-runners"] },
+      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerMinute: 100, namespaces: ["arc-runners"] },
     });
     if (result.ok) expect(result.settings.privateKey.split("\n")).toHaveLength(3);
   });

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
-export interface StandinScript {
+interface StandinScript {
   name: string;
   /** The upload's metadata part, as sent (bindings, migrations, compatibility date, ...). */
   metadata: Record<string, unknown>;
@@ -24,7 +24,7 @@ export interface StandinScript {
   uploads: number;
 }
 
-export interface CloudflareCall {
+interface CloudflareCall {
   method: string;
   path: string;
   status: number;

@@ -56,7 +56,7 @@ const DOC = {
   job: "https://docs.github.com/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run",
 } as const;
 
-export const PERMISSION_NOT_GRANTED = "The permissions requested are not granted to this installation.";
+const PERMISSION_NOT_GRANTED = "The permissions requested are not granted to this installation.";
 
 export function errorAnswer(status: number, message: string, documentationUrl: string = DOCS, headers: Record<string, string> = {}): ApiAnswer {
   return { status, body: { message, documentation_url: documentationUrl, status: String(status) }, headers };

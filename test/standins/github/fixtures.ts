@@ -61,7 +61,7 @@ function rebase(value: Json, ctx: RepoContext): Json {
   return parsed as Json;
 }
 
-export function repositoryObject(ctx: RepoContext): JsonObject {
+function repositoryObject(ctx: RepoContext): JsonObject {
   const repo = rebase(templates().repository, ctx);
   if (!isObject(repo)) throw new Error("unreachable: repository template is an object");
   return { ...repo, id: ctx.repoId, node_id: Buffer.from(`010:Repository${ctx.repoId}`).toString("base64") };

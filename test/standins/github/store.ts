@@ -81,7 +81,7 @@ export type Tenant = {
   manifestApps: Array<ManifestForm & { code: string }>;
 };
 
-export type ManifestForm = { owner: string | null; manifest: Record<string, unknown>; state: string | null };
+type ManifestForm = { owner: string | null; manifest: Record<string, unknown>; state: string | null };
 
 export class StandinError extends Error {
   readonly status: number;
@@ -131,7 +131,7 @@ function checkRepoName(fullName: unknown): string {
 }
 
 /** Registers a repository name (keeping its first casing) and gives it a stable id. */
-export function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
+function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
   const key = repoKey(checkRepoName(fullName));
   let repo = tenant.repos.get(key);
   if (!repo) {

@@ -4,7 +4,7 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export type JobStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+type JobStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
 export type RunStatus = JobStatus;
 export type Conclusion =
   | "success"
@@ -18,7 +18,7 @@ export type Conclusion =
   | "startup_failure"
   | null;
 
-export type WorkflowJobStep = {
+type WorkflowJobStep = {
   name: string;
   status: JobStatus;
   conclusion: Conclusion;

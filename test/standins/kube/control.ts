@@ -139,6 +139,11 @@ export class KubeTenant {
     return this.control("PUT", "settings", { autoFinalize });
   }
 
+  /** How often a watch that allows bookmarks gets one (default 60 s, as kube-apiserver); watches started after this call. */
+  setBookmarkEvery(ms: number): Promise<KubeTenantSettings> {
+    return this.control("PUT", "settings", { bookmarkEveryMs: ms });
+  }
+
   /**
    * The switch "GitHub says the job runs". On: like ARC's finalizer, which gets
    * JobStillRunningError from GitHub and retries every 30 s, the stand-in keeps a

@@ -336,7 +336,7 @@ async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerRespon
   const accessCode = access.answer(tenant.id, { verb: info.verb, namespace: info.namespace, name: info.name, path }, req, res);
   if (accessCode !== undefined) return finish(accessCode);
 
-  const fault = tenant.takeFault(method, path);
+  const fault = tenant.takeFault(method, path, info.verb);
   if (fault) {
     call.faultId = fault.id;
     if (fault.delayMs) {
@@ -406,11 +406,15 @@ function parseFault(body: unknown): KubeFault {
   onlyKeys(body, ["match", "status", "retryAfterSeconds", "delayMs", "dropConnection", "rawBody", "times"], "fault");
   const match = body["match"] ?? {};
   if (!isPlainObject(match)) throw badRequest("fault.match must be an object");
-  onlyKeys(match, ["method", "pathIncludes"], "fault.match");
+  onlyKeys(match, ["method", "pathIncludes", "verb"], "fault.match");
   const f: KubeFault = { match: {} };
   if (match["method"] !== undefined) {
     if (typeof match["method"] !== "string") throw badRequest("fault.match.method must be a string");
     f.match.method = match["method"].toUpperCase();
+  }
+  if (match["verb"] !== undefined) {
+    if (typeof match["verb"] !== "string") throw badRequest("fault.match.verb must be a string");
+    f.match.verb = match["verb"].toLowerCase();
   }
   if (match["pathIncludes"] !== undefined) {
     if (typeof match["pathIncludes"] !== "string") throw badRequest("fault.match.pathIncludes must be a string");
@@ -472,6 +476,7 @@ function settingsOf(tenant: Tenant): JsonObject {
     autoFinalize: tenant.autoFinalize,
     arcVersion: tenant.arcVersion,
     jobsStillRunning: tenant.jobsStillRunning,
+    bookmarkEveryMs: tenant.objects.bookmarkEveryMs,
   };
 }
 
@@ -515,7 +520,12 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
     }
     case "PUT settings": {
       if (!isPlainObject(body)) throw badRequest("settings must be a JSON object");
-      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning"], "settings");
+      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning", "bookmarkEveryMs"], "settings");
+      if (body["bookmarkEveryMs"] !== undefined) {
+        const ms = body["bookmarkEveryMs"];
+        if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 10 || ms > 600_000) throw badRequest("bookmarkEveryMs must be an integer from 10 to 600000");
+        tenant.objects.bookmarkEveryMs = ms;
+      }
       if (body["autoFinalize"] !== undefined) {
         if (typeof body["autoFinalize"] !== "boolean") throw badRequest("autoFinalize must be a boolean");
         tenant.autoFinalize = body["autoFinalize"];

@@ -63,13 +63,13 @@ const MAX_SERVICE_ACCOUNTS = 100;
 
 const namespacesGr = { group: "", resource: "namespaces" };
 
-export function nowTimestamp(): string {
+function nowTimestamp(): string {
   // Kubernetes timestamps have whole seconds.
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 /** Keys sorted at every level: how the API server encodes unstructured (custom) objects. */
-export function sortKeys(v: unknown): Json {
+function sortKeys(v: unknown): Json {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (isPlainObject(v)) {
     const out: JsonObject = {};
@@ -177,7 +177,7 @@ export class Tenant {
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;
   /** The objects, recording every change for watches (watch.ts). */
-  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv());
+  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv(), () => this.resourceVersion);
   private readonly snapshots = new Map<number, Entry[]>();
   private faults: KubeFaultState[] = [];
   private faultSeq = 0;
@@ -707,10 +707,11 @@ export class Tenant {
   }
 
   /** The first fault matching the request; consumes one of its `times`. */
-  takeFault(method: string, path: string): KubeFaultState | undefined {
+  takeFault(method: string, path: string, verb: string): KubeFaultState | undefined {
     const f = this.faults.find(
       (x) =>
         (x.match.method === undefined || x.match.method.toUpperCase() === method.toUpperCase()) &&
+        (x.match.verb === undefined || x.match.verb === verb) &&
         (x.match.pathIncludes === undefined || path.includes(x.match.pathIncludes)),
     );
     if (!f) return undefined;

@@ -160,8 +160,11 @@ export interface ServiceAccountSpec {
 }
 
 export interface KubeFault {
-  /** Applies to API calls (never the control API); `pathIncludes` is matched against the path below the tenant's base URL, without the query. */
-  match: { method?: string; pathIncludes?: string };
+  /**
+   * Applies to API calls (never the control API); `pathIncludes` is matched against the path below the tenant's base URL,
+   * without the query; `verb` against the RBAC verb (get, list, watch, delete, ...), which tells a watch from a list.
+   */
+  match: { method?: string; pathIncludes?: string; verb?: string };
   /** Answer with this HTTP status and the matching Status reason instead of the real answer. */
   status?: number;
   /** Sent as Retry-After (and details.retryAfterSeconds); 429 defaults to 1. */
@@ -214,6 +217,8 @@ export interface KubeTenantSettings {
   arcVersion: ArcVersion;
   /** GitHub says each busy runner's job still runs: autoFinalize holds their deletions. */
   jobsStillRunning: boolean;
+  /** A watch that asked for bookmarks (allowWatchBookmarks=true) gets one this often (kube-apiserver: about a minute). */
+  bookmarkEveryMs: number;
 }
 
 export interface KubeTenantState extends KubeTenantSettings {

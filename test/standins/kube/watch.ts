@@ -5,14 +5,17 @@
 // kept history is answered as kube-apiserver does: HTTP 200 and one ERROR event
 // carrying a Status with reason Expired and code 410 (then the stream ends).
 // Tests force that with the control API (compact, watches/expire) and end open
-// watches with watches/close, as an API server restart would.
+// watches with watches/close, as an API server restart would. A watch that asks
+// for bookmarks (allowWatchBookmarks=true) gets, as kube-apiserver sends them
+// (about once a minute; settings.bookmarkEveryMs here), a BOOKMARK event whose
+// object carries only the current resourceVersion: every event up to it was sent.
 import type { ServerResponse } from "node:http";
 import { isPlainObject } from "./crd-schema.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { badRequest, failure } from "./status.ts";
 import type { JsonObject } from "./types.ts";
 
-export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 
 interface WatchEvent {
   type: WatchEventType;
@@ -52,10 +55,14 @@ export class ObjectsWithHistory extends Map<string, JsonObject> {
   /** A watch may resume from a resourceVersion at or above this; below, it gets 410. */
   private oldestResumable = 0;
   private bump: () => string = () => "0";
+  private current: () => string = () => "0";
+  /** How often a watch that allows bookmarks gets one. */
+  bookmarkEveryMs = 60_000;
 
-  /** Set by the tenant: how to get the next resourceVersion. */
-  withBump(bump: () => string): this {
+  /** Set by the tenant: how to get the next resourceVersion, and the current one. */
+  withBump(bump: () => string, current: () => string): this {
     this.bump = bump;
+    this.current = current;
     return this;
   }
 
@@ -135,6 +142,7 @@ export class ObjectsWithHistory extends Map<string, JsonObject> {
     if (timeoutText !== null && !/^\d+$/.test(timeoutText)) throw badRequest(`invalid value for timeoutSeconds: ${JSON.stringify(timeoutText)}`);
     const timeoutSeconds = timeoutText === null ? 0 : Math.min(Number(timeoutText), MAX_TIMEOUT_SECONDS);
     const from = rvText === "" ? 0 : Number(rvText);
+    const bookmarksAllowed = ["true", "1"].includes(q.get("allowWatchBookmarks") ?? "");
     const inNamespace = (key: string): boolean => namespace === "" || key.startsWith(`${namespace}/`);
 
     return (res) => {
@@ -162,7 +170,12 @@ export class ObjectsWithHistory extends Map<string, JsonObject> {
       const w: Watcher = { namespace, matches, res };
       this.watchers.add(w);
       const timer = timeoutSeconds > 0 ? setTimeout(() => res.end(), timeoutSeconds * 1000) : undefined;
+      // Events are written as they happen, so at any moment every event up to the current version was sent.
+      const bookmarks = bookmarksAllowed
+        ? setInterval(() => line(res, { type: "BOOKMARK", object: { kind: "EphemeralRunner", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: this.current() } } }), this.bookmarkEveryMs)
+        : undefined;
       res.on("close", () => {
+        clearInterval(bookmarks);
         clearTimeout(timer);
         this.watchers.delete(w);
       });

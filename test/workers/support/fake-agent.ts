@@ -8,7 +8,7 @@ import { call, deliver, testEnv } from "./worker.ts";
 
 export const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
 export const REPO = "octo-org/octo-repo";
-export const NOW = Date.now();
+const NOW = Date.now();
 
 export const agentEnv = (over: Record<string, string | undefined> = {}) => testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
 
@@ -27,6 +27,15 @@ export interface Agent {
   reads: string[];
   /** How a read is answered: the runner, null (404), or undefined: "cannot read" (as an agent without the API server would). */
   readAnswer: (namespace: string, name: string) => AgentRunner | null | undefined;
+  /**
+   * The namespaces of its last hello. A snapshot's last part sent without `namespaces` gets them,
+   * each whole as of now (as the real agent says of a namespace it has just listed).
+   */
+  namespaces: string[];
+  /** Says each namespace is whole as of now, as a watch bookmark makes the real agent say. */
+  fresh(namespaces?: string[]): void;
+  /** Reads are answered this long after they came (a slow API server). */
+  readDelayMs: number;
 }
 
 /** An agent of the cluster "default" with AGENT_TOKEN, or of `opts.cluster` with the token given (its HMAC token, in the tests of many clusters). */
@@ -43,17 +52,27 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     reads: [],
     readAnswer: () => undefined,
     closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
+    namespaces: [NS],
+    readDelayMs: 0,
     // A message to a socket the ledger already closed (a replaced agent answering late) is dropped, as the network would.
     send: (m) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
+      const message = m as { type?: string; part?: number; parts?: number; namespaces?: unknown };
+      if (message.type === "hello" && Array.isArray(message.namespaces)) agent.namespaces = message.namespaces as string[];
+      const whole = message.type === "snapshot" && message.part === message.parts && message.namespaces === undefined ? { namespaces: agent.namespaces.map((namespace) => ({ namespace, wholeMsAgo: 0 })) } : {};
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ ...message, ...whole }));
     },
+    fresh: (namespaces) => agent.send({ type: "namespaces", namespaces: (namespaces ?? agent.namespaces).map((namespace) => ({ namespace, wholeMsAgo: 0 })) }),
   };
   ws.addEventListener("message", (e) => {
     const message = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
     if (message.type === "read") {
       agent.reads.push(`${message.namespace}/${message.name}`);
-      const runner = agent.readAnswer(message.namespace, message.name);
-      agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+      const answer = () => {
+        const runner = agent.readAnswer(message.namespace, message.name);
+        agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+      };
+      if (agent.readDelayMs > 0) setTimeout(answer, agent.readDelayMs);
+      else answer();
       return;
     }
     const order = message;

@@ -79,12 +79,15 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   };
 
   const snapshot = async (): Promise<void> => {
+    const listedAt = Date.now();
     const runners = await current();
-    send({ type: "snapshot", id: crypto.randomUUID(), part: 1, parts: 1, runners });
+    // A list is whole as of its start.
+    send({ type: "snapshot", id: crypto.randomUUID(), part: 1, parts: 1, runners, namespaces: namespaces.map((namespace) => ({ namespace, wholeMsAgo: Date.now() - listedAt })) });
     told = new Map(runners.map((r) => [r.uid, r]));
   };
 
   const watch = async (): Promise<void> => {
+    const listedAt = Date.now();
     const now = await current();
     const seen = new Set<string>();
     for (const r of now) {
@@ -93,6 +96,9 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     }
     for (const [uid, r] of told) if (!seen.has(uid)) send({ type: "remove", namespace: r.namespace, name: r.name, uid });
     told = new Map(now.map((r) => [r.uid, r]));
+    // Every event up to the list above is sent: a bookmark makes the real agent say so. The list was
+    // taken before the events went, so its age is the time since the list began.
+    send({ type: "namespaces", namespaces: namespaces.map((namespace) => ({ namespace, wholeMsAgo: Date.now() - listedAt })) });
   };
 
   const settle = () => new Promise((r) => setTimeout(r, 20));
