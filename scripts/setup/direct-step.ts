@@ -57,7 +57,8 @@ async function readToken(root: string, context: string): Promise<string | undefi
 export async function directClusterStep(c: StepContext): Promise<void> {
   c.say.step("4. The cluster (direct mode)");
   const cluster = c.a.clusters[0] ?? "default";
-  const st = (c.state.clusters[cluster] ??= { overlay: join(c.a.stateDir, "direct") });
+  c.state.clusters[cluster] ??= { overlay: join(c.a.stateDir, "direct") };
+  const st = c.state.clusters[cluster];
   if (st.applied && (c.state.secretsBySetup.includes("KUBE_TOKEN") || c.state.secretsKept.includes("KUBE_TOKEN"))) {
     writeDirectOverlay(c, st.secret === "kept");
     c.say.done(`the ServiceAccount and Roles were applied and KUBE_TOKEN ${c.state.secretsKept.includes("KUBE_TOKEN") ? "kept" : "stored"} by an earlier run: kept`);
