@@ -146,12 +146,14 @@ export class NamespaceWatch extends BackgroundLoop {
         if (type === "BOOKMARK") this.events.bookmark(this.namespace);
       };
       const onDone = (err: unknown): void => {
-        if (expired || statusCodeOf(err) === 410) return finish({ kind: "expired" });
-        if (failure !== undefined) return finish({ kind: "failed", why: failure });
+        if (expired || statusCodeOf(err) === 410) finish({ kind: "expired" });
+        else if (failure !== undefined) finish({ kind: "failed", why: failure });
         // client-node ends a quiet watch after 30 s without data: resume, it is no failure.
-        if (err === null || err === undefined || (err instanceof Error && err.name === "TimeoutError")) return finish({ kind: "closed" });
-        const code = statusCodeOf(err);
-        finish({ kind: "failed", why: code !== undefined ? `HTTP ${code} ${errorText(err)}` : errorText(err) });
+        else if (err === null || err === undefined || (err instanceof Error && err.name === "TimeoutError")) finish({ kind: "closed" });
+        else {
+          const code = statusCodeOf(err);
+          finish({ kind: "failed", why: code !== undefined ? `HTTP ${code} ${errorText(err)}` : errorText(err) });
+        }
       };
       new Watch(this.kc)
         .watch(path, { resourceVersion: rv, allowWatchBookmarks: true }, onEvent, onDone)
