@@ -2,7 +2,7 @@
 import { ledgerSection, type LedgerRateRow } from "./ledger-rate.ts";
 import { ARC_REAPER_MODEL } from "./day/arc-reaper-model.ts";
 import { POLLING_MODEL } from "./day/polling-model.ts";
-import { DEFAULT_DAY } from "./day/trace.ts";
+import { DEFAULT_DAY, LONG_JOBS_DAY } from "./day/trace.ts";
 import type { AlarmLatency } from "./alarm-latency.ts";
 import type { runDay } from "./day-table.ts";
 import { DAY_POLICY } from "./day-table.ts";
@@ -243,7 +243,7 @@ of the due time. ${load("day")}
 **The day** is a simulation in Node (bench/day/), not a measurement: both reapers replay
 the same trace, and every decision is made by arc-reaper's real code
 (src/reaper/judge.ts, bench/day/fold-facts.ts, src/reaper/schedule-facts.ts, which are
-pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_POLICY.maxJobSeconds)} s). What is modelled:
+pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_POLICY.maxJobSeconds)} s, recheck ${int(DAY_POLICY.recheckSeconds ?? 0)} s), on two fleets. What is modelled:
 
 - **The day** (seed ${DEFAULT_DAY.seed}): ${int(DEFAULT_DAY.jobs)} jobs in runs of 1 to 8 jobs arriving over 24 h with an office-hours
   peak at 14:00 UTC; job durations log-normal (median ${DEFAULT_DAY.medianJobSeconds / 60} min, σ ${DEFAULT_DAY.jobSigma}, 20 s to 6 h); a
@@ -254,6 +254,9 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   never needs more, so neither reaper changes when jobs start. GitHub sends
   \`workflow_job\` queued / in_progress / completed and \`workflow_run\` requested /
   in_progress / completed for each.
+- **The long-jobs day** (seed ${LONG_JOBS_DAY.seed}), the second fleet: the same shape and hazards, but
+  ${pct(LONG_JOBS_DAY.longShare ?? 0)} of the runs are builds whose every job runs ${(LONG_JOBS_DAY.longSeconds?.[0] ?? 0) / 3600} to ${(LONG_JOBS_DAY.longSeconds?.[1] ?? 0) / 3600} hours (games, ML,
+  mobile), so many jobs outlive the recheck interval; maxRunners ${int(LONG_JOBS_DAY.maxRunners)}.
 - **arc-reaper** (bench/day/arc-reaper-model.ts), following src/ledger/ and src/reaper/:
   webhooks arrive ${a.webhookLatencyMs / 1000} s after GitHub sends them and are recorded at once (the ledger is
   strongly consistent); ${pct(a.lossRate)} fail (no 2xx) and show as failed deliveries ${a.failedListedAfterMs / 1000} s later.
@@ -265,7 +268,10 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   lists the failed deliveries (\`status=failure\`) since the previous listing minus ${a.listingOverlapMs / 60_000} minutes, ${a.deliveriesPerPage} a page (a page per
   call, the last page reaching past the window) and asks redelivery once per failed
   delivery (at most half the budget); it asks GitHub only about runners past the bound
-  (none in one day) or busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs);
+  (none in one day), busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs), or running
+  past the recheck (REAPER_RECHECK_SECONDS, ${int(DAY_POLICY.recheckSeconds ?? 0)} s) with no completion heard; a recheck, at the
+  alarm or in a sweep, is one read of the run's jobs (100 a page; a job read when the job is
+  its run's only open one) that answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once
   per repository; the webhook payload carries the installation id.
