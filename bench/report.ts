@@ -13,19 +13,21 @@ import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
-import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
+import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
 
 export interface Report {
   machine: Machine;
   loadBefore: string;
   loadAfter: string;
   /** 1-minute load average before and after each table's measurement. */
-  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger", [string, string]>>;
+  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet", [string, string]>>;
   seconds: number;
   intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];
   big: SweepCost;
   day: { alarm: AlarmLatency; result: ReturnType<typeof runDay> };
+  /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
+  fleet?: SweepCost;
   /** Table 5: recorded deliveries one ledger sustains (bench/ledger-rate.ts). */
   ledger?: LedgerRateRow[];
 }
@@ -55,6 +57,14 @@ export function renderReport(r: Report): string {
 
 Written by \`npm run bench\` (bench/run.ts) on ${m.date}, commit ${m.commit}; the run took ${Math.round(r.seconds)} s.
 Run it again after \`npm ci\`; nothing leaves 127.0.0.1.
+
+**Headlines** (issue 25), each from the tables below:
+
+${[
+  r.day.result.facts.find((f) => f.startsWith("GitHub calls per hour on the long-jobs day")) ?? "GitHub calls per hour on the long-jobs day: not measured",
+  r.intake.rows.some((x) => x.durable) ? durableHeadline(r.intake.rows) : "Recorded deliveries against the durable minimum: not measured",
+  r.fleet ? fleetHeadline(r.fleet) : "A steady sweep over 50,000 live runners: not measured",
+].join("\n\n")}
 
 | machine | |
 |---|---|
@@ -104,6 +114,13 @@ requests sent. arc-reaper also logs one JSON line per delivery, which wrangler's
 process forwards; that cost is in neither column. ${load("intake")}
 
 ${intakeTable(r.intake.rows)}
+
+**Against the durable minimum** (issue 25): a third Worker (bench/durable-baseline-worker.ts) verifies the
+signature with the same call, stores the delivery (GUID, event, body) with one INSERT in a
+SQLite-backed Durable Object over RPC and answers 202 once the write is stored: the least any
+design that never loses a delivery does. Same load, same rounds, each target first in turn.
+
+${intakeDurableTable(r.intake.rows)}
 
 **Where the rest of the time goes.** By difference, at ${r.intake.split.concurrency} connections, the same
 ${INTAKE.rounds} rounds of warm-up and window, the three alternated: the baseline; arc-reaper
@@ -299,6 +316,23 @@ ${r.day.result.facts.map((f) => `- ${f}`).join("\n")}
   ${fixed((r.day.result.outcomes[0]!.calls.byKind["deliveries listing"] ?? 0) / 31, 1)} listing calls an hour instead of one per ${a.deliveriesPerPage} deliveries of the day
   (${fixed(r.day.result.trace.deliveries.length / a.deliveriesPerPage / 24, 1)} an hour at the very least when every delivery was listed). The polling reaper's
   figure is itself held down by the 5,000/h limit in its busy hours (its skipped checks are listed above).
-${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}`;
+${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet")) : ""}`;
 }
 
+/** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
+function fleetSection(f: SweepCost, load: string): string {
+  return `
+
+## 6. A direct-mode sweep over ${int(f.runners)} live runners
+
+The same measurement as table 3 (the same mix of live runners, seeded through \`POST /webhook\`
+and the Kubernetes stand-in), ${int(f.runners)} live runners in ${int(Math.ceil(f.runners / 4_500))} namespaces (the stand-in holds
+5,000 objects per tenant, so each namespace is its own tenant behind one API URL). Goals (issue 25):
+a steady sweep under ${FLEET_GOALS.cpuMs / 1000} s of workerd CPU and at most ${FLEET_GOALS.subrequests} subrequests; the first, over
+rows never judged, under ${FLEET_GOALS.firstCpuMs / 1000} s. ${load}
+
+${bigSweepTable(f, FLEET_GOALS)}
+
+${fleetHeadline(f)}
+`;
+}
