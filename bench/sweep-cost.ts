@@ -95,7 +95,17 @@ function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, un
 async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[], namespaces: readonly string[]): Promise<number> {
   const hooks = runners.flatMap(webhooksFor);
   await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
-    const res = await stack.postWebhook(event, payload);
+    // wrangler dev's proxy may drop a connection on a loaded machine: a delivery is retried (twice), as GitHub would.
+    const post = async (tries: number): Promise<Awaited<ReturnType<LocalStack["postWebhook"]>>> => {
+      try {
+        return await stack.postWebhook(event, payload);
+      } catch (e) {
+        if (tries <= 1) throw e;
+        await new Promise((r) => setTimeout(r, 500));
+        return post(tries - 1);
+      }
+    };
+    const res = await post(3);
     if (res.status !== 202) throw new Error(`seeding: POST /webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
   });
   for (const [n, namespace] of namespaces.entries()) {
