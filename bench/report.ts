@@ -12,6 +12,7 @@ import { fixed, int } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
+import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
 
@@ -28,6 +29,8 @@ export interface Report {
   day: { alarm: AlarmLatency; result: ReturnType<typeof runDay> };
   /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
   fleet?: SweepCost;
+  /** The agent's snapshot of the same fleet: its messages (bench/snapshot-size.ts). */
+  snapshot?: SnapshotSize;
   /** Table 5: recorded deliveries one ledger sustains (bench/ledger-rate.ts). */
   ledger?: LedgerRateRow[];
 }
@@ -316,11 +319,11 @@ ${r.day.result.facts.map((f) => `- ${f}`).join("\n")}
   ${fixed((r.day.result.outcomes[0]!.calls.byKind["deliveries listing"] ?? 0) / 31, 1)} listing calls an hour instead of one per ${a.deliveriesPerPage} deliveries of the day
   (${fixed(r.day.result.trace.deliveries.length / a.deliveriesPerPage / 24, 1)} an hour at the very least when every delivery was listed). The polling reaper's
   figure is itself held down by the 5,000/h limit in its busy hours (its skipped checks are listed above).
-${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet")) : ""}`;
+${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot) : ""}`;
 }
 
 /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
-function fleetSection(f: SweepCost, load: string): string {
+function fleetSection(f: SweepCost, load: string, snap?: SnapshotSize): string {
   return `
 
 ## 6. A direct-mode sweep over ${int(f.runners)} live runners
@@ -334,5 +337,11 @@ rows never judged, under ${FLEET_GOALS.firstCpuMs / 1000} s. ${load}
 ${bigSweepTable(f, FLEET_GOALS)}
 
 ${fleetHeadline(f)}
-`;
+${snap ? `
+**The agent's snapshot** of ${int(snap.runners)} runners (bench/snapshot-size.ts, the agent's own split,
+src/agent/runner-view.ts): ${int(snap.messages)} messages of at most ${int(snap.perPart)} runners, the largest
+${fixed(snap.largestBytes / 1024, 1)} KiB (${fixed((100 * snap.largestBytes) / (32 * 1024 * 1024), 2)}% of the 32 MiB a Durable Object receives in one message),
+${fixed(snap.totalBytes / 1024 / 1024, 1)} MiB in all. The ledger applies each message as it comes (one INSERT per runner into
+the snapshot table) and swaps the view in with three statements when the last part is in.
+` : ""}`;
 }

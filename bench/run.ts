@@ -19,6 +19,7 @@ import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
+import { measureSnapshot, type SnapshotSize } from "./snapshot-size.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
 import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
 
@@ -85,7 +86,10 @@ if (only.includes("sweep")) {
 }
 
 let fleet: SweepCost | undefined;
+let snapshot: SnapshotSize | undefined;
 if (only.includes("fleet")) {
+  snapshot = measureSnapshot(FLEET_SWEEP);
+  log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`);
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
   fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
@@ -114,7 +118,7 @@ const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
 if (intake && history && big && day && fleet) {
   const path = join(ROOT, "BENCHMARKS.md");
-  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, fleet, ...(ledger ? { ledger } : {}) };
+  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, fleet, ...(snapshot ? { snapshot } : {}), ...(ledger ? { ledger } : {}) };
   await writeFile(path, renderReport(report));
   // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
   await mkdir(join(ROOT, ".bench"), { recursive: true });
