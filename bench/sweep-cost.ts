@@ -92,9 +92,23 @@ function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, un
   return hooks;
 }
 
+/** Above this many live runners the webhooks are recorded in bulk (POST /test/seed-live, each through the ledger's receive), not one request each. */
+const BULK_ABOVE = 10_000;
+const BULK_BATCH = 200;
+
 async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[], namespaces: readonly string[]): Promise<number> {
   const hooks = runners.flatMap(webhooksFor);
-  await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
+  if (runners.length > BULK_ABOVE) {
+    for (let i = 0; i < hooks.length; i += BULK_BATCH) {
+      const batch = hooks.slice(i, i + BULK_BATCH).map((h, k) => ({ ...h, guid: `seed-${i + k}` }));
+      const res = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" }, body: JSON.stringify(batch) }).catch(async (e: unknown) => {
+        const probe = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` }, body: "[]" }).then(async (r) => `${r.status} ${await r.text()}`, (x: unknown) => String(x));
+        throw new Error(`seeding live runners in bulk (batch at ${i}): ${String(e)}; an empty batch answers ${probe}`);
+      });
+      const body = (await res.json()) as { written?: number };
+      if (res.status !== 200 || body.written !== batch.length) throw new Error(`seeding live runners in bulk: answered ${res.status}: ${JSON.stringify(body)}`);
+    }
+  } else await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
     // wrangler dev's proxy may drop a connection on a loaded machine: a delivery is retried (twice), as GitHub would.
     const post = async (tries: number): Promise<Awaited<ReturnType<LocalStack["postWebhook"]>>> => {
       try {
