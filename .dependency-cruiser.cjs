@@ -1,4 +1,4 @@
-// The layout's import rules (DESIGN.md "Layout"), checked in CI by `npm run lint:imports`.
+// The layout's import rules (docs/design.md, "Layout and its import rules"), checked in CI by `npm run lint:imports`.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [

@@ -17,7 +17,7 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-COPY src/agent ./src/agent
-COPY src/cluster/agent-protocol.ts src/cluster/agent-message-fields.ts src/cluster/parse-agent-message.ts src/cluster/parse-ledger-message.ts ./src/cluster/
+# Only what .dockerignore lets in: src/agent and the files it shares with the Worker, listed there once.
+COPY src ./src
 USER 1000:1000
 ENTRYPOINT ["node", "src/agent/main.ts"]

@@ -23,14 +23,8 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      {
-        // Pure modules (model, reaper, parsers) on plain Node: no workerd, no stand-ins; seconds.
-        test: {
-          name: "unit",
-          environment: "node",
-          include: ["test/unit/**/*.test.ts"],
-        },
-      },
+      // Pure modules (model, reaper, parsers) on plain Node: no workerd, no stand-ins; seconds.
+      "./vitest.unit.config.ts",
       {
         test: {
           name: "node",

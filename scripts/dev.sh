@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm start: the Worker locally on http://127.0.0.1:8787 with an embedded KV.
+# npm start: the Worker locally on http://127.0.0.1:8787, its ledger (a SQLite Durable Object) kept by wrangler under .wrangler/.
 # Settings come from .dev.vars when you made one, else from .dev.vars.example.
 set -euo pipefail
 cd "$(dirname "$0")/.."

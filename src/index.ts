@@ -4,6 +4,7 @@ import type { WorkerEnv } from "./env.ts";
 import { createApp } from "./http/app.ts";
 import { ledgerFor } from "./ledger/ledger-for.ts";
 import { logLine } from "./log.ts";
+import { errorText } from "./model/error-text.ts";
 
 export { Ledger } from "./ledger/ledger.ts";
 
@@ -22,7 +23,7 @@ export default {
       ledgerFor(env, result.settings.ledgerName)
         .sweep(controller.scheduledTime)
         .then(() => undefined)
-        .catch((e: unknown) => logLine({ msg: "sweep failed", error: e instanceof Error ? e.message : String(e) })),
+        .catch((e: unknown) => logLine({ msg: "sweep failed", error: errorText(e) })),
     );
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -337,18 +337,3 @@ function delayOf(cluster: SimCluster, job: TraceJob): number | null {
   const at = cluster.deletedAt.get(job.index);
   return at === undefined ? null : at - job.completedAt;
 }
-
-// Deliveries sent in [from, to]: `deliveries` is sorted by `at`.
-function countBetween(deliveries: readonly TraceDelivery[], from: number, to: number): number {
-  const lower = (x: number) => {
-    let lo = 0;
-    let hi = deliveries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (deliveries[mid]!.at < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  return lower(to + 1) - lower(from);
-}

@@ -13,7 +13,7 @@ const SLOT = (WIDTH - LEFT - 4) / 24;
 const BAR = Math.floor(SLOT * 0.7);
 
 /** Bottom to top in each bar. */
-export const SERIES = [
+const SERIES = [
   { key: "reaped", label: "reaped", fill: "#cf222e" },
   { key: "kept", label: "kept (job over, not deleted)", fill: "#bf8700" },
   { key: "gone", label: "gone", fill: "#8c959f" },
@@ -26,7 +26,7 @@ const total = (h: HourFigures): number => h.reaped + h.kept + h.gone;
 const roundSeconds = (s: number): string => (s < 60 ? `${s}s` : s < 3600 ? `${s / 60}m` : `${s / 3600}h`);
 
 /** "≤ 5s", or "> 1h" past the largest bucket. */
-export function describePercentile(p: DelayPercentile): string {
+function describePercentile(p: DelayPercentile): string {
   return p.atMostSeconds !== null ? `≤ ${roundSeconds(p.atMostSeconds)}` : `> ${roundSeconds(p.moreThanSeconds ?? 0)}`;
 }
 

@@ -91,8 +91,6 @@ const pathOf = (repo: string): string => repo.split("/").map(encodeURIComponent)
 export const runUrl = (web: string, repo: string, runId: number): string => `${web}/${pathOf(repo)}/actions/runs/${runId}`;
 export const jobUrl = (web: string, repo: string, runId: number, jobId: number): string => `${runUrl(web, repo, runId)}/job/${jobId}`;
 
-export { formatDuration };
-
 function Relative(props: { at: string | null; now: number }) {
   if (!props.at) return <span>—</span>;
   const ms = Date.parse(props.at) - props.now;

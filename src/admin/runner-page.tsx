@@ -5,7 +5,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { RunnerRow } from "../ledger/queries.ts";
-import type { StoryEntry } from "../ledger/runner-record.ts";
+import type { StoryEntry } from "../model/runner.ts";
 import { closedHow } from "./closed-how.ts";
 import { jobUrl, Layout, runUrl } from "./page.tsx";
 import { safeLink } from "./safe-link.ts";
@@ -20,7 +20,7 @@ export interface RunnerStory {
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where a story entry came from, in words. */
-export function sourceLabel(source: string): string {
+function sourceLabel(source: string): string {
   if (GUID.test(source)) return `webhook delivery ${source}`;
   switch (source) {
     case "rest":

@@ -1,6 +1,6 @@
 // What the admin listing, the page and /metrics show of a runner: its row in the
 // ledger (src/ledger/queries.ts), and the `?state=` filter they share.
-import { RUNNER_STATES, type RunnerState } from "../ledger/runner-record.ts";
+import { RUNNER_STATES, type RunnerState } from "../model/runner.ts";
 
 export { RUNNER_STATES, type RunnerState };
 export type { RunnerRow } from "../ledger/queries.ts";

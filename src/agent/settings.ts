@@ -1,5 +1,7 @@
-// The agent's settings, from the environment. Every bad setting is named; the
-// token's value is never echoed (only its length).
+// The agent's settings, from the environment: a valibot schema per setting.
+// Every bad setting is named; the token's value is never echoed (only its length).
+import * as v from "valibot";
+import { commaList, eachStopsAtFirst, messagesOf, withDefault } from "../config/env-schema.ts";
 
 export interface AgentSettings {
   /** ARC_REAPER_URL as given (https, or http for 127.0.0.1/localhost only). */
@@ -20,93 +22,97 @@ export interface AgentSettings {
 
 export type SettingsResult = { ok: true; settings: AgentSettings } | { ok: false; problems: string[] };
 
-export const MIN_TOKEN_LENGTH = 32;
+const MIN_TOKEN_LENGTH = 32;
 /** The placeholder in infra/agent's Secret: an agent started with it refuses to run. */
 export const TOKEN_PLACEHOLDER_PREFIX = "REPLACE_ME";
+/** The cluster a single-cluster install has: its token may be the Worker's AGENT_TOKEN itself. */
+const DEFAULT_CLUSTER = "default";
+const DEFAULT_HEALTH_PORT = 8080;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+const shown = (raw: unknown): string => JSON.stringify(raw);
 
-function readUrl(raw: string | undefined, problems: string[]): { reaperUrl: string; agentUrl: string } | undefined {
-  if (raw === undefined || raw.trim() === "") {
-    problems.push("ARC_REAPER_URL is required (the Worker's https:// address)");
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    // Never echoed: a value that does not parse may still hold credentials.
-    problems.push(`ARC_REAPER_URL is not a URL (${raw.trim().length} characters; the value is not shown)`);
-    return undefined;
-  }
-  const loopback = LOOPBACK_HOSTS.has(url.hostname);
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
-    problems.push(`ARC_REAPER_URL must use https:// (http:// only for 127.0.0.1 or localhost), got ${JSON.stringify(url.protocol)}`);
-    return undefined;
-  }
-  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
-    problems.push("ARC_REAPER_URL must not carry credentials, a query or a fragment");
-    return undefined;
-  }
-  const base = `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
-  return { reaperUrl: base, agentUrl: `${base.replace(/^http/, "ws")}/agent` };
-}
+const reaperUrl = v.pipe(
+  withDefault("ARC_REAPER_URL", ""),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const raw = dataset.value;
+    if (raw === "") {
+      addIssue({ message: "ARC_REAPER_URL is required (the Worker's https:// address)" });
+      return NEVER;
+    }
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      // Never echoed: a value that does not parse may still hold credentials.
+      addIssue({ message: `ARC_REAPER_URL is not a URL (${raw.length} characters; the value is not shown)` });
+      return NEVER;
+    }
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
+      addIssue({ message: `ARC_REAPER_URL must use https:// (http:// only for 127.0.0.1 or localhost), got ${shown(url.protocol)}` });
+      return NEVER;
+    }
+    if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
+      addIssue({ message: "ARC_REAPER_URL must not carry credentials, a query or a fragment" });
+      return NEVER;
+    }
+    const base = `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+    return { reaperUrl: base, agentUrl: `${base.replace(/^http/, "ws")}/agent` };
+  }),
+);
 
-/** The cluster a single-cluster install has: its token may be the Worker's AGENT_TOKEN itself. */
-export const DEFAULT_CLUSTER = "default";
+// Surrounding whitespace (a Secret written with `echo`) is dropped, as the Worker trims its AGENT_TOKEN.
+const token = v.pipe(
+  withDefault("AGENT_TOKEN", ""),
+  v.check((t) => t !== "", "AGENT_TOKEN is required (the same secret as the Worker's AGENT_TOKEN)"),
+  v.check((t) => !t.startsWith(TOKEN_PLACEHOLDER_PREFIX), "AGENT_TOKEN is still the placeholder from infra/agent: set the real secret"),
+  v.check((t) => !/\s/.test(t), "AGENT_TOKEN must not contain whitespace"),
+  v.minLength(MIN_TOKEN_LENGTH, (issue) => `AGENT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, got ${issue.received}`),
+);
 
-// Surrounding whitespace (a Secret written with `echo`) is dropped on both sides, as the Worker trims its AGENT_TOKEN.
-function readToken(raw: string | undefined, problems: string[]): string {
-  const token = (raw ?? "").trim();
-  if (token === "") problems.push("AGENT_TOKEN is required (the same secret as the Worker's AGENT_TOKEN)");
-  else if (token.startsWith(TOKEN_PLACEHOLDER_PREFIX)) problems.push("AGENT_TOKEN is still the placeholder from infra/agent: set the real secret");
-  else if (/\s/.test(token)) problems.push("AGENT_TOKEN must not contain whitespace");
-  else if (token.length < MIN_TOKEN_LENGTH) problems.push(`AGENT_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, got ${token.length}`);
-  return token;
-}
+const cluster = v.pipe(
+  withDefault("AGENT_CLUSTER", DEFAULT_CLUSTER),
+  v.regex(DNS_LABEL, (issue) => `AGENT_CLUSTER must be a DNS label (lowercase letters, digits and dashes, at most 63), got ${shown(issue.input)}`),
+);
 
-function readCluster(raw: string | undefined, problems: string[]): string {
-  const cluster = (raw ?? "").trim() || DEFAULT_CLUSTER;
-  if (!DNS_LABEL.test(cluster)) problems.push(`AGENT_CLUSTER must be a DNS label (lowercase letters, digits and dashes, at most 63), got ${JSON.stringify(raw)}`);
-  return cluster;
-}
+const namespaces = v.pipe(
+  withDefault("REAPER_NAMESPACES", ""),
+  v.transform(commaList),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const list = dataset.value;
+    if (list.length === 0) addIssue({ message: "REAPER_NAMESPACES is required: a comma-separated list of runner namespaces" });
+    for (const ns of list) if (!DNS_LABEL.test(ns)) addIssue({ message: `REAPER_NAMESPACES: ${shown(ns)} is not a valid namespace name` });
+    const dup = list.find((ns, i) => list.indexOf(ns) !== i);
+    if (dup !== undefined) addIssue({ message: `REAPER_NAMESPACES names ${shown(dup)} twice` });
+  }),
+);
 
-function readNamespaces(raw: string | undefined, problems: string[]): string[] {
-  const namespaces = (raw ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
-  if (namespaces.length === 0) problems.push("REAPER_NAMESPACES is required: a comma-separated list of runner namespaces");
-  for (const ns of namespaces) {
-    if (!DNS_LABEL.test(ns)) problems.push(`REAPER_NAMESPACES: ${JSON.stringify(ns)} is not a valid namespace name`);
-  }
-  const dup = namespaces.find((ns, i) => namespaces.indexOf(ns) !== i);
-  if (dup !== undefined) problems.push(`REAPER_NAMESPACES names ${JSON.stringify(dup)} twice`);
-  return namespaces;
-}
+const dryRun = v.pipe(
+  withDefault("AGENT_DRY_RUN", "false"),
+  v.toLowerCase(),
+  v.picklist(["true", "false"], (issue) => `AGENT_DRY_RUN must be true or false, got ${shown(issue.input)}`),
+  v.transform((t) => t === "true"),
+);
 
-function readDryRun(raw: string | undefined, problems: string[]): boolean {
-  const text = (raw ?? "false").trim().toLowerCase();
-  if (text !== "true" && text !== "false") problems.push(`AGENT_DRY_RUN must be true or false, got ${JSON.stringify(raw)}`);
-  return text === "true";
-}
+const healthPort = v.pipe(
+  withDefault("AGENT_HEALTH_PORT", String(DEFAULT_HEALTH_PORT)),
+  v.regex(/^\d+$/, (issue) => `AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${shown(issue.input)}`),
+  v.transform(Number),
+  v.maxValue(65535, (issue) => `AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${shown(String(issue.input))}`),
+);
 
-export const DEFAULT_HEALTH_PORT = 8080;
-
-function readHealthPort(raw: string | undefined, problems: string[]): number {
-  const text = (raw ?? "").trim();
-  if (text === "") return DEFAULT_HEALTH_PORT;
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) problems.push(`AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
-  return port;
-}
+const SETTINGS = { ARC_REAPER_URL: reaperUrl, AGENT_TOKEN: token, AGENT_CLUSTER: cluster, REAPER_NAMESPACES: namespaces, AGENT_DRY_RUN: dryRun, AGENT_HEALTH_PORT: healthPort };
+const ORDER = Object.keys(SETTINGS);
+const schema = v.object(eachStopsAtFirst(SETTINGS));
 
 export function readSettings(env: Record<string, string | undefined>): SettingsResult {
-  const problems: string[] = [];
-  const url = readUrl(env["ARC_REAPER_URL"], problems);
-  const token = readToken(env["AGENT_TOKEN"], problems);
-  const cluster = readCluster(env["AGENT_CLUSTER"], problems);
-  const namespaces = readNamespaces(env["REAPER_NAMESPACES"], problems);
-  const dryRun = readDryRun(env["AGENT_DRY_RUN"], problems);
-  const healthPort = readHealthPort(env["AGENT_HEALTH_PORT"], problems);
-  if (problems.length > 0 || url === undefined) return { ok: false, problems };
-  return { ok: true, settings: { ...url, token, cluster, namespaces, dryRun, healthPort } };
+  const parsed = v.safeParse(schema, Object.fromEntries(ORDER.map((k) => [k, env[k]])));
+  if (!parsed.success) return { ok: false, problems: messagesOf(parsed.issues, ORDER) };
+  const s = parsed.output;
+  return {
+    ok: true,
+    settings: { ...s.ARC_REAPER_URL, token: s.AGENT_TOKEN, cluster: s.AGENT_CLUSTER, namespaces: s.REAPER_NAMESPACES, dryRun: s.AGENT_DRY_RUN, healthPort: s.AGENT_HEALTH_PORT },
+  };
 }

@@ -6,7 +6,7 @@
 import { createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { fetchHttpLibrary } from "./fetch-http-library.ts";
-import { checkDeleteAnswer, describe, isConflict, isNotFound, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
+import { checkDeleteAnswer, describe, isNotFound, isUidPreconditionFailed, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
 
 const GROUP = "actions.github.com";
 const VERSION = "v1alpha1";
@@ -16,7 +16,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 export type DeleteOutcome =
   | { kind: "deleted" }
-  | { kind: "gone" } // 404 with a Kubernetes Status, or 409 (the uid precondition failed): nothing of that uid to delete
+  | { kind: "gone" } // 404 with a Kubernetes Status, or a 409 saying the uid precondition failed: nothing of that uid to delete
   | { kind: "failed"; status: number | null; why: string };
 
 /** What an order carries besides the object: the run the runner was judged on, and why (the agent checks and logs them). */
@@ -47,8 +47,8 @@ export interface Cluster {
 
 export class ClusterError extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string) {
-    super(message);
+  constructor(status: number | null, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.status = status;
   }
 }
@@ -94,7 +94,7 @@ export function createCluster(opts: ClusterOptions): Cluster {
           runners.push(...read.runners);
           continueToken = read.continueToken;
         } catch (e) {
-          throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`);
+          throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
         }
       } while (continueToken);
       return runners;
@@ -106,7 +106,7 @@ export function createCluster(opts: ClusterOptions): Cluster {
         return runnerFromRead(answer.httpStatusCode, namespace, name, answer.data);
       } catch (e) {
         if (isNotFound(e)) return undefined;
-        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`);
+        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`, { cause: e });
       }
     },
 
@@ -124,8 +124,8 @@ export function createCluster(opts: ClusterOptions): Cluster {
         checkDeleteAnswer(answer.httpStatusCode, name, answer.data);
         return { kind: "deleted" };
       } catch (e) {
-        // 409: the name now belongs to another object (the uid precondition failed), as the agent treats it.
-        if (isNotFound(e) || isConflict(e)) return { kind: "gone" };
+        // Only the uid precondition's 409 means the name now belongs to another object, as the agent reads it.
+        if (isNotFound(e) || isUidPreconditionFailed(e)) return { kind: "gone" };
         return { kind: "failed", status: statusOf(e), why: describe(e) };
       }
     },

@@ -6,15 +6,15 @@
 /** An answer that is not what the Kubernetes API server would say. */
 export class UnacceptableAnswer extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string) {
-    super(message);
+  constructor(status: number | null, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "UnacceptableAnswer";
     this.status = status;
   }
 }
 
 /** True when a redirect points to a Cloudflare Access login page. */
-export function isAccessLogin(target: URL): boolean {
+function isAccessLogin(target: URL): boolean {
   return target.hostname.endsWith(".cloudflareaccess.com") || target.pathname.startsWith("/cdn-cgi/access/");
 }
 
@@ -34,7 +34,7 @@ function redirectMessage(status: number, location: string | null, requestUrl: st
 }
 
 /** The media type alone, lowercased: "application/json" for "application/json; charset=utf-8". */
-export function mediaTypeOf(contentType: string | null): string {
+function mediaTypeOf(contentType: string | null): string {
   return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 
@@ -55,7 +55,7 @@ export function checkHttpAnswer(status: number, headers: Headers, text: string, 
   }
   try {
     return JSON.parse(text) as unknown;
-  } catch {
-    throw new UnacceptableAnswer(status, `HTTP ${status}: the body is not valid JSON`);
+  } catch (e) {
+    throw new UnacceptableAnswer(status, `HTTP ${status}: the body is not valid JSON`, { cause: e });
   }
 }

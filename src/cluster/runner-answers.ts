@@ -78,10 +78,15 @@ export function isNotFound(e: unknown): boolean {
   return statusBody(e)?.["code"] === 404;
 }
 
-/** A 409 that the API server said (a Status with code 409): on a DELETE, the uid precondition failed: the object we judged is gone. */
-export function isConflict(e: unknown): boolean {
+/**
+ * A 409 Status that says the uid precondition failed ("Precondition failed: UID in precondition: …"):
+ * the name now belongs to another object, so the one we judged is gone. Any other conflict (an
+ * admission hook, "the object has been modified", a proxy) says nothing of the object.
+ */
+export function isUidPreconditionFailed(e: unknown): boolean {
   if (!(e instanceof ApiException) || e.code !== 409) return false;
-  return statusBody(e)?.["code"] === 409;
+  const status = statusBody(e);
+  return status?.["code"] === 409 && typeof status["message"] === "string" && /precondition failed: uid/i.test(status["message"]);
 }
 
 export function statusOf(e: unknown): number | null {

@@ -1,3 +1,4 @@
+import { logLine } from "../log.ts";
 import { readSettings, type SettingsResult } from "./settings.ts";
 
 // Validated once per isolate: Workers hand the same env object to every
@@ -10,6 +11,8 @@ export function settingsFor(env: object): SettingsResult {
   if (!result) {
     result = readSettings(env as Record<string, unknown>);
     cache.set(env, result);
+    // Once per isolate and env: settings that work but should change (old names).
+    if (result.ok && result.settings.warnings.length > 0) logLine({ msg: "settings: change these", warnings: result.settings.warnings });
   }
   return result;
 }

@@ -1,7 +1,11 @@
-// Reads and validates every setting at once, so /healthz can name all problems
-// together and nothing runs on a half-valid configuration. A message names the
-// setting and what is wrong, never its value (URLs excepted, without any
-// credentials or query in them).
+// Reads and validates every setting at once (a valibot schema per setting, the
+// types derived from them), so /healthz can name all problems together and
+// nothing runs on a half-valid configuration. A message names the setting and
+// what is wrong, never its value (URLs excepted, without any credentials or
+// query in them).
+import * as v from "valibot";
+import { DNS_LABEL } from "../model/dns-label.ts";
+import { commaList, eachStopsAtFirst, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
 export type ClusterSettings =
@@ -35,8 +39,10 @@ export interface Settings {
   graceSeconds: number;
   maxJobSeconds: number;
   dryRun: boolean;
-  maxDeletionsPerSweep: number;
-  maxGithubCallsPerSweep: number;
+  /** REAPER_MAX_DELETIONS_PER_MINUTE (or the old _PER_SWEEP name): deletions in any 60 s, shared by the sweep and the alarm. */
+  maxDeletionsPerMinute: number;
+  /** REAPER_MAX_GITHUB_CALLS_PER_MINUTE (or the old _PER_SWEEP name): GitHub requests in any 60 s. */
+  maxGithubCallsPerMinute: number;
   redeliveryLookbackSeconds: number;
   /** How often a sweep lists the App's deliveries for redelivery. */
   deliveriesEverySeconds: number;
@@ -51,178 +57,206 @@ export interface Settings {
   metricsToken: string;
   /** The ledger's Durable Object name: one ledger per name. */
   ledgerName: string;
+  /** Settings that work but should change (old names): logged once and shown in /healthz/deep. */
+  warnings: string[];
 }
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
 
 type Source = Readonly<Record<string, unknown>>;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MIN_ADMIN_TOKEN_LENGTH = 16;
+/** RFC 6750's b64token: what an Authorization: Bearer header can carry (hono/bearer-auth refuses anything else). */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
+const BEARER_TOKEN_RULE = "may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one";
 const MIN_AGENT_TOKEN_LENGTH = 32;
 /** The hosts http:// may go to: a token sent in clear never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+const LABEL_WORDS = "(lowercase letters, digits and dashes, at most 63)";
 
 /** A URL as an error message may show it: scheme, host and path, never user info, query or fragment. */
 function shownUrl(u: URL): string {
   return JSON.stringify(`${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`);
 }
 
-export function readSettings(env: Source): SettingsResult {
-  const errors: string[] = [];
-  const text = (name: string, fallback?: string): string => {
-    const raw = env[name];
-    if (raw === undefined || raw === null || raw === "") {
-      if (fallback !== undefined) return fallback;
-      errors.push(`${name} is missing`);
-      return "";
-    }
-    if (typeof raw !== "string") {
-      errors.push(`${name} must be a string, got ${typeof raw}`);
-      return "";
-    }
-    return raw.trim();
-  };
-  const count = (name: string, fallback: number, min = 0): number => {
-    const raw = text(name, String(fallback));
-    if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-      errors.push(`${name} must be a whole number >= ${min}`);
-      return fallback;
-    }
-    return Number(raw);
-  };
-  // https only; http:// to a loopback host (the stand-ins, a local tunnel) and nowhere else.
-  const url = (name: string, fallback?: string): string => {
-    const raw = text(name, fallback);
-    if (raw === "") return "";
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      errors.push(`${name} must be an https URL`);
-      return "";
-    }
-    if (parsed.protocol === "http:" && !LOOPBACK_HOSTS.has(parsed.hostname)) {
-      errors.push(`${name} must be an https URL (http only to 127.0.0.1, localhost or [::1]), got ${shownUrl(parsed)}`);
-      return "";
-    }
-    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-      errors.push(`${name} must be an https URL, got ${shownUrl(parsed)}`);
-      return "";
-    }
-    return raw.replace(/\/+$/, "");
-  };
-
-  // CLUSTER_MODE=direct needs KUBE_API_URL and KUBE_TOKEN (and optionally the Access
-  // pair); agent needs AGENT_TOKEN. The other mode's settings are not read.
-  function clusterSettings(): ClusterSettings {
-    const mode = text("CLUSTER_MODE", "direct").toLowerCase();
-    if (mode === "agent") {
-      const agentToken = text("AGENT_TOKEN");
-      if (agentToken !== "" && agentToken.length < MIN_AGENT_TOKEN_LENGTH) {
-        errors.push(`AGENT_TOKEN must be at least ${MIN_AGENT_TOKEN_LENGTH} characters`);
+/** https only; http:// to a loopback host (the stand-ins, a local tunnel) and nowhere else. No trailing slash. */
+function httpsUrl(name: string, fallback?: string) {
+  return v.pipe(
+    fallback === undefined ? required(name) : withDefault(name, fallback),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      let parsed: URL;
+      try {
+        parsed = new URL(dataset.value);
+      } catch {
+        addIssue({ message: `${name} must be an https URL` });
+        return NEVER;
       }
-      return { mode: "agent", agentToken, expectedClusters: clusterNames() };
-    }
-    if (mode !== "direct") errors.push("CLUSTER_MODE must be direct or agent");
-    const apiUrl = url("KUBE_API_URL");
-    const token = text("KUBE_TOKEN");
-    const clientId = text("KUBE_ACCESS_CLIENT_ID", "");
-    const clientSecret = text("KUBE_ACCESS_CLIENT_SECRET", "");
-    if ((clientId === "") !== (clientSecret === "")) {
-      errors.push("KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together");
-    }
-    const name = text("KUBE_CLUSTER_NAME", "default");
-    if (!DNS_LABEL.test(name)) errors.push("KUBE_CLUSTER_NAME must be a DNS label (lowercase letters, digits and dashes, at most 63)");
-    return { mode: "direct", apiUrl, token, ...(clientId ? { access: { clientId, clientSecret } } : {}), name };
-  }
+      if (parsed.protocol === "http:" && !LOOPBACK_HOSTS.has(parsed.hostname)) {
+        addIssue({ message: `${name} must be an https URL (http only to 127.0.0.1, localhost or [::1]), got ${shownUrl(parsed)}` });
+        return NEVER;
+      }
+      if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+        addIssue({ message: `${name} must be an https URL, got ${shownUrl(parsed)}` });
+        return NEVER;
+      }
+      return dataset.value.replace(/\/+$/, "");
+    }),
+  );
+}
 
-  // AGENT_CLUSTERS: optional; /healthz/deep and the alert name the ones not connected.
-  function clusterNames(): string[] {
-    const names = text("AGENT_CLUSTERS", "").split(",").map((n) => n.trim()).filter((n) => n !== "");
-    names.forEach((n, i) => {
-      if (!DNS_LABEL.test(n)) errors.push(`AGENT_CLUSTERS: entry ${i + 1} is not a valid cluster name (lowercase letters, digits and dashes, at most 63)`);
-    });
-    const dup = names.find((n, i) => names.indexOf(n) !== i);
-    if (dup !== undefined && DNS_LABEL.test(dup)) errors.push(`AGENT_CLUSTERS names ${dup} twice`);
-    return names;
-  }
+/** A token of at least `min` characters (a bearer token: RFC 6750's characters only); its value is never shown. */
+const token = (name: string, min: number, o: { fallback?: string; bearer?: boolean } = {}) =>
+  v.pipe(
+    o.fallback === undefined ? required(name) : withDefault(name, o.fallback),
+    v.check((t) => t === "" || t.length >= min, `${name} must be at least ${min} characters`),
+    v.check((t) => t === "" || !o.bearer || BEARER_TOKEN.test(t), `${name} ${BEARER_TOKEN_RULE}`),
+  );
 
-  const webhookSecret = text("GITHUB_WEBHOOK_SECRET");
-  const appId = text("GITHUB_APP_ID");
-  if (appId !== "" && !/^[1-9]\d*$/.test(appId)) {
-    errors.push("GITHUB_APP_ID must be the App's numeric id");
-  }
-  const privateKey = text("GITHUB_APP_PRIVATE_KEY").replace(/\\n/g, "\n");
-  if (
-    privateKey !== "" &&
-    !/^-----BEGIN (RSA )?PRIVATE KEY-----\n[\s\S]+\n-----END (RSA )?PRIVATE KEY-----\s*$/.test(privateKey)
-  ) {
+/** A comma-separated list of DNS labels: each bad entry named by its position, never shown. */
+function labelList(name: string, what: string, opts: { required: boolean; unique: boolean }) {
+  return v.pipe(
+    opts.required ? required(name) : withDefault(name, ""),
+    v.transform(commaList),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const names = dataset.value;
+      if (opts.required && names.length === 0) addIssue({ message: `${name} names no ${what}` });
+      names.forEach((n, i) => {
+        if (!DNS_LABEL.test(n)) addIssue({ message: `${name}: entry ${i + 1} is not a valid ${what} name ${LABEL_WORDS}` });
+      });
+      const dup = opts.unique ? names.find((n, i) => names.indexOf(n) !== i) : undefined;
+      if (dup !== undefined && DNS_LABEL.test(dup)) addIssue({ message: `${name} names ${dup} twice` });
+    }),
+  );
+}
+
+const CLUSTER_MODES = ["direct", "agent"] as const;
+const clusterMode = v.pipe(withDefault("CLUSTER_MODE", "direct"), v.toLowerCase());
+
+// CLUSTER_MODE=direct needs KUBE_API_URL and KUBE_TOKEN (and optionally the Access
+// pair); agent needs AGENT_TOKEN. The other mode's settings are not read.
+const DIRECT = {
+  KUBE_API_URL: httpsUrl("KUBE_API_URL"),
+  KUBE_TOKEN: required("KUBE_TOKEN"),
+  KUBE_ACCESS_CLIENT_ID: withDefault("KUBE_ACCESS_CLIENT_ID", ""),
+  KUBE_ACCESS_CLIENT_SECRET: withDefault("KUBE_ACCESS_CLIENT_SECRET", ""),
+  KUBE_CLUSTER_NAME: v.pipe(withDefault("KUBE_CLUSTER_NAME", "default"), v.regex(DNS_LABEL, `KUBE_CLUSTER_NAME must be a DNS label ${LABEL_WORDS}`)),
+};
+const AGENT = {
+  AGENT_TOKEN: token("AGENT_TOKEN", MIN_AGENT_TOKEN_LENGTH),
+  // Optional: /healthz/deep and the alert name the ones not connected.
+  AGENT_CLUSTERS: labelList("AGENT_CLUSTERS", "cluster", { required: false, unique: true }),
+};
+
+/** The per-minute caps, each under its name or the old `..._PER_SWEEP` one (the same number, with a warning). */
+const CAPS = {
+  REAPER_MAX_DELETIONS_PER_MINUTE: wholeNumber("REAPER_MAX_DELETIONS_PER_MINUTE", 50),
+  REAPER_MAX_DELETIONS_PER_SWEEP: wholeNumber("REAPER_MAX_DELETIONS_PER_SWEEP", 50),
+  REAPER_MAX_GITHUB_CALLS_PER_MINUTE: wholeNumber("REAPER_MAX_GITHUB_CALLS_PER_MINUTE", 100),
+  REAPER_MAX_GITHUB_CALLS_PER_SWEEP: wholeNumber("REAPER_MAX_GITHUB_CALLS_PER_SWEEP", 100),
+};
+
+// In the order the errors are listed.
+const BEFORE_CLUSTER = {
+  GITHUB_WEBHOOK_SECRET: required("GITHUB_WEBHOOK_SECRET"),
+  GITHUB_APP_ID: v.pipe(required("GITHUB_APP_ID"), v.regex(/^[1-9]\d*$/, "GITHUB_APP_ID must be the App's numeric id")),
+  GITHUB_APP_PRIVATE_KEY: v.pipe(
+    required("GITHUB_APP_PRIVATE_KEY"),
+    v.transform((k) => k.replace(/\\n/g, "\n")),
     // Never echo the value: it is a secret.
-    errors.push("GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)");
-  }
-  const githubApiUrl = url("GITHUB_API_URL", "https://api.github.com");
-  const cluster = clusterSettings();
-  const namespaces = text("REAPER_NAMESPACES")
-    .split(",")
-    .map((n) => n.trim())
-    .filter((n) => n !== "");
-  if (env.REAPER_NAMESPACES && namespaces.length === 0) errors.push("REAPER_NAMESPACES names no namespace");
-  namespaces.forEach((ns, i) => {
-    if (!DNS_LABEL.test(ns)) errors.push(`REAPER_NAMESPACES: entry ${i + 1} is not a valid namespace name (lowercase letters, digits and dashes, at most 63)`);
-  });
-  const graceSeconds = count("REAPER_GRACE_SECONDS", 300);
-  const maxJobSeconds = count("REAPER_MAX_JOB_SECONDS", 432_000, 1);
-  const dryRunText = text("REAPER_DRY_RUN", "false").toLowerCase();
-  if (!["true", "false", "1", "0"].includes(dryRunText)) {
-    errors.push("REAPER_DRY_RUN must be true or false");
-  }
-  const dryRun = dryRunText === "true" || dryRunText === "1";
-  const maxDeletionsPerSweep = count("REAPER_MAX_DELETIONS_PER_SWEEP", 50);
-  const maxGithubCallsPerSweep = count("REAPER_MAX_GITHUB_CALLS_PER_SWEEP", 100);
-  const redeliveryLookbackSeconds = count("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600);
-  if (redeliveryLookbackSeconds > 3 * 86_400) {
-    errors.push("REAPER_REDELIVERY_LOOKBACK_SECONDS must be at most 259200 (GitHub keeps deliveries for 3 days)");
-  }
-  const deliveriesEverySeconds = count("REAPER_DELIVERIES_EVERY_SECONDS", 300, 1);
-  const recheckSeconds = count("REAPER_RECHECK_SECONDS", 3600, 60);
-  const historyDays = count("REAPER_HISTORY_DAYS", 7, 1);
-  const stuckSeconds = count("REAPER_STUCK_SECONDS", 900, 1);
-  const ledgerName = text("LEDGER_NAME", "ledger");
-  if (!/^[a-z0-9][-a-z0-9]{0,62}$/.test(ledgerName)) errors.push("LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes");
-  const adminToken = text("ADMIN_TOKEN");
-  if (adminToken !== "" && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    errors.push(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
-  }
+    v.regex(/^-----BEGIN (RSA )?PRIVATE KEY-----\n[\s\S]+\n-----END (RSA )?PRIVATE KEY-----\s*$/, "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)"),
+  ),
+  GITHUB_API_URL: httpsUrl("GITHUB_API_URL", "https://api.github.com"),
+  CLUSTER_MODE: v.pipe(clusterMode, v.picklist(CLUSTER_MODES, "CLUSTER_MODE must be direct or agent")),
+};
+const AFTER_CLUSTER = {
+  REAPER_NAMESPACES: labelList("REAPER_NAMESPACES", "namespace", { required: true, unique: false }),
+  REAPER_GRACE_SECONDS: wholeNumber("REAPER_GRACE_SECONDS", 300),
+  REAPER_MAX_JOB_SECONDS: wholeNumber("REAPER_MAX_JOB_SECONDS", 432_000, 1),
+  REAPER_DRY_RUN: v.pipe(withDefault("REAPER_DRY_RUN", "false"), v.toLowerCase(), v.picklist(["true", "false", "1", "0"], "REAPER_DRY_RUN must be true or false")),
+  ...CAPS,
+  REAPER_REDELIVERY_LOOKBACK_SECONDS: v.pipe(
+    wholeNumber("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600),
+    v.maxValue(3 * 86_400, "REAPER_REDELIVERY_LOOKBACK_SECONDS must be at most 259200 (GitHub keeps deliveries for 3 days)"),
+  ),
+  REAPER_DELIVERIES_EVERY_SECONDS: wholeNumber("REAPER_DELIVERIES_EVERY_SECONDS", 300, 1),
+  REAPER_RECHECK_SECONDS: wholeNumber("REAPER_RECHECK_SECONDS", 3600, 60),
+  REAPER_HISTORY_DAYS: wholeNumber("REAPER_HISTORY_DAYS", 7, 1),
+  REAPER_STUCK_SECONDS: wholeNumber("REAPER_STUCK_SECONDS", 900, 1),
+  LEDGER_NAME: v.pipe(withDefault("LEDGER_NAME", "ledger"), v.regex(/^[a-z0-9][-a-z0-9]{0,62}$/, "LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes")),
+  ADMIN_TOKEN: token("ADMIN_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { bearer: true }),
+  METRICS_TOKEN: token("METRICS_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { fallback: "", bearer: true }),
+};
 
-  const metricsToken = text("METRICS_TOKEN", "");
-  if (metricsToken !== "" && metricsToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    errors.push(`METRICS_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
-  }
+const directSchema = v.pipe(
+  v.object(eachStopsAtFirst({ ...BEFORE_CLUSTER, ...DIRECT, ...AFTER_CLUSTER })),
+  v.forward(
+    v.partialCheck(
+      [["KUBE_ACCESS_CLIENT_ID"], ["KUBE_ACCESS_CLIENT_SECRET"]],
+      (s) => (s.KUBE_ACCESS_CLIENT_ID === "") === (s.KUBE_ACCESS_CLIENT_SECRET === ""),
+      "KUBE_ACCESS_CLIENT_ID and KUBE_ACCESS_CLIENT_SECRET must be set together",
+    ),
+    ["KUBE_ACCESS_CLIENT_ID"],
+  ),
+);
+const agentSchema = v.object(eachStopsAtFirst({ ...BEFORE_CLUSTER, ...AGENT, ...AFTER_CLUSTER }));
+const ORDER = [...Object.keys(BEFORE_CLUSTER), ...Object.keys(DIRECT), ...Object.keys(AGENT), ...Object.keys(AFTER_CLUSTER)];
 
-  if (errors.length > 0) return { ok: false, errors };
+type Common = v.InferOutput<v.ObjectSchema<typeof BEFORE_CLUSTER & typeof AFTER_CLUSTER, undefined>>;
+
+/** The cap under its new name, else under its old name (with a warning), else the default. */
+function perMinute<N extends keyof typeof CAPS, O extends keyof typeof CAPS>(env: Source, vars: Common, now: N, old: O, warnings: string[]): number {
+  const given = (k: string) => v.is(required(k), env[k]);
+  if (given(old)) {
+    warnings.push(
+      given(now)
+        ? `${old} is ignored: ${now} is set (drop ${old})`
+        : `${old} is the old name of ${now} (the same number: a cap per minute, shared by the sweep and the alarm); rename it`,
+    );
+  }
+  return given(now) || !given(old) ? vars[now] : vars[old];
+}
+
+export function readSettings(env: Source): SettingsResult {
+  const mode = v.parse(clusterMode, typeof env.CLUSTER_MODE === "string" ? env.CLUSTER_MODE : undefined);
+  const input = Object.fromEntries(ORDER.map((k) => [k, env[k]]));
+  const parsed = mode === "agent" ? v.safeParse(agentSchema, input) : v.safeParse(directSchema, input);
+  if (!parsed.success) return { ok: false, errors: messagesOf(parsed.issues, ORDER) };
+  const s = parsed.output;
+  const cluster: ClusterSettings =
+    "AGENT_TOKEN" in s
+      ? { mode: "agent", agentToken: s.AGENT_TOKEN, expectedClusters: s.AGENT_CLUSTERS }
+      : {
+          mode: "direct",
+          apiUrl: s.KUBE_API_URL,
+          token: s.KUBE_TOKEN,
+          ...(s.KUBE_ACCESS_CLIENT_ID ? { access: { clientId: s.KUBE_ACCESS_CLIENT_ID, clientSecret: s.KUBE_ACCESS_CLIENT_SECRET } } : {}),
+          name: s.KUBE_CLUSTER_NAME,
+        };
+  const warnings: string[] = [];
   return {
     ok: true,
     settings: {
-      webhookSecret,
-      appId,
-      privateKey,
-      githubApiUrl,
+      webhookSecret: s.GITHUB_WEBHOOK_SECRET,
+      appId: s.GITHUB_APP_ID,
+      privateKey: s.GITHUB_APP_PRIVATE_KEY,
+      githubApiUrl: s.GITHUB_API_URL,
       cluster,
-      namespaces,
-      graceSeconds,
-      maxJobSeconds,
-      dryRun,
-      maxDeletionsPerSweep,
-      maxGithubCallsPerSweep,
-      redeliveryLookbackSeconds,
-      deliveriesEverySeconds,
-      recheckSeconds,
-      historyDays,
-      stuckSeconds,
-      adminToken,
-      metricsToken: metricsToken || adminToken,
-      ledgerName,
+      namespaces: s.REAPER_NAMESPACES,
+      graceSeconds: s.REAPER_GRACE_SECONDS,
+      maxJobSeconds: s.REAPER_MAX_JOB_SECONDS,
+      dryRun: s.REAPER_DRY_RUN === "true" || s.REAPER_DRY_RUN === "1",
+      maxDeletionsPerMinute: perMinute(env, s, "REAPER_MAX_DELETIONS_PER_MINUTE", "REAPER_MAX_DELETIONS_PER_SWEEP", warnings),
+      maxGithubCallsPerMinute: perMinute(env, s, "REAPER_MAX_GITHUB_CALLS_PER_MINUTE", "REAPER_MAX_GITHUB_CALLS_PER_SWEEP", warnings),
+      redeliveryLookbackSeconds: s.REAPER_REDELIVERY_LOOKBACK_SECONDS,
+      deliveriesEverySeconds: s.REAPER_DELIVERIES_EVERY_SECONDS,
+      recheckSeconds: s.REAPER_RECHECK_SECONDS,
+      historyDays: s.REAPER_HISTORY_DAYS,
+      stuckSeconds: s.REAPER_STUCK_SECONDS,
+      adminToken: s.ADMIN_TOKEN,
+      metricsToken: s.METRICS_TOKEN || s.ADMIN_TOKEN,
+      ledgerName: s.LEDGER_NAME,
+      warnings,
     },
   };
 }

@@ -1,8 +1,14 @@
 import { fetchWithTimeout } from "../net/fetch-with-timeout.ts";
 
-// Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_SWEEP:
+// Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_MINUTE:
 // token mints, installation look-ups, the deliveries listing and REST reads
 // alike. The budget is checked before a request is sent, never after.
+
+/**
+ * The longest GitHub's word can switch a scope off: a Retry-After or x-ratelimit-reset beyond it
+ * (a hostile or broken proxy in front of GHES) is read as an hour, and asked again then.
+ */
+export const MAX_BACKOFF_MS = 3_600_000;
 
 export class GithubBudgetExhausted extends Error {}
 export class GithubRateLimited extends Error {}
@@ -29,7 +35,12 @@ export function newCallBudget(limit: number): CallBudget {
 export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutMs: number): typeof fetch {
   return async (input, init) => {
     const now = Date.now();
-    const blockedUntil = rate.blockedUntil();
+    let blockedUntil = rate.blockedUntil();
+    if (blockedUntil > now + MAX_BACKOFF_MS) {
+      // Kept before the cap existed: an hour from now, written once.
+      blockedUntil = now + MAX_BACKOFF_MS;
+      rate.block(blockedUntil);
+    }
     if (blockedUntil > now) {
       throw new GithubRateLimited(`GitHub asked us to wait until ${new Date(blockedUntil).toISOString()}`);
     }
@@ -43,7 +54,8 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
     if (remaining !== null && /^\d+$/.test(remaining)) budget.rateLimitRemaining = Number(remaining);
     const limit = response.headers.get("x-ratelimit-limit");
     if (limit !== null && /^\d+$/.test(limit)) budget.rateLimitLimit = Number(limit);
-    const backOff = await backOffUntil(response, now);
+    const asked = await backOffUntil(response, now);
+    const backOff = asked === null ? null : Math.min(asked, now + MAX_BACKOFF_MS);
     if (backOff !== null) {
       // A rate limit is a back-off, never an answer: no caller may read it as "not installed" or "not found".
       rate.block(backOff);

@@ -1,5 +1,6 @@
 // Turns a verified GitHub webhook into the facts it teaches. Pure: the caller
-// verified the signature and parsed the JSON; this checks the shape.
+// verified the signature and parsed the JSON; valibot schemas check the shape.
+import * as v from "valibot";
 import type { Fact } from "../model/facts.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import { installationChange, type InstallationChange } from "./installation-from-webhook.ts";
@@ -16,22 +17,58 @@ const GITHUB_HOSTED_GROUP = "GitHub Actions";
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-class Invalid extends Error {}
-
-function field<T>(obj: Obj, path: string, check: (v: unknown) => v is T, what: string): T {
-  const value = path.split(".").reduce<unknown>((o, k) => (isObj(o) ? o[k] : undefined), obj);
-  if (!check(value)) {
-    throw new Invalid(`${path} must be ${what}, got ${value === undefined ? "nothing" : JSON.stringify(value)}`);
-  }
-  return value;
-}
 const isId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
 const isText = (v: unknown): v is string => typeof v === "string" && v !== "";
 const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
 const isRepo = (v: unknown): v is string => typeof v === "string" && /^[^/\s]+\/[^/\s]+$/.test(v);
 // A Kubernetes object name: what ARC names the runner after.
-const isRunnerName = (v: unknown): v is string =>
-  typeof v === "string" && /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v);
+const isRunnerName = (v: unknown): v is string => typeof v === "string" && /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v);
+
+const shown = (v: unknown): string => (v === undefined ? "nothing" : JSON.stringify(v));
+/** A field that must pass `check`: the message names its path (as the payload's readers know it) and the value. */
+const must = <T>(path: string, what: string, check: (v: unknown) => v is T) => v.custom<T>(check, (issue) => `${path} must be ${what}, got ${shown(issue.input)}`);
+const anObject = (path: string) => (issue: v.BaseIssue<unknown>) => `${path} must be an object, got ${shown(issue.input)}`;
+
+/** An object at `path` whose fields are checked even when absent, so that each field's own message names it. */
+function fields<E extends v.ObjectEntries>(path: string, entries: E) {
+  return v.pipe(
+    v.custom<Obj>(isObj, anObject(path)),
+    v.transform((o) => ({ ...Object.fromEntries(Object.keys(entries).map((k) => [k, undefined])), ...o })),
+    v.looseObject(entries),
+  );
+}
+
+// The payloads' shapes, in the order their fields are checked (the first problem is the one named).
+// No repository at all is checked as one without a name: the message names repository.full_name.
+const repository = v.pipe(
+  v.unknown(),
+  v.transform((r) => r ?? {}),
+  fields("repository", { full_name: must("repository.full_name", "owner/repo", isRepo) }),
+);
+const jobFields = { run_id: must("run_id", "a positive integer", isId), id: must("id", "a positive integer", isId) };
+const JobStarted = fields("payload", { repository, workflow_job: fields("workflow_job", { ...jobFields, started_at: must("started_at", "a timestamp", isTime) }) });
+const JobCompleted = fields("payload", {
+  repository,
+  workflow_job: fields("workflow_job", { ...jobFields, completed_at: must("completed_at", "a timestamp", isTime), conclusion: must("conclusion", "a conclusion", isText) }),
+});
+const RunCompleted = fields("payload", {
+  repository,
+  workflow_run: fields("workflow_run", {
+    id: must("id", "a positive integer", isId),
+    run_attempt: must("run_attempt", "a positive integer", isId),
+    updated_at: must("updated_at", "a timestamp", isTime),
+    conclusion: must("conclusion", "a conclusion", isText),
+  }),
+});
+
+class Invalid extends Error {}
+
+/** The payload as `schema` reads it, or Invalid naming the first field that is wrong. */
+function parsed<S extends v.GenericSchema>(schema: S, payload: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, payload, { abortEarly: true });
+  if (!result.success) throw new Invalid(result.issues[0].message);
+  return result.output;
+}
 
 export function factsFromWebhook(event: string, deliveryId: string, payload: unknown): WebhookOutcome {
   if (!isObj(payload)) return { kind: "invalid", error: "payload must be a JSON object" };
@@ -59,7 +96,8 @@ function installationId(payload: Obj): number | undefined {
 }
 
 function fromWorkflowJob(action: "in_progress" | "completed", source: string, payload: Obj): WebhookOutcome {
-  const job = field(payload, "workflow_job", isObj, "an object");
+  const job = payload.workflow_job;
+  if (!isObj(job)) throw new Invalid(`workflow_job must be an object, got ${shown(job)}`);
   const runner = job.runner_name;
   if (runner === null || runner === undefined || runner === "") {
     return { kind: "ignored", why: `workflow_job.${action}: the job has no runner (cancelled before one took it)` };
@@ -74,44 +112,39 @@ function fromWorkflowJob(action: "in_progress" | "completed", source: string, pa
     };
   }
   const attempt = job.run_attempt;
-  const common = {
+  const common = (p: { repository: { full_name: string }; workflow_job: { run_id: number; id: number } }) => ({
     runner,
-    repo: field(payload, "repository.full_name", isRepo, "owner/repo"),
-    runId: field(job, "run_id", isId, "a positive integer"),
+    repo: p.repository.full_name,
+    runId: p.workflow_job.run_id,
     // Older payloads lack run_attempt; 0 means unknown, and then only the job's own completion counts.
     runAttempt: isId(attempt) ? attempt : 0,
-    jobId: field(job, "id", isId, "a positive integer"),
+    jobId: p.workflow_job.id,
     installationId: installationId(payload),
     source,
     names: namesOfJob(job),
-  };
+  });
   if (action === "in_progress") {
-    const startedAt = field(job, "started_at", isTime, "a timestamp");
-    return {
-      kind: "facts",
-      facts: [{ type: "job-started", ...common, startedAt }],
-      summary: `job ${common.jobId} of run ${common.runId} started on ${runner}`,
-    };
+    const p = parsed(JobStarted, payload);
+    const fact = { type: "job-started" as const, ...common(p), startedAt: p.workflow_job.started_at };
+    return { kind: "facts", facts: [fact], summary: `job ${fact.jobId} of run ${fact.runId} started on ${runner}` };
   }
-  const completedAt = field(job, "completed_at", isTime, "a timestamp");
-  const conclusion = field(job, "conclusion", isText, "a conclusion");
+  const p = parsed(JobCompleted, payload);
+  const { completed_at: completedAt, conclusion } = p.workflow_job;
   const startedAt = isTime(job.started_at) ? job.started_at : undefined;
-  return {
-    kind: "facts",
-    facts: [{ type: "job-completed", ...common, startedAt, completedAt, conclusion }],
-    summary: `job ${common.jobId} on ${runner} completed: ${conclusion}`,
-  };
+  const fact = { type: "job-completed" as const, ...common(p), startedAt, completedAt, conclusion };
+  return { kind: "facts", facts: [fact], summary: `job ${fact.jobId} on ${runner} completed: ${conclusion}` };
 }
 
 function fromWorkflowRun(source: string, payload: Obj): WebhookOutcome {
-  const run = field(payload, "workflow_run", isObj, "an object");
+  const p = parsed(RunCompleted, payload);
+  const run = p.workflow_run;
   const fact = {
     type: "run-completed" as const,
-    repo: field(payload, "repository.full_name", isRepo, "owner/repo"),
-    runId: field(run, "id", isId, "a positive integer"),
-    runAttempt: field(run, "run_attempt", isId, "a positive integer"),
-    updatedAt: field(run, "updated_at", isTime, "a timestamp"),
-    conclusion: field(run, "conclusion", isText, "a conclusion"),
+    repo: p.repository.full_name,
+    runId: run.id,
+    runAttempt: run.run_attempt,
+    updatedAt: run.updated_at,
+    conclusion: run.conclusion,
     installationId: installationId(payload),
     source,
     names: namesOfRun(run),

@@ -9,14 +9,14 @@ import type { GithubCache } from "./github-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import type { JobNames } from "../model/facts.ts";
+import { errorText } from "../model/error-text.ts";
 
 const TOKEN_PERMISSIONS = { actions: "read" } as const;
 const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
-export const INSTALLATION_RETRY_MS = 3_600_000;
+const INSTALLATION_RETRY_MS = 3_600_000;
 
-export { newGithubCache, type GithubCache, type GithubMemory } from "./github-memory.ts";
 
 export interface GithubJob {
   id: number;
@@ -60,8 +60,8 @@ export interface GithubOptions {
 
 export class GithubError extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string) {
-    super(message);
+  constructor(status: number | null, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.status = status;
   }
 }
@@ -156,6 +156,32 @@ export function createGithub(opts: GithubOptions) {
       }
       opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
+    },
+
+    /** What GitHub says of an installation now (App JWT): 404 is deleted, `suspended_at` set is suspended. */
+    async installationState(installationId: number): Promise<"live" | "suspended" | "deleted"> {
+      try {
+        const { data } = await call(`reading installation ${installationId}`, () =>
+          app.octokit.request("GET /app/installations/{installation_id}", { installation_id: installationId }),
+        );
+        return data.suspended_at ? "suspended" : "live";
+      } catch (e) {
+        if (e instanceof GithubError && e.status === 404) return "deleted";
+        throw e;
+      }
+    },
+
+    /** The installation that covers a repository now (App JWT, no cache), or undefined when GitHub answers 404. */
+    async repositoryInstallation(repo: string): Promise<number | undefined> {
+      try {
+        const { data } = await call(`looking up the installation for ${repo}`, () =>
+          app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
+        );
+        return data.id;
+      } catch (e) {
+        if (e instanceof GithubError && e.status === 404) return undefined;
+        throw e;
+      }
     },
 
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
@@ -266,7 +292,7 @@ function toGithubError(what: string, e: unknown): GithubError | GithubBudgetExha
   if (cause instanceof GithubBudgetExhausted || cause instanceof GithubRateLimited) return cause;
   // @octokit/request reports a network failure, a timeout included, as a "500" with the cause attached.
   if (cause instanceof Error && cause !== e) {
-    return new GithubError(null, `${what}: ${cause.name === "TimeoutError" ? "timed out" : cause.message}`);
+    return new GithubError(null, `${what}: ${cause.name === "TimeoutError" ? "timed out" : cause.message}`, { cause });
   }
   if (e instanceof RequestError) {
     const message = (e.response?.data as { message?: string } | undefined)?.message ?? e.message;
@@ -275,10 +301,10 @@ function toGithubError(what: string, e: unknown): GithubError | GithubBudgetExha
       hint = " (the App needs the Actions: read permission, and the installation must have accepted it)";
     }
     if (e.status === 401) hint = " (check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY)";
-    return new GithubError(e.status, `${what}: GitHub answered ${e.status}: ${message}${hint}`);
+    return new GithubError(e.status, `${what}: GitHub answered ${e.status}: ${message}${hint}`, { cause: e });
   }
-  const reason = e instanceof Error ? (e.name === "TimeoutError" ? "timed out" : e.message) : String(e);
-  return new GithubError(null, `${what}: ${reason}`);
+  const reason = e instanceof Error && e.name === "TimeoutError" ? "timed out" : errorText(e);
+  return new GithubError(null, `${what}: ${reason}`, { cause: e });
 }
 
 function toJob(data: {

@@ -10,7 +10,7 @@ const VERSION_0 = [0x02, 0x01, 0x00];
 export function toPkcs8(pem: string): string {
   const match = PKCS1.exec(pem);
   if (!match) {
-    if (pem.includes("-----BEGIN PRIVATE KEY-----")) return pem.trim() + "\n";
+    if (pem.includes("-----BEGIN PRIVATE KEY-----")) return `${pem.trim()}\n`;
     throw new Error("arc-reaper github: GITHUB_APP_PRIVATE_KEY is neither a PKCS#1 nor a PKCS#8 PEM key");
   }
   const pkcs1 = base64ToBytes(match[1]!.replace(/\s+/g, ""));

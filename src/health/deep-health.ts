@@ -7,8 +7,9 @@
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
+import { errorText } from "../model/error-text.ts";
 
-export interface HealthCheck {
+interface HealthCheck {
   name: string;
   ok: boolean;
   detail: string;
@@ -26,7 +27,7 @@ export interface KnownInstallation {
 }
 
 /** At most this many installations are minted for in one check; the rest are named as not checked. */
-export const MAX_INSTALLATIONS_CHECKED = 20;
+const MAX_INSTALLATIONS_CHECKED = 20;
 
 export interface DeepHealthDeps {
   cluster: ClusterSettings;
@@ -39,13 +40,11 @@ export interface DeepHealthDeps {
   installations: KnownInstallation[];
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
 async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
   try {
     return { name, ok: true, detail: await run() };
   } catch (e) {
-    return { name, ok: false, detail: message(e) };
+    return { name, ok: false, detail: errorText(e) };
   }
 }
 

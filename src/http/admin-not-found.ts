@@ -6,7 +6,7 @@ import { errorPageHtml } from "../admin/page.tsx";
 import { pageHeaders } from "./admin-page-route.ts";
 
 /** JSON for API clients (Accept: application/json, or no HTML asked for); an HTML page for browsers. */
-export function wantsHtml(c: Context): boolean {
+function wantsHtml(c: Context): boolean {
   const accept = c.req.header("accept") ?? "";
   if (/application\/json/i.test(accept)) return false;
   return /text\/html/i.test(accept);

@@ -4,6 +4,7 @@ import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { MAX_PAGE, parseCursor, type RunnerQuery } from "../ledger/queries.ts";
+import { DNS_LABEL } from "../model/dns-label.ts";
 
 /** The listing's query: ?state=, ?repo=owner/name, ?cluster=name, ?limit=1..500, ?cursor= (from the previous page). */
 export function runnerQuery(c: Context): { query?: RunnerQuery; error?: string } {
@@ -12,7 +13,7 @@ export function runnerQuery(c: Context): { query?: RunnerQuery; error?: string }
   const repo = c.req.query("repo");
   if (repo !== undefined && !/^[^/\s]+\/[^/\s]+$/.test(repo)) return { error: `repo must be owner/name, got ${JSON.stringify(repo)}` };
   const cluster = c.req.query("cluster");
-  if (cluster !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(cluster)) return { error: `cluster must be a cluster name (DNS label), got ${JSON.stringify(cluster)}` };
+  if (cluster !== undefined && !DNS_LABEL.test(cluster)) return { error: `cluster must be a cluster name (DNS label), got ${JSON.stringify(cluster)}` };
   const limitText = c.req.query("limit");
   if (limitText !== undefined && (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > MAX_PAGE)) {
     return { error: `limit must be a whole number from 1 to ${MAX_PAGE}, got ${JSON.stringify(limitText)}` };

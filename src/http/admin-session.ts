@@ -15,8 +15,8 @@ import type { AppEnv } from "./app-env.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 
 /** Sent as __Host-arc-reaper-admin. */
-export const SESSION_COOKIE = "arc-reaper-admin";
-export const SESSION_SECONDS = 12 * 3600;
+const SESSION_COOKIE = "arc-reaper-admin";
+const SESSION_SECONDS = 12 * 3600;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const TOKEN_PURPOSE = "arc-reaper admin token v1|";
 
@@ -29,7 +29,7 @@ async function sha256(text: string): Promise<string> {
 }
 
 /** What the ledger stores for the token a session was made with. */
-export const tokenHash = (adminToken: string): Promise<string> => sha256(`${TOKEN_PURPOSE}${adminToken}`);
+const tokenHash = (adminToken: string): Promise<string> => sha256(`${TOKEN_PURPOSE}${adminToken}`);
 
 /** The session id of the request's cookie, when it has the shape of one. */
 function sessionId(c: Context): string | undefined {

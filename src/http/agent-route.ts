@@ -1,7 +1,7 @@
 // GET /agent: an in-cluster agent's one WebSocket (CLUSTER_MODE=agent). The
 // cluster it names (X-Arc-Reaper-Cluster, "default" when absent) and its bearer
 // are checked here, in constant time, before anything is upgraded; a refusal is
-// counted and logged without the token. The upgrade itself is the ledger's,
+// counted in the isolate (door-counts.ts) and logged without the token. The upgrade itself is the ledger's,
 // which holds the socket with the Hibernation API, one per cluster.
 import type { Context } from "hono";
 import { CLUSTER_HEADER, DEFAULT_CLUSTER } from "../cluster/agent-protocol.ts";
@@ -12,8 +12,8 @@ import type { AppEnv } from "./app-env.ts";
 import { admitsCluster } from "./agent-token.ts";
 import { bearerToken } from "./constant-time.ts";
 import { clientAddress } from "./client-address.ts";
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+import { countAgentRefusal } from "./door-counts.ts";
+import { DNS_LABEL } from "../model/dns-label.ts";
 
 export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   if (settings.cluster.mode !== "agent") {
@@ -28,7 +28,7 @@ export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Prom
     // The label's values are bounded: an unknown name (anyone can send one) counts as "other".
     const known = validName && (cluster === DEFAULT_CLUSTER || settings.cluster.expectedClusters.includes(cluster));
     logLine({ msg: "agent refused", cluster: validName ? cluster : "(invalid)", why, client: clientAddress(c.req.header("cf-connecting-ip")) });
-    c.executionCtx.waitUntil(ledgerFor(c.env, settings.ledgerName).countAgentRefused(known ? cluster : "other").catch(() => undefined));
+    countAgentRefusal(c, settings.ledgerName, known ? cluster : "other");
     const error = validName
       ? `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`
       : `${CLUSTER_HEADER} must be a cluster name (DNS label)`;

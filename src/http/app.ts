@@ -1,7 +1,6 @@
 import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { settingsFor } from "../config/settings-for.ts";
-import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
@@ -9,9 +8,9 @@ import { adminNotFound } from "./admin-not-found.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { rawLedgerName } from "../ledger/ledger-for.ts";
 import { throttleBearer } from "./bearer-throttle.ts";
+import { requireToken } from "./require-token.ts";
 import { countAtDoor } from "./door-counts.ts";
 import { shedFloods } from "./shed-floods.ts";
-import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
 import { logLine } from "../log.ts";
@@ -40,27 +39,12 @@ function countEarlyAnswer(c: Context<AppEnv>, outcome: "misconfigured" | "too_la
   countAtDoor(c, rawLedgerName(c.env), c.req.header("x-github-event") ?? "", outcome);
 }
 
-async function requireAdmin(c: Context<AppEnv>, next: Next): Promise<Response | void> {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token || !constantTimeEqual(token, c.get("settings").adminToken)) {
-    return c.json({ error: "a valid ADMIN_TOKEN bearer token is required" }, 401, { "www-authenticate": "Bearer" });
-  }
-  await next();
-}
-
-async function requireMetricsToken(c: Context<AppEnv>, next: Next): Promise<Response | void> {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token || !constantTimeEqual(token, c.get("settings").metricsToken)) {
-    return c.json({ error: "a valid METRICS_TOKEN (or ADMIN_TOKEN when METRICS_TOKEN is unset) bearer token is required" }, 401, { "www-authenticate": "Bearer" });
-  }
-  await next();
-}
-
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  // Before any work: a flood from one address is shed (the agent's socket excepted: it reconnects on its own schedule).
-  app.use("*", async (c, next) => (c.req.path === "/agent" ? next() : shedFloods(c, next)));
+  // Before any work: a flood from one address is shed, GET /agent included (an agent reconnects far below the limit).
+  app.use("*", shedFloods);
   const admin = throttleBearer("admin");
+  const requireAdmin = requireToken("admin");
   app.get("/healthz", (c) => healthz(c));
   app.get("/healthz/deep", requireSettings, admin, requireAdmin, (c) => deepHealthz(c));
   app.post(
@@ -84,7 +68,7 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/pause", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
   app.post("/admin/resume", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
-  app.get("/metrics", requireSettings, throttleBearer("metrics"), requireMetricsToken, (c) => serveMetrics(c, c.get("settings")));
+  app.get("/metrics", requireSettings, throttleBearer("metrics"), requireToken("metrics"), (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) => (c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)));
   return app;
 }

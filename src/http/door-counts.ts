@@ -1,5 +1,5 @@
 // Answers given without the ledger (no or a bad signature, too large, not JSON,
-// ignored, shed) are counted in the isolate and sent to the ledger at most every
+// ignored, shed; GET /agent refused before the upgrade) are counted in the isolate and sent to the ledger at most every
 // FLUSH_EVERY_MS, so a flood of strangers costs the ledger no call and no write
 // per request. An isolate that is evicted before its next flush loses what it
 // counted since the last one (at most 10 s of these counters, and the GUIDs of
@@ -11,7 +11,7 @@ import type { DoorBatch } from "../ledger/ledger.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 
-export const FLUSH_EVERY_MS = 10_000;
+const FLUSH_EVERY_MS = 10_000;
 /** Bounds the isolate's memory under a flood: GUIDs beyond these are dropped (a redelivery may follow). */
 const MAX_PENDING_GUIDS = 10_000;
 
@@ -19,6 +19,8 @@ interface Pending {
   counts: Map<string, { event: string; outcome: DeliveryOutcome; n: number }>;
   received: Set<string>;
   installations: Map<string, number>;
+  /** GET /agent refused before the upgrade, by cluster (a known name, or "other"). */
+  agentRefusals: Map<string, number>;
   lastFlush: number;
 }
 
@@ -27,7 +29,10 @@ const pendingByLedger = new Map<string, Pending>();
 
 function pendingFor(ledgerName: string): Pending {
   let p = pendingByLedger.get(ledgerName);
-  if (!p) pendingByLedger.set(ledgerName, (p = { counts: new Map(), received: new Set(), installations: new Map(), lastFlush: 0 }));
+  if (!p) {
+    p = { counts: new Map(), received: new Set(), installations: new Map(), agentRefusals: new Map(), lastFlush: 0 };
+    pendingByLedger.set(ledgerName, p);
+  }
   return p;
 }
 
@@ -47,6 +52,18 @@ export function countAtDoor(c: Context<AppEnv>, ledgerName: string, event: strin
   else p.counts.set(`${outcome}\u0000`, { event: "", outcome, n: (p.counts.get(`${outcome}\u0000`)?.n ?? 0) + 1 });
   if (extras.guid !== undefined && p.received.size < MAX_PENDING_GUIDS) p.received.add(extras.guid);
   if (extras.installation) p.installations.set(extras.installation.repo, extras.installation.id);
+  flushWhenDue(c, ledgerName, p);
+}
+
+/** Counts one GET /agent refused before the upgrade (`cluster`: a known name, or "other"), like a delivery answered at the door. */
+export function countAgentRefusal(c: Context<AppEnv>, ledgerName: string, cluster: string): void {
+  const p = pendingFor(ledgerName);
+  // The caller bounds the names (known clusters and "other"), so the map stays small.
+  p.agentRefusals.set(cluster, (p.agentRefusals.get(cluster) ?? 0) + 1);
+  flushWhenDue(c, ledgerName, p);
+}
+
+function flushWhenDue(c: Context<AppEnv>, ledgerName: string, p: Pending): void {
   const now = Date.now();
   if (now - p.lastFlush < FLUSH_EVERY_MS) return;
   p.lastFlush = now;
@@ -56,15 +73,17 @@ export function countAtDoor(c: Context<AppEnv>, ledgerName: string, event: strin
 /** Sends what this isolate counted to the ledger now (also before /metrics answers); kept for the next send if the ledger fails. */
 export async function flushDoorCounts(env: WorkerEnv, ledgerName: string): Promise<void> {
   const p = pendingFor(ledgerName);
-  if (p.counts.size === 0 && p.received.size === 0 && p.installations.size === 0) return;
+  if (p.counts.size === 0 && p.received.size === 0 && p.installations.size === 0 && p.agentRefusals.size === 0) return;
   const batch: DoorBatch = {
     counts: [...p.counts.values()],
     received: [...p.received],
     installations: [...p.installations].map(([repo, id]) => ({ repo, id })),
+    agentRefusals: [...p.agentRefusals].map(([cluster, n]) => ({ cluster, n })),
   };
   p.counts = new Map();
   p.received = new Set();
   p.installations = new Map();
+  p.agentRefusals = new Map();
   try {
     await ledgerFor(env, ledgerName).countBatch(batch);
   } catch {
@@ -74,5 +93,6 @@ export async function flushDoorCounts(env: WorkerEnv, ledgerName: string): Promi
     }
     for (const g of batch.received) if (p.received.size < MAX_PENDING_GUIDS) p.received.add(g);
     for (const { repo, id } of batch.installations) if (!p.installations.has(repo)) p.installations.set(repo, id);
+    for (const { cluster, n } of batch.agentRefusals ?? []) p.agentRefusals.set(cluster, n + (p.agentRefusals.get(cluster) ?? 0));
   }
 }

@@ -23,8 +23,9 @@ export function healthz(c: Context<AppEnv>): Response {
   return adminBearer(c) ? c.json({ ok: false, errors: result.errors }, 503) : c.json({ ok: false }, 503);
 }
 
-/** 200 when every check passed, else 503; each check says in words what it tried. */
+/** 200 when every check passed, else 503; each check says in words what it tried; settings to change (old names) are listed. */
 export async function deepHealthz(c: Context<AppEnv>): Promise<Response> {
-  const health = await ledgerFor(c.env, c.get("settings").ledgerName).deepHealth();
-  return c.json(health, health.ok ? 200 : 503);
+  const settings = c.get("settings");
+  const health = await ledgerFor(c.env, settings.ledgerName).deepHealth();
+  return c.json(settings.warnings.length > 0 ? { ...health, warnings: settings.warnings } : health, health.ok ? 200 : 503);
 }

@@ -3,7 +3,9 @@
 // requests per period in the Cloudflare location that serves them; over the
 // limit, the answer is 429 without reading the body, checking a signature or
 // calling the ledger. GitHub's deliveries come from many addresses, each far
-// below the limit.
+// below the limit; an agent reconnects far below it too, so GET /agent is shed
+// alike (before its token is checked). A shed delivery is counted as "shed";
+// a shed GET /agent only answers 429 (the agent logs it and backs off).
 import type { Context, Next } from "hono";
 import { rawLedgerName } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";

@@ -7,6 +7,7 @@ import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { countAtDoor, type DoorExtras } from "./door-counts.ts";
 import { verifySignature } from "./verify-signature.ts";
+import { errorText } from "../model/error-text.ts";
 
 const WORKFLOW_EVENTS = new Set(["workflow_job", "workflow_run"]);
 // One decoder per isolate (a decoder without streaming keeps no state between calls).
@@ -41,7 +42,7 @@ export async function receiveWebhook(c: Context<AppEnv>, settings: Settings): Pr
   try {
     payload = JSON.parse(UTF8.decode(raw));
   } catch (e) {
-    return answer(400, "invalid", `body is not valid JSON: ${(e as Error).message}`);
+    return answer(400, "invalid", `body is not valid JSON: ${errorText(e)}`);
   }
   const outcome = factsFromWebhook(event, delivery, payload);
   if (outcome.kind === "invalid") return answer(400, "invalid", outcome.error);

@@ -11,7 +11,6 @@
 import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage, type DeleteOrder, type OrderOutcome, type ReadOrder } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
-import type { ClusterRunner } from "../model/runner.ts";
 import { AgentViewTable } from "./agent-view-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import type { Sql } from "./sql.ts";

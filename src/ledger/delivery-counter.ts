@@ -7,7 +7,7 @@ import type { CountersTable } from "./counters-table.ts";
 const KNOWN_EVENTS = new Set(["workflow_job", "workflow_run", "ping", "installation", "installation_repositories", "github_app_authorization"]);
 // duplicate: a GUID the ledger received before (a replay); stale: facts about a job older than the
 // history; shed: refused by the per-address rate limit before any work.
-export const DELIVERY_OUTCOMES = ["recorded", "ignored", "invalid", "rejected", "too_large", "misconfigured", "duplicate", "stale", "shed"] as const;
+const DELIVERY_OUTCOMES = ["recorded", "ignored", "invalid", "rejected", "too_large", "misconfigured", "duplicate", "stale", "shed"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export function countDelivery(counters: CountersTable, event: string, outcome: DeliveryOutcome, n = 1): void {

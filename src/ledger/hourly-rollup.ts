@@ -13,7 +13,7 @@ export const DELAY_BUCKETS: readonly number[] = [1, 2, 3, 5, 7, 10, 15, 20, 30, 
 export const HOUR_MS = 3_600_000;
 const KEEP_HOURS = 48;
 
-export function delayBucket(delayMs: number): number {
+function delayBucket(delayMs: number): number {
   const i = DELAY_BUCKETS.findIndex((upper) => delayMs <= upper * 1000);
   return i === -1 ? DELAY_BUCKETS.length : i;
 }

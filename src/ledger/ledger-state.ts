@@ -20,7 +20,8 @@ import { MemoryTable } from "./memory-table.ts";
 import { recordFacts, type ScheduleFacts } from "./record-facts.ts";
 import { rollUpDecision } from "./roll-up-decision.ts";
 import { RedeliveriesTable } from "./redeliveries-table.ts";
-import { withStory, type RunnerRecord } from "./runner-record.ts";
+import { withStory } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
@@ -221,7 +222,7 @@ export class LedgerState implements LedgerPort {
     if (JSON.stringify(times) !== JSON.stringify(this.memory.get<number[]>(DELETIONS_KEY) ?? [])) this.memory.set(DELETIONS_KEY, times);
   }
 
-  /** GitHub calls of the last 60 s: the alarm and the sweep share REAPER_MAX_GITHUB_CALLS_PER_SWEEP in any 60 s. */
+  /** GitHub calls of the last 60 s: the alarm and the sweep share REAPER_MAX_GITHUB_CALLS_PER_MINUTE in any 60 s. */
   githubTimes(now: number, limit: number): number[] {
     return new SlidingWindow(this.memory.get<number[]>(GITHUB_KEY) ?? [], limit, now).toJSON();
   }

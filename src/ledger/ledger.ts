@@ -9,7 +9,8 @@ import { clusterFor } from "../cluster/cluster-for.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
-import { createGithub, type Github, type GithubCache } from "../github/github-client.ts";
+import { createGithub, type Github } from "../github/github-client.ts";
+import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
 import { runAlarm } from "../reaper/alarm.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
@@ -17,9 +18,9 @@ import type { Watched } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { sweep, type SweepReport } from "../reaper/sweep.ts";
-import type { Fact } from "../model/facts.ts";
 import { AgentLink, type AgentStatus } from "./agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
+import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
@@ -33,8 +34,11 @@ import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
+import { errorText } from "../model/error-text.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
+const CONFIRM_TIMEOUT_MS = 4_000;
 
 /** What the Worker counted at its door (in its isolate) since its last flush. */
 export interface DoorBatch {
@@ -43,6 +47,8 @@ export interface DoorBatch {
   received: string[];
   /** The installation each of those deliveries named, per repository. */
   installations: { repo: string; id: number }[];
+  /** GET /agent refused before the upgrade, by cluster (a known name, or "other"). */
+  agentRefusals?: { cluster: string; n: number }[];
 }
 
 export interface Receipt {
@@ -73,15 +79,27 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const { outcome, changed } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
+    const { outcome, changed, toConfirm } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
     if (changed.length > 0) await this.rearm(state);
+    if (toConfirm) await this.confirmInstallation(settings, state, toConfirm);
     return { outcome, rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
+  }
+
+  /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
+  private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
+    const now = Date.now();
+    const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
+    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
+    const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
+    logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
   }
 
   /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
   async countBatch(batch: DoorBatch): Promise<void> {
     const counters = new CountersTable(this.sql);
     for (const { event, outcome, n } of batch.counts) countDelivery(counters, event, outcome, n);
+    for (const { cluster, n } of batch.agentRefusals ?? []) counters.add("arc_reaper_agent_refusals_total", { cluster }, n);
     rememberBatch(this.sql, new MemoryTable(this.sql), batch, Date.now());
   }
 
@@ -117,10 +135,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const before = this.cost();
     const settings = this.settings();
     const state = this.state(settings);
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
     const report = await sweep({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
       state.prune(now);
@@ -144,10 +162,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = result.settings;
     const state = this.state(settings);
     const before = this.cost();
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerSweep);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerSweep - githubTimes.length);
+    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
+    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
     const report = await runAlarm({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerSweep);
+    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
     state.counters.add("arc_reaper_alarms_total");
     await this.rearm(state);
     const cost = this.costSince(before);
@@ -172,7 +190,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
-    this.agent.closed(ws, 1006, error instanceof Error ? error.message : String(error));
+    this.agent.closed(ws, 1006, errorText(error));
   }
 
   /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
@@ -181,7 +199,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       const state = this.state(this.settings());
       if (state.release("agent", Date.now(), cluster) > 0) await this.rearm(state);
     } catch (e) {
-      logLine({ msg: "waking runners after the agent's snapshot failed", error: e instanceof Error ? e.message : String(e) });
+      logLine({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
     }
   }
 
@@ -194,11 +212,6 @@ export class Ledger extends DurableObject<WorkerEnv> {
   async agentStatuses(): Promise<AgentStatus[]> {
     const settings = this.settings();
     return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
-  }
-
-  /** GET /agent refused before the upgrade (`cluster`: a known name, or "other"). */
-  async countAgentRefused(cluster: string): Promise<void> {
-    new CountersTable(this.sql).add("arc_reaper_agent_refusals_total", { cluster });
   }
 
   async runners(query: RunnerQuery): Promise<RunnerPage> {
@@ -264,7 +277,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = this.settings();
     const state = this.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerSweep);
+    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
     const connected = settings.cluster.mode === "agent" ? this.agent.statuses(settings.cluster.expectedClusters).filter((a) => a.connected).map((a) => a.cluster) : undefined;
     const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.sql) });
     logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
@@ -310,13 +323,13 @@ export class Ledger extends DurableObject<WorkerEnv> {
       policy,
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,
-      maxDeletionsPerMinute: settings.maxDeletionsPerSweep,
+      maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
       log: logLine,
     });
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
@@ -332,9 +345,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
         privateKey: settings.privateKey,
         budget,
         cache: { tokens, memory: state.memory.github() },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } catch (e) {
-      github = e instanceof Error ? e : new Error(String(e));
+      github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
     return { watched, github, budget, clusterCalls: () => calls };
   }

@@ -11,7 +11,7 @@ export interface PauseState {
   by: PausedBy;
 }
 
-export const PAUSED_KEY = "paused";
+const PAUSED_KEY = "paused";
 
 /** Pauses (a second pause keeps the first one's time); answers the state now in force. */
 export function pause(sql: Sql, by: PausedBy, now: number): PauseState {

@@ -6,7 +6,8 @@ import type { SweepReport } from "../reaper/sweep.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
-import { isOpen, RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import { isOpen } from "./runner-record.ts";
+import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 
@@ -83,7 +84,7 @@ export interface LedgerSnapshot {
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-export function toRunnerRow(r: RunnerRecord): RunnerRow {
+function toRunnerRow(r: RunnerRecord): RunnerRow {
   const open = isOpen(r.state);
   const completions = [r.jobCompleted, r.runCompleted].filter((c): c is NonNullable<typeof c> => c !== undefined).sort((a, b) => a.at.localeCompare(b.at));
   return {

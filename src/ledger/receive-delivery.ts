@@ -8,11 +8,8 @@ import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { DeliveriesReceived } from "./deliveries-received.ts";
 import type { LedgerState } from "./ledger-state.ts";
 import type { MemoryTable } from "./memory-table.ts";
-import type { RunnerRecord } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
-
-/** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
-const SUSPENDED_RETRY_MS = 3_600_000;
 
 export interface SignedDelivery {
   event: string;
@@ -25,16 +22,20 @@ export interface SignedDelivery {
 export interface Received {
   outcome: Extract<DeliveryOutcome, "recorded" | "duplicate" | "stale">;
   changed: RunnerRecord[];
+  /** An installation deleted, suspended or repositories removed: applied only once GitHub confirms it (confirm-installation.ts). */
+  toConfirm?: Exclude<InstallationChange, { kind: "restored" }>;
 }
 
 export function receiveDelivery(sql: Sql, state: LedgerState, d: SignedDelivery, now: number, policy: { historyDays: number; maxJobSeconds: number }): Received {
   const { historyDays } = policy;
+  const toConfirm = d.installation?.kind === "restored" ? undefined : d.installation;
   const answer = (outcome: Received["outcome"], changed: RunnerRecord[] = []): Received => {
     countDelivery(state.counters, d.event, outcome);
-    return { outcome, changed };
+    return outcome === "duplicate" || !toConfirm ? { outcome, changed } : { outcome, changed, toConfirm };
   };
   if (!new DeliveriesReceived(sql).add(d.guid, now)) return answer("duplicate");
-  if (d.installation) applyInstallationChange(state.memory, d.installation, now, historyDays);
+  // Unsuspended: used again at once (a false claim costs only a refused mint). The rest waits for GitHub's word.
+  if (d.installation?.kind === "restored") state.memory.delete(`installation-revoked/${d.installation.id}`);
   // The history, and never less than the bound and a day: a job still within the bound is never stale.
   const windowStart = now - Math.max(historyDays * 86_400_000, policy.maxJobSeconds * 1000 + 86_400_000);
   const fresh = d.facts.filter((f) => factTime(f) >= windowStart);
@@ -48,16 +49,6 @@ export function rememberBatch(sql: Sql, memory: MemoryTable, batch: { received: 
   const received = new DeliveriesReceived(sql);
   for (const guid of batch.received) received.add(guid, now);
   for (const { repo, id } of batch.installations) memory.installationNamed(repo, id);
-}
-
-export function applyInstallationChange(memory: MemoryTable, change: InstallationChange, now: number, historyDays: number): void {
-  if (change.kind === "revoked") {
-    memory.revokeInstallation(change.id, now + (change.why === "deleted" ? historyDays * 86_400_000 : SUSPENDED_RETRY_MS));
-  } else if (change.kind === "restored") {
-    memory.delete(`installation-revoked/${change.id}`);
-  } else {
-    for (const repo of change.repos) if (memory.get<number>(`installation/${repo}`) === change.id) memory.delete(`installation/${repo}`);
-  }
 }
 
 /** When the job a fact is about started (a run: when it completed), in ms; NaN never counts as stale. */

@@ -4,7 +4,7 @@
 import type { Fact, JobNames, RunCompleted } from "../model/facts.ts";
 import type { TrackedRunner } from "../model/runner.ts";
 import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
-import type { RunnerRecord } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import type { RunnersTable } from "./runners-table.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
@@ -68,9 +68,4 @@ function coveringRun(sql: Sql, repo: string, runId: number, attempt: number): Ru
   const run: RunCompleted = { type: "run-completed", repo: row.repo, runId: row.run_id, runAttempt: row.run_attempt, updatedAt: row.updated_at, conclusion: row.conclusion, source: row.source };
   if (row.names !== null) run.names = JSON.parse(row.names) as JobNames;
   return run;
-}
-
-/** Runs completed long ago cover nothing new: pruned with the history. */
-export function pruneRuns(sql: Sql, olderThanIso: string): number {
-  return sql.run("DELETE FROM runs WHERE updated_at < ?", olderThanIso);
 }

@@ -6,7 +6,8 @@ import type { Policy } from "../model/policy.ts";
 import type { Verdict } from "../model/verdict.ts";
 import { delayAfterGraceMs } from "./close-delay.ts";
 import { recordOutcome } from "./hourly-rollup.ts";
-import { isOpen, type RunnerRecord } from "./runner-record.ts";
+import { isOpen } from "./runner-record.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
 
 export interface Decision {
@@ -33,7 +34,7 @@ export function rollUpDecision(sql: Sql, d: Decision): void {
 }
 
 /** Why a finished runner was kept, in a fixed handful of words. */
-export function keptWhy(v: Verdict): string {
+function keptWhy(v: Verdict): string {
   if (v.reason.startsWith("dry run")) return "dry run";
   if (v.reason.startsWith("paused")) return "paused";
   if (v.reason.startsWith("deletion cap")) return "deletion cap";

@@ -1,10 +1,8 @@
 // Storage helpers around the ledger's runner rows; the types live in src/model/runner.ts.
 import type { RunnerRecord, RunnerState, StoryEntry } from "../model/runner.ts";
 
-export { OPEN_STATES, RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
-
 /** At most this many story entries are kept per runner (the oldest go first). */
-export const MAX_STORY = 40;
+const MAX_STORY = 40;
 
 export function withStory(record: RunnerRecord, entry: StoryEntry): RunnerRecord {
   return { ...record, story: [...record.story, entry].slice(-MAX_STORY) };

@@ -3,7 +3,7 @@
 // pruning, so a sweep's cost follows the live runners, never the history.
 import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
-import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "./runner-record.ts";
+import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 interface Row extends SqlRow {
@@ -42,7 +42,7 @@ interface Row extends SqlRow {
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-export function toRecord(row: Row): RunnerRecord {
+function toRecord(row: Row): RunnerRecord {
   const state = row.state as RunnerState;
   const record: RunnerRecord = {
     id: row.id,
@@ -188,11 +188,6 @@ export class RunnersTable {
     return n;
   }
 
-  /** Closed rows whose history time ran out are deleted. */
-  prune(now: number): number {
-    return this.sql.run(`DELETE FROM runners WHERE state IN ('reaped', 'gone') AND due_at <= ?`, now);
-  }
-
   countsByState(): Record<RunnerState, number> {
     const counts: Record<RunnerState, number> = { running: 0, finished: 0, stuck: 0, reaped: 0, gone: 0 };
     for (const row of this.sql.all<{ state: string; n: number }>("SELECT state, COUNT(*) AS n FROM runners GROUP BY state")) {
@@ -205,11 +200,23 @@ export class RunnersTable {
   page(q: { state?: RunnerState; repo?: string; cluster?: string; before?: number; limit: number }): RunnerRecord[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
-    if (q.state) (where.push("state = ?"), args.push(q.state));
-    if (q.repo) (where.push("repo = ?"), args.push(q.repo));
+    if (q.state) {
+      where.push("state = ?");
+      args.push(q.state);
+    }
+    if (q.repo) {
+      where.push("repo = ?");
+      args.push(q.repo);
+    }
     // Rows from before clusters were recorded are the one cluster there was: "default".
-    if (q.cluster) (where.push(q.cluster === "default" ? "(cluster = ? OR cluster IS NULL)" : "cluster = ?"), args.push(q.cluster));
-    if (q.before !== undefined) (where.push("id < ?"), args.push(q.before));
+    if (q.cluster) {
+      where.push(q.cluster === "default" ? "(cluster = ? OR cluster IS NULL)" : "cluster = ?");
+      args.push(q.cluster);
+    }
+    if (q.before !== undefined) {
+      where.push("id < ?");
+      args.push(q.before);
+    }
     const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     return this.sql.all<Row>(`SELECT * FROM runners ${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit).map(toRecord);
   }

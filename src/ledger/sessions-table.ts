@@ -5,8 +5,8 @@
 import type { Sql } from "./sql.ts";
 
 /** At most this many failed logins per client address in any minute; the next attempt is answered 429. */
-export const MAX_LOGIN_FAILURES = 5;
-export const LOGIN_WINDOW_MS = 60_000;
+const MAX_LOGIN_FAILURES = 5;
+const LOGIN_WINDOW_MS = 60_000;
 
 export interface LoginAttempt {
   /** CF-Connecting-IP, or "unknown". */

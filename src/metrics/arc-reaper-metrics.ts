@@ -1,12 +1,12 @@
 // The arc-reaper metric families, from one ledger snapshot: counts of open
 // runners, the closed runners' gauges, the counters, the last sweep. Pure.
 import type { LedgerSnapshot } from "../ledger/queries.ts";
-import { RUNNER_STATES } from "../ledger/runner-record.ts";
+import { RUNNER_STATES } from "../model/runner.ts";
 import type { MetricName } from "./metric-names.ts";
 import type { Family, Sample } from "./prometheus.ts";
 
-export const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
-export const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
+const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
+const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
 
 export interface MetricsInput {
   snapshot: LedgerSnapshot;
@@ -37,7 +37,7 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
       samples: RUNNER_STATES.map((state) => ({ labels: { state }, value: snapshot.runners[state] })),
     },
     { name: "arc_reaper_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them.", type: "counter", samples: counter("arc_reaper_deletions_total", "cause", DELETE_CAUSES) },
-    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_SWEEP was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
+    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_MINUTE was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
     { name: "arc_reaper_errors_total", help: "Runners kept because something could not be read or done, by kind (cluster, github, redelivery, agent).", type: "counter", samples: counter("arc_reaper_errors_total", "kind", ERROR_KINDS) },
     { name: "arc_reaper_sweeps_total", help: "Sweeps run (the cron, once a minute).", type: "counter", samples: counter("arc_reaper_sweeps_total") },
     { name: "arc_reaper_alarms_total", help: "Ledger alarms run (at the earliest due time).", type: "counter", samples: counter("arc_reaper_alarms_total") },

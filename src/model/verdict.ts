@@ -31,7 +31,7 @@ export type GithubWord =
  * paused (POST /admin/pause), agent (its view cannot be used), cap (the
  * deletions of the last 60 s), budget (GitHub calls of the last 60 s, or a back-off).
  */
-export const HOLDS = ["paused", "agent", "cap", "budget"] as const;
+const HOLDS = ["paused", "agent", "cap", "budget"] as const;
 export type HeldFor = (typeof HOLDS)[number];
 
 /** The verdict and reason with their ages taken out: it changes only when the decision does. */

@@ -10,7 +10,7 @@ import type { Item } from "./reconcile.ts";
 import { reconcileAll, type PassDeps, type PassReport } from "./reconcile-all.ts";
 
 /** At most this many due runners per alarm run; the rest are due still and set the next alarm at once. */
-export const ALARM_BATCH = 100;
+const ALARM_BATCH = 100;
 
 export async function runAlarm(deps: PassDeps): Promise<PassReport> {
   const { ledger, now } = deps;

@@ -8,6 +8,7 @@ import { whyUnreadable } from "./identify.ts";
 import { clusterOf, readByName } from "./look.ts";
 import type { Caller } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
+import { errorText } from "../model/error-text.ts";
 
 export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Caller, lookup?: Lookup): Promise<void> {
   const place = clusterOf(deps.watched, { cluster: w.cluster });
@@ -19,7 +20,7 @@ export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Calle
       const job = await deps.github.job(w.repo, w.jobId, w.installationId ?? (await deps.github.installationFor(w.repo)));
       github = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
     } catch (e) {
-      github = `nothing: it could not be read (${(e as Error).message})`;
+      github = `nothing: it could not be read (${errorText(e)})`;
     }
   }
   deps.ledger.storeDeletionCheck(w, checkDeletion(w, view, deps.now, deps.settings.stuckSeconds, github), deps.now, by);

@@ -4,6 +4,7 @@
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Lookup, Place } from "../model/view.ts";
+import { errorText } from "../model/error-text.ts";
 
 /** One cluster and the namespaces watched in it. */
 export interface Watched {
@@ -84,7 +85,7 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
 
 /** A place that could not be read; its error names the place when there are several to tell apart. */
 function unreadablePlace(watched: readonly Watched[], w: Watched, ns: string, e: unknown): Lookup["unreadable"][number] {
-  return { place: { cluster: w.name, namespace: ns }, why: `${placeName(watched, w, ns)}${(e as Error).message}` };
+  return { place: { cluster: w.name, namespace: ns }, why: `${placeName(watched, w, ns)}${errorText(e)}` };
 }
 
 const key = (p: Place): string => `${p.cluster}\u0000${p.namespace}`;

@@ -42,7 +42,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     dryRun: settings.dryRun,
     paused: ledger.paused(),
     github: reads.github,
-    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerSweep, now).freeAt(now),
+    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerMinute, now).freeAt(now),
     deletions,
     deleteRunner: (runner, context) => {
       const w = clusterOf(deps.watched, runner);
@@ -69,7 +69,10 @@ function oldestFirst(items: Item[], github: Github | Error): Item[] {
   const failed = (repo: string | undefined): number => {
     if (!repo || github instanceof Error) return 0;
     let f = failedRepos.get(repo);
-    if (f === undefined) failedRepos.set(repo, (f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0));
+    if (f === undefined) {
+      f = github.cache.memory.installationFailedUntil(repo) > now ? 1 : 0;
+      failedRepos.set(repo, f);
+    }
     return f;
   };
   const keyed = items.map((i) => {

@@ -14,6 +14,7 @@ import type { HeldFor, Verdict } from "../model/verdict.ts";
 import type { SlidingWindow } from "../model/window.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "./ask-github.ts";
 import { judge, notTheJobsRunner } from "./judge.ts";
+import { errorText } from "../model/error-text.ts";
 
 export type ErrorKind = "cluster" | "github" | "agent";
 export type Caller = "alarm" | "sweep";
@@ -122,7 +123,7 @@ async function ask(r: Result, ctx: ReconcileContext): Promise<Result> {
     }
     // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
     // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
-    const verdict: Verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${(e as Error).message}`, error: true };
+    const verdict: Verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
     if (r.record && r.verdict.recheck) return { ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}), verdict, asked: true, errorKind: "github" };
     return { ...r, verdict, errorKind: "github", dueAt: r.record ? null : ctx.now + WINDOW_MS };
   }

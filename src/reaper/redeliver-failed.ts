@@ -10,6 +10,7 @@
 // neither listing: the level-triggered net (unseen busy runners, rechecks) covers it.
 import { GithubError, type Github, type HookDelivery } from "../github/github-client.ts";
 import type { RedeliveryRow } from "../model/redelivery.ts";
+import { errorText } from "../model/error-text.ts";
 
 // The deliveries whose facts arc-reaper records: the rest are never worth a redelivery.
 const ACTIONS: Record<string, ReadonlySet<string | null>> = {
@@ -18,12 +19,12 @@ const ACTIONS: Record<string, ReadonlySet<string | null>> = {
 };
 const acted = (d: HookDelivery): boolean => ACTIONS[d.event]?.has(d.action) ?? false;
 /** After a 422 to `status`, the full listing is used this long before the filter is tried again. */
-export const UNFILTERED_RETRY_MS = 86_400_000;
+const UNFILTERED_RETRY_MS = 86_400_000;
 // A delivery is listed only after its attempt ended (up to GitHub's 10 s timeout):
 // re-read a little of what the previous listing saw, so none slips between two.
 const OVERLAP_MS = 2 * 60_000;
 /** A GUID is asked for at most this many times. */
-export const MAX_REDELIVERY_ATTEMPTS = 5;
+const MAX_REDELIVERY_ATTEMPTS = 5;
 const succeeded = (d: HookDelivery): boolean => d.statusCode >= 200 && d.statusCode < 300;
 
 /** Kept in the ledger between sweeps. */
@@ -82,7 +83,7 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
       report.asked.push(row.guid);
     } catch (e) {
       next.askFailed = true;
-      report.failed.push(`${row.guid}: ${(e as Error).message}`);
+      report.failed.push(`${row.guid}: ${errorText(e)}`);
     }
     opts.store.put(next);
     return true;

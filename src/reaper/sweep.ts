@@ -11,6 +11,7 @@ import { listWatched } from "./look.ts";
 import type { Item } from "./reconcile.ts";
 import { reconcileAll, type PassDeps } from "./reconcile-all.ts";
 import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
+import { errorText } from "../model/error-text.ts";
 
 export interface SweepReport {
   checked: number;
@@ -112,6 +113,6 @@ async function redeliverIfDue(deps: PassDeps): Promise<RedeliveryReport | { erro
     ledger.setDeliveriesMark(result.mark);
     return result.report;
   } catch (e) {
-    return { error: (e as Error).message };
+    return { error: errorText(e) };
   }
 }

@@ -141,7 +141,7 @@ describe("node src/agent/main.ts", () => {
       const run = runMain({ KUBECONFIG: kubeconfig, ARC_REAPER_URL: ledger.url, AGENT_TOKEN: GOOD_TOKEN, REAPER_NAMESPACES: "arc-runners", AGENT_DRY_RUN: "false", AGENT_HEALTH_PORT: "0" });
       const conn = await waitFor("hello and snapshot from the child", () => {
         const c = ledger.connections[0];
-        return c !== undefined && c.messages.some((m) => m.type === "snapshot") ? c : undefined;
+        return c?.messages.some((m) => m.type === "snapshot") ? c : undefined;
       }, 20_000).catch((e: unknown) => {
         throw new Error(`${String(e)}\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
       });

@@ -202,6 +202,9 @@ describe("infra/agent", () => {
     const out = execFileSync("kubectl", ["kustomize", INFRA_AGENT_DIR], { encoding: "utf8" });
     const theirs = out.split(/^---$/m).map((d) => parseYaml(d) as unknown).filter(isJsonObject) as KubeObject[];
     expect(theirs.map(objectId).sort()).toEqual(rendered.map(objectId).sort());
+    // The same objects with the same content, not only the same names.
+    const ours = new Map(rendered.map((o) => [objectId(o), o]));
+    for (const obj of theirs) expect(obj, objectId(obj)).toEqual(ours.get(objectId(obj)));
   });
 });
 

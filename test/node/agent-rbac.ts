@@ -7,7 +7,7 @@ import type { RbacBinding } from "../standins/kube/types.ts";
 import { isJsonObject, renderKustomization, type KubeObject } from "./infra-rbac.ts";
 
 export const INFRA_AGENT_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../infra/agent");
-export const AGENT_BASE_DIR: string = join(INFRA_AGENT_DIR, "base");
+const AGENT_BASE_DIR: string = join(INFRA_AGENT_DIR, "base");
 export const AGENT_RUNNER_NAMESPACE_DIR: string = join(INFRA_AGENT_DIR, "runner-namespace");
 
 export interface AgentRbac {

@@ -131,6 +131,25 @@ describe("through @octokit/app", () => {
     expect((await tenant.tokenRequests()).map((r) => r.status)).toEqual([422, 403, 201]);
   });
 
+  it("shows an installation with the App JWT: suspended_at and suspended_by once suspended (no token minted then), 404 once uninstalled", async () => {
+    const tenant = await tenantWithInstallation();
+    const app = appFor(tenant);
+    const read = () => app.octokit.request("GET /app/installations/{installation_id}", { installation_id: INSTALLATION });
+    expect((await read()).data).toMatchObject({ id: INSTALLATION, suspended_at: null, suspended_by: null });
+    await tenant.suspend(INSTALLATION);
+    const { data } = await read();
+    expect(data.suspended_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(data.suspended_by).toMatchObject({ login: "octocat", type: "User" });
+    await expect(app.octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: INSTALLATION })).rejects.toMatchObject({
+      status: 403,
+      response: { data: { message: "This installation has been suspended" } },
+    });
+    await tenant.unsuspend(INSTALLATION);
+    expect((await read()).data.suspended_at).toBeNull();
+    await tenant.uninstall(INSTALLATION);
+    await expect(read()).rejects.toMatchObject({ status: 404 });
+  });
+
   it("answers 404 for a repository no installation covers", async () => {
     const tenant = await tenantWithInstallation();
     const app = appFor(tenant);

@@ -11,11 +11,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { DNS_LABEL } from "../../src/model/dns-label.ts";
 
 export const INFRA_KUBERNETES_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../infra/kubernetes");
 
 /** The kustomize base holding the ServiceAccount and its token Secret. */
-export const REAPER_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "reaper");
+const REAPER_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "reaper");
 /** The kustomize base holding the Role and RoleBinding for one runner namespace. */
 export const RUNNER_NAMESPACE_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "runner-namespace");
 
@@ -27,7 +28,7 @@ export interface KubeObject extends JsonObject {
   metadata: JsonObject & { name: string; namespace?: string };
 }
 
-export interface RbacRule {
+interface RbacRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
@@ -58,7 +59,6 @@ const CLUSTER_SCOPED_KINDS = new Set([
   "PriorityClass",
   "StorageClass",
 ]);
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);

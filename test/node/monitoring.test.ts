@@ -170,6 +170,7 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
 // ---- The dashboard.
 
 const dashboard = object(JSON.parse(read("dashboard.json")) as unknown, "dashboard.json");
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable syntax, not a template literal.
 const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
 
 function dashboardExprs(d: Json): { where: string; expr: string }[] {

@@ -62,7 +62,7 @@ interface Analysis {
   groupingLabels: string[];
 }
 
-export function analyse(expr: string): Analysis {
+function analyse(expr: string): Analysis {
   const tree = parser.parse(expr);
   const text = (n: Node): string => expr.slice(n.from, n.to);
   const out: Analysis = { syntaxErrors: [], selectors: [], groupingLabels: [] };

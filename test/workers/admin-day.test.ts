@@ -11,10 +11,10 @@ import { Sql } from "../../src/ledger/sql.ts";
 import { closeBySweep, jobStartedFact, recordFacts } from "./support/seed.ts";
 import { before, REPO, stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, call, configureLedger, ledgerOf, report, testEnv } from "./support/worker.ts";
+import { NOW } from "./support/kube-calls.ts";
 
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 // Sweeps run a day ahead of the clock, so that no alarm of the ledger fires while a test runs (see sweep.test.ts).
-const NOW = Date.now() + 86_400_000;
 
 const dayOf = (env: WorkerEnv, now: number) => runInDurableObject(ledgerOf(env), (_i, state) => readDay(new Sql(state.storage.sql), now));
 

@@ -5,6 +5,7 @@ import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "./support/seed.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call, deliver, ledgerOf, testEnv } from "./support/worker.ts";
+import { NOW } from "./support/kube-calls.ts";
 
 const BASE = "https://arc-reaper.test";
 const COOKIE = "__Host-arc-reaper-admin";
@@ -12,7 +13,6 @@ const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 // Sweeps run a day ahead of the clock, so that no alarm of the ledger (which
 // fires on the real clock) is due while a test runs; see sweep.test.ts.
-const NOW = Date.now() + 86_400_000;
 
 const get = (env: WorkerEnv, path: string, headers: Record<string, string> = {}) => call(env, new Request(`${BASE}${path}`, { headers }));
 const login = (env: WorkerEnv, token: string, headers: Record<string, string> = {}) =>

@@ -33,7 +33,7 @@ interface Life {
 async function soak(seed: number, lifecycles: number, rounds: number) {
   const rand = random(seed);
   // The deletion cap counts real time here: lifted, so that the end is not a minute away.
-  const env = agentEnv({ AGENT_CLUSTERS: CLUSTERS.join(","), REAPER_MAX_DELETIONS_PER_SWEEP: "1000" });
+  const env = agentEnv({ AGENT_CLUSTERS: CLUSTERS.join(","), REAPER_MAX_DELETIONS_PER_MINUTE: "1000" });
   const objects: Record<ClusterName, Map<string, AgentRunner>> = { "eu-west": new Map(), "us-east": new Map() };
   const lives: Life[] = [];
   const byUid = new Map<string, Life>();

@@ -3,10 +3,9 @@
 // complete snapshots, judges nothing it cannot see, and deletes by order.
 import { describe, expect, it } from "vitest";
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
-import { AGENT_TOKEN, agentEnv, completed, connect, dial, NOW, REPO, runner } from "./support/fake-agent.ts";
-import { before, NS } from "./support/stack.ts";
-import { workflowJobPayload } from "./support/payloads.ts";
-import { adminRunners, call, deliver, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
+import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner } from "./support/fake-agent.ts";
+import { NS } from "./support/stack.ts";
+import { adminRunners, call, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
 

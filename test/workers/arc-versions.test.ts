@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import { ARC_VERSIONS, jobStartedStatus, makeEphemeralRunner, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
+import { deletes, NOW } from "./support/kube-calls.ts";
 
 // A day ahead of the clock: the sweeps run on the cron's time, and no alarm is due meanwhile.
-const NOW = Date.now() + 86_400_000;
 const TEN_DAYS_AGO = new Date(Date.now() - 10 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** A runner as `version`'s controller creates it (idle, Pending), then marked Running, then given a job by the listener. */
@@ -22,8 +22,7 @@ async function arcRunner(s: Stack, version: ArcVersion, name: string, o: { runId
   return created.metadata.uid;
 }
 
-const deletes = async (s: Stack): Promise<string[]> =>
-  (await s.kube.calls()).filter((c) => c.method === "DELETE").map((c) => `${c.status} ${c.path.split("/").pop() ?? ""}`);
+const deleted = async (s: Stack): Promise<string[]> => (await deletes(s)).map((c) => `${c.status} ${c.path.split("/").pop() ?? ""}`);
 
 describe.each(ARC_VERSIONS)("ARC %s", (version) => {
   it("reaps the runner whose job is over and keeps the idle, running, moved-on and Terminating ones; a deletion ARC holds is never sent again", async () => {
@@ -45,7 +44,7 @@ describe.each(ARC_VERSIONS)("ARC %s", (version) => {
     expect(ok.map((r) => r.status)).toEqual([202, 202, 202, 202]);
 
     await s.sweep(NOW);
-    expect(await deletes(s)).toEqual(["200 done"]);
+    expect(await deleted(s)).toEqual(["200 done"]);
     const byName = async (): Promise<Record<string, unknown>> =>
       Object.fromEntries((await adminRunners(s.env)).runners.map((r) => [r["name"], { state: r["state"], reason: r["reason"] }]));
     expect(await byName()).toEqual({
@@ -59,12 +58,12 @@ describe.each(ARC_VERSIONS)("ARC %s", (version) => {
     expect((await s.kube.get(NS, "done"))?.metadata.deletionTimestamp).toEqual(expect.any(String));
     expect((await s.kube.state()).heldDeletions).toEqual([{ namespace: NS, name: "done" }]);
     await s.sweep(NOW + 60_000);
-    expect(await deletes(s)).toEqual(["200 done"]);
+    expect(await deleted(s)).toEqual(["200 done"]);
 
     // GitHub lets go of the job: ARC finishes the deletion, and the runner stays reaped.
     expect((await s.kube.setJobsStillRunning(false)).released).toEqual([{ namespace: NS, name: "done" }]);
     await s.sweep(NOW + 120_000);
-    expect(await deletes(s)).toEqual(["200 done"]);
+    expect(await deleted(s)).toEqual(["200 done"]);
     expect((await byName())["done"]).toEqual({ state: "reaped", reason: "job 7010 in octo-org/octo-repo is cancelled, completed 600s ago" });
     expect(await s.kube.get(NS, "idle")).toBeDefined();
   });

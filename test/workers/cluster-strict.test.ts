@@ -4,7 +4,7 @@
 // delete that is not the object or a success Status, a 404 that is not a
 // Kubernetes Status: each is an error that names what was wrong (never the
 // body), and no credential ever leaves for another host.
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 import { clusterFor } from "../../src/cluster/cluster-for.ts";
 import { ClusterError, createCluster, type Cluster } from "../../src/cluster/ephemeral-runners.ts";
@@ -203,6 +203,8 @@ describe("the shape of each answer is checked", () => {
     await w.kube.addFault({ match: {}, status: 404, rawBody: JSON.stringify({ error: "no such route", code: 404 }) });
     const e = await thrown(w.cluster.readRunner(NS, w.runner.metadata.name));
     expect(e.message).toBe(`reading ephemeralrunner ${NS}/${w.runner.metadata.name}: HTTP 404: the body is not a Kubernetes Status`);
+    // The wrapped error keeps what it wraps: the client's ApiException with its code.
+    expect(e.cause).toMatchObject({ code: 404 });
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({
       kind: "failed",
       status: 404,
@@ -216,10 +218,18 @@ describe("the shape of each answer is checked", () => {
     expect(await w.cluster.deleteRunner({ namespace: NS, name: "arc-runners-nobody", uid: "00000000-0000-0000-0000-000000000000" })).toEqual({ kind: "gone" });
   });
 
-  it("a 409 Status on delete (the uid precondition failed: the name is another object now) is gone, as the agent treats it", async () => {
+  it("a 409 Status on delete saying the uid precondition failed (the name is another object now) is gone, as the agent treats it; any other 409 failed", async () => {
     const w = await world();
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: "00000000-0000-0000-0000-000000000409" })).toEqual({ kind: "gone" });
     expect((await w.kube.calls()).filter((c) => c.method === "DELETE").map((c) => c.status)).toEqual([409]);
+    // A Conflict Status for another reason (the stand-in's: "the object has been modified") says nothing of the object.
+    await w.kube.addFault({ match: { method: "DELETE" }, status: 409, times: 1 });
+    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({
+      kind: "failed",
+      status: 409,
+      why: `HTTP 409: Operation cannot be fulfilled on ephemeralrunners.actions.github.com "${w.runner.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+    });
+    expect((await w.kube.get(NS, w.runner.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
     // A 409 whose body is not a Kubernetes Status (a proxy) stays a failure.
     await w.kube.addFault({ match: { method: "DELETE" }, status: 409, rawBody: JSON.stringify({ error: "conflict" }), times: 1 });
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toMatchObject({ kind: "failed", status: 409 });
@@ -241,15 +251,11 @@ describe("the shape of each answer is checked", () => {
   });
 });
 
-describe("clusterFor: the cluster by CLUSTER_MODE", () => {
-  it("direct talks to KUBE_API_URL; agent (not built yet) keeps everything with an error that says so", async () => {
+describe("clusterFor: direct mode's cluster", () => {
+  it("talks to KUBE_API_URL", async () => {
     const w = await world();
     const direct = clusterFor({ mode: "direct", apiUrl: w.kube.baseUrl, token: w.kube.adminToken, name: "default" });
     expect((await direct.listRunners(NS)).map((r) => r.uid)).toEqual([w.runner.metadata.uid]);
-    const agent = clusterFor({ mode: "agent", agentToken: "agent-token-0123456789abcdef-0123456789", expectedClusters: [] });
-    expect((await thrown(agent.listRunners(NS))).message).toBe("CLUSTER_MODE=agent: no agent is connected");
-    await thrown(agent.readRunner(NS, w.runner.metadata.name));
-    expect(await agent.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "failed", status: null, why: "CLUSTER_MODE=agent: no agent is connected" });
   });
 });
 

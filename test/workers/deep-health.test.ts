@@ -46,6 +46,16 @@ describe("GET /healthz/deep", () => {
     expect((await s.github.tokenRequests()).map((t) => t.installationId)).toEqual([INSTALLATION]);
   });
 
+  it("lists the settings under their old names as warnings (the first test's body has none)", async () => {
+    const s = await underRole(NS);
+    // Before the first call, as KUBE_TOKEN above: the old name alone.
+    delete s.env.REAPER_MAX_DELETIONS_PER_MINUTE;
+    s.env.REAPER_MAX_DELETIONS_PER_SWEEP = "5";
+    const body = (await (await deep(s.env)).json()) as Health & { warnings?: string[] };
+    expect(body.warnings).toEqual([expect.stringMatching(/^REAPER_MAX_DELETIONS_PER_SWEEP is the old name of REAPER_MAX_DELETIONS_PER_MINUTE /)]);
+    expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries"]);
+  });
+
   it("answers 503 naming a namespace outside the Role and a refused token, and still reports what worked", async () => {
     const s = await underRole(`${NS},other-runners`);
     expect((await s.jobStarted({ runner: "arc-runners-abcde-runner-h2", runId: 2, jobId: 20, startedAt: before(Date.now(), 60) })).status).toBe(202);

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import { flushDoorCounts } from "../../src/http/door-counts.ts";
 import type { Ledger } from "../../src/ledger/ledger.ts";
+import { agentEnv, dial } from "./support/fake-agent.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, configureLedger, ledgerOf, report, signedDelivery, testEnv } from "./support/worker.ts";
 
@@ -32,6 +33,12 @@ async function counted(env: WorkerEnv, outcome: string): Promise<number> {
   return runInDurableObject(ledgerOf(env), (_i, state) =>
     state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_webhook_deliveries_total' AND labels LIKE ?", `%"outcome":"${outcome}"%`).one().n,
   );
+}
+
+/** The limiter counts in 10 s windows on the wall clock: wait for the start of one when too little of this one is left for a flood. */
+async function earlyInWindow(): Promise<void> {
+  const into = Date.now() % 10_000;
+  if (into > 2_000) await new Promise((r) => setTimeout(r, 10_000 - into));
 }
 
 async function pool<T>(n: number, width: number, run: (i: number) => Promise<T>): Promise<T[]> {
@@ -101,6 +108,7 @@ describe("the front door", () => {
   it("sheds a flood from one address before any work; other addresses and requests without an address go on", async () => {
     const env = testEnv();
     await configureLedger(env);
+    await earlyInWindow();
     const statuses = await pool(700, 16, async (i) => (await call(env, unsigned("192.0.2.77", i))).status);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(100);
     const shed = await call(env, unsigned("192.0.2.77", 9999));
@@ -110,6 +118,43 @@ describe("the front door", () => {
     // Loopback is never a stranger behind Cloudflare: wrangler dev and the bench send from it.
     const local = await pool(700, 16, async (i) => (await call(env, unsigned("127.0.0.1", i))).status);
     expect(local.filter((s) => s === 429)).toEqual([]);
+  });
+});
+
+describe("GET /agent at the front door", () => {
+  const refusals = (env: WorkerEnv) =>
+    runInDurableObject(ledgerOf(env), (_i, state) =>
+      state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_agent_refusals_total'").one().n,
+    );
+
+  it("650 GET /agent without a token from one address: 429 once past the limit, refusals counted in the isolate (a handful of ledger rows, not one per refusal)", async () => {
+    const env = agentEnv();
+    await configureLedger(env);
+    await flushDoorCounts(env, String(env.LEDGER_NAME));
+    await rowsWritten(env);
+    await earlyInWindow(); // so that all 650 fall in one of the limiter's windows
+    const before = await rowsWritten(env);
+    const started = Date.now();
+    const statuses = await pool(650, 16, async () => (await dial(env, { upgrade: "websocket", "cf-connecting-ip": "198.51.100.66" })).status);
+    const seconds = (Date.now() - started) / 1000;
+    const during = (await rowsWritten(env)) - before;
+    const refused = statuses.filter((s) => s === 401).length;
+    const shed = statuses.filter((s) => s === 429).length;
+    expect(refused + shed).toBe(650);
+    // FRONT_DOOR admits 600 per 10 s per address; the rest are shed before the token is looked at.
+    expect(refused).toBe(600);
+    expect(shed).toBe(50);
+    await flushDoorCounts(env, String(env.LEDGER_NAME));
+    const written = (await rowsWritten(env)) - before;
+    expect(during).toBeLessThanOrEqual(2);
+    expect(written).toBeLessThanOrEqual(4);
+    expect(await refusals(env)).toBe(refused);
+    const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+    expect(metrics).toContain(`arc_reaper_agent_refusals_total{cluster="default"} ${refused}`);
+    // Loopback is exempt, as for /webhook.
+    const local = await pool(650, 16, async () => (await dial(env, { upgrade: "websocket", "cf-connecting-ip": "127.0.0.1" })).status);
+    expect(local.filter((s) => s === 429)).toEqual([]);
+    await report(`agent flood: 650 GET /agent without a token from one address in ${seconds.toFixed(1)} s: ${refused} refused (401), ${shed} shed (429); ledger rows written: ${during} during, ${written} after the flush; arc_reaper_agent_refusals_total ${refused}`);
   });
 });
 

@@ -8,9 +8,9 @@ import type { CallRecord } from "../standins/github/control.ts";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { before, INSTALLATION, REPO, stack, type Stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call } from "./support/worker.ts";
+import { NOW } from "./support/kube-calls.ts";
 
 // A day ahead of the clock: the sweeps run on the cron's time, and no alarm is due meanwhile.
-const NOW = Date.now() + 86_400_000;
 const ghes = () => stack({}, { github: { ghes: { version: "3.17.4" } } });
 const apiCalls = async (s: Stack): Promise<string[]> => {
   const calls: CallRecord[] = await s.github.calls();

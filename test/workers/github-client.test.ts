@@ -2,8 +2,9 @@
 // installation tokens restricted to actions:read and cached, the call budget,
 // big delivery ids, and error messages that name the missing permission.
 import { describe, expect, inject, it } from "vitest";
-import { newCallBudget, GithubBudgetExhausted, GithubRateLimited } from "../../src/github/call-budget.ts";
-import { createGithub, newGithubCache, GithubError } from "../../src/github/github-client.ts";
+import { newCallBudget, GithubBudgetExhausted, GithubRateLimited, MAX_BACKOFF_MS } from "../../src/github/call-budget.ts";
+import { createGithub, GithubError } from "../../src/github/github-client.ts";
+import { newGithubCache } from "../../src/github/github-memory.ts";
 import { createGithubTenant, type GithubTenant } from "../standins/github/control.ts";
 
 const REPO = "octo-org/example-workflow";
@@ -135,11 +136,35 @@ describe("GitHub App client", () => {
     expect(cache.memory.rate("app").blockedUntil()).toBeGreaterThan(Date.now() + 30_000);
   });
 
+  it.each([
+    ["Retry-After of ten years", { status: 429, retryAfterSeconds: 10 * 365 * 86_400 }],
+    ["x-ratelimit-reset ten years ahead", { status: 403, rateLimitResetInSeconds: 10 * 365 * 86_400 }],
+  ])("a back-off asked for with %s is capped at an hour, then GitHub is asked again", async (_what, fault) => {
+    const { tenant, github, cache } = await setup();
+    await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, ...fault });
+    const asked = Date.now();
+    expect(await github.installationFor(REPO).catch((e: unknown) => e)).toBeInstanceOf(GithubRateLimited);
+    const until = cache.memory.rate("app").blockedUntil();
+    expect(until).toBeGreaterThan(asked + MAX_BACKOFF_MS - 60_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + MAX_BACKOFF_MS);
+    expect(MAX_BACKOFF_MS).toBe(3_600_000);
+  });
+
+  it("a back-off kept from before the cap (years ahead) is read as an hour from now, written back once", async () => {
+    const { tenant, github, cache } = await setup();
+    cache.memory.rate("app").block(Date.now() + 10 * 365 * 86_400_000);
+    expect(await github.installationFor(REPO).catch((e: unknown) => e)).toBeInstanceOf(GithubRateLimited);
+    expect(cache.memory.rate("app").blockedUntil()).toBeLessThanOrEqual(Date.now() + MAX_BACKOFF_MS);
+    expect(await tenant.calls()).toEqual([]);
+  });
+
   it("a 403 that is not a rate limit still backs off the look-up of that repository", async () => {
     const { tenant, github, cache } = await setup();
     await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, status: 403, message: "Resource not accessible by integration" });
     const error = await github.installationFor(REPO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GithubError);
+    // The wrapped error keeps octokit's RequestError as its cause.
+    expect((error as GithubError).cause).toMatchObject({ name: "HttpError", status: 403 });
     expect(cache.memory.installationFailedUntil(REPO)).toBeGreaterThan(Date.now());
     expect(cache.memory.rate("app").blockedUntil()).toBe(0);
   });

@@ -6,11 +6,10 @@ import { describe, expect, it } from "vitest";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 // The sweeps run on the cron's time, a day ahead of the clock: no ledger alarm fires meanwhile.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries").map((c) => `${c.method} ${c.path}`);
 /** A creationTimestamp as the API server writes it (seconds). */
 const created = (now: number, seconds: number) => before(now, seconds).replace(/\.\d{3}Z$/, "Z");

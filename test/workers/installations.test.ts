@@ -6,14 +6,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget } from "../../src/github/call-budget.ts";
-import { createGithub, GithubError, newGithubCache } from "../../src/github/github-client.ts";
+import { createGithub, GithubError } from "../../src/github/github-client.ts";
+import { newGithubCache } from "../../src/github/github-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
 import { adminRunners, deliver, ledgerOf, testEnv } from "./support/worker.ts";
 import type { WorkerEnv } from "../../src/env.ts";
+import { NOW } from "./support/kube-calls.ts";
 
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
 const REINSTALLED = 5151;
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.status);
@@ -76,23 +77,84 @@ describe("installations from the source", () => {
     expect((await memory(s.env))[`installation/${REPO}`]).toBe(REINSTALLED);
   });
 
-  it("installation.deleted and installation_repositories.removed forget the installation; unsuspend lets it be used again", async () => {
-    const env = testEnv();
+  it("installation deleted / suspend / installation_repositories removed are confirmed with GitHub (App JWT) before anything is forgotten; a replay for a live installation forgets nothing", async () => {
+    const s = await stack();
     const examples = inject("webhookExamples");
-    const example = (event: string, action: string) => structuredClone(examples.find((e) => e.name === event)!.examples.find((p) => p.action === action)!);
-    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-6", jobId: 6, runId: 60, runAttempt: 1, repo: "octocat/Hello-World", startedAt: before(Date.now(), 60), installationId: 2 }));
-    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-7", jobId: 7, runId: 70, runAttempt: 1, repo: "octocat/Other", startedAt: before(Date.now(), 60), installationId: 2 }));
-    const removed = await deliver(env, "installation_repositories", example("installation_repositories", "removed"));
-    expect(removed.status).toBe(202);
-    expect(await memory(env)).toEqual({ "installation/octocat/Other": 2 });
-    expect((await deliver(env, "installation", example("installation", "deleted"))).status).toBe(202);
-    expect(await memory(env)).toEqual({ "installation-revoked/2": expect.any(Number) });
-    const suspended = example("installation", "suspend");
-    const id = (suspended.installation as { id: number }).id;
-    await deliver(env, "installation", suspended);
-    expect(await memory(env)).toMatchObject({ [`installation-revoked/${id}`]: expect.any(Number) });
-    await deliver(env, "installation", example("installation", "unsuspend"));
-    expect((await memory(env))[`installation-revoked/${id}`]).toBeUndefined();
+    const example = (event: string, action: string, id?: number) => {
+      const p = structuredClone(examples.find((e) => e.name === event)!.examples.find((x) => x.action === action)!) as { installation: { id: number } };
+      if (id !== undefined) p.installation.id = id;
+      return p;
+    };
+    const names = async (repo: string, installationId: number, n: number) =>
+      deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: `arc-runners-i-${n}`, jobId: n, runId: n * 10, runAttempt: 1, repo, startedAt: before(Date.now(), 60), installationId }));
+    const installationCalls = async () => (await s.github.calls()).filter((c) => c.path.includes("installation")).map((c) => `${c.method} ${c.path} ${c.auth} ${c.status}`);
+    const SUSPENDED = 16598467;
+    await s.github.addInstallation({ id: 2, repositories: ["octocat/Hello-World", "octocat/Other"] });
+    await s.github.addInstallation({ id: 3, repositories: ["octocat/Third"] });
+    await s.github.addInstallation({ id: 5, repositories: ["octocat/Fifth"] });
+    await s.github.addInstallation({ id: SUSPENDED, repositories: ["Codertocat/Hello-World"] });
+    await names("octocat/Hello-World", 2, 6);
+    await names("octocat/Other", 2, 7);
+    await names("octocat/Third", 3, 8);
+    await names("octocat/Fifth", 5, 9);
+    await names("Codertocat/Hello-World", SUSPENDED, 10);
+    const all = { "installation/Codertocat/Hello-World": SUSPENDED, "installation/octocat/Fifth": 5, "installation/octocat/Hello-World": 2, "installation/octocat/Other": 2, "installation/octocat/Third": 3 };
+    expect(await memory(s.env)).toEqual(all);
+
+    // A replay (new GUID) of "removed" while GitHub still has octocat/Hello-World in installation 2: nothing forgotten.
+    expect((await deliver(s.env, "installation_repositories", example("installation_repositories", "removed"))).status).toBe(202);
+    expect(await memory(s.env)).toEqual(all);
+    expect(await installationCalls()).toEqual(["GET /repos/octocat/Hello-World/installation jwt 200"]);
+
+    // A replay of "deleted" for live installations 2 and 3: GitHub says they are live, nothing is forgotten.
+    await s.github.clearCalls();
+    expect((await deliver(s.env, "installation", example("installation", "deleted", 3))).status).toBe(202);
+    expect(await memory(s.env)).toEqual(all);
+    expect(await installationCalls()).toEqual(["GET /app/installations/3 jwt 200"]);
+    // Replayed again within the minute: GitHub is not asked again, and still nothing is forgotten.
+    await s.github.clearCalls();
+    await deliver(s.env, "installation", example("installation", "deleted", 3));
+    expect(await installationCalls()).toEqual([]);
+    expect(await memory(s.env)).toEqual(all);
+
+    // GitHub cannot be asked (500): nothing is forgotten (a mint answering 404 would drop it later).
+    await s.github.uninstall(5);
+    await s.github.addFault({ match: { pathIncludes: "/app/installations/5" }, status: 500, times: 1 });
+    await deliver(s.env, "installation", example("installation", "deleted", 5));
+    expect(await memory(s.env)).toEqual(all);
+
+    // What GitHub confirms is applied: installation 2 deleted (404), a suspended one (suspended_at set).
+    await s.github.uninstall(2);
+    await s.github.suspend(SUSPENDED);
+    await s.github.clearCalls();
+    await deliver(s.env, "installation", example("installation", "deleted"));
+    await deliver(s.env, "installation", example("installation", "suspend"));
+    expect(await installationCalls()).toEqual([`GET /app/installations/2 jwt 404`, `GET /app/installations/${SUSPENDED} jwt 200`]);
+    expect(await memory(s.env)).toEqual({
+      "installation-revoked/2": expect.any(Number),
+      [`installation-revoked/${SUSPENDED}`]: expect.any(Number),
+      "installation/octocat/Fifth": 5,
+      "installation/octocat/Third": 3,
+    });
+    const revoked = await memory(s.env);
+    // Deleted: not used again within the history; suspended: tried again after an hour.
+    expect(revoked["installation-revoked/2"]! - Date.now()).toBeGreaterThan(86_400_000);
+    expect(revoked[`installation-revoked/${SUSPENDED}`]! - Date.now()).toBeLessThanOrEqual(3_600_000);
+    // Unsuspended: used again at once.
+    await deliver(s.env, "installation", example("installation", "unsuspend"));
+    expect((await memory(s.env))[`installation-revoked/${SUSPENDED}`]).toBeUndefined();
+  });
+
+  it("a repository GitHub confirms removed from the installation is forgotten; the others stay", async () => {
+    const s = await stack();
+    const examples = inject("webhookExamples");
+    const removed = structuredClone(examples.find((e) => e.name === "installation_repositories")!.examples.find((x) => x.action === "removed")!);
+    await s.github.addInstallation({ id: 2, repositories: ["octocat/Other"] });
+    for (const [n, repo] of [[6, "octocat/Hello-World"], [7, "octocat/Other"]] as const) {
+      await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: `arc-runners-i-${n}`, jobId: n, runId: n * 10, runAttempt: 1, repo, startedAt: before(Date.now(), 60), installationId: 2 }));
+    }
+    expect((await deliver(s.env, "installation_repositories", removed)).status).toBe(202);
+    expect(await memory(s.env)).toEqual({ "installation/octocat/Other": 2 });
   });
 });
 

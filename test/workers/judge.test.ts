@@ -1,4 +1,4 @@
-// The decision table of DESIGN.md, row by row, against the pure judge.
+// The decision table of docs/design.md, row by row, against the pure judge.
 import { describe, expect, it } from "vitest";
 import { judge, type JudgeInput } from "../../src/reaper/judge.ts";
 import type { ClusterView } from "../../src/model/view.ts";

@@ -8,11 +8,10 @@ import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, configureLedger, evictLedger, ledgerOf, report, testEnv } from "./support/worker.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 // Simulated times a day ahead of the clock: the runtime never fires these ledgers' alarms on its own.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
 
 describe("the alarm", () => {
@@ -149,7 +148,7 @@ describe("cost follows the open runners", () => {
 
 describe("the GitHub budget", () => {
   it("is shared by every alarm and sweep of a minute", async () => {
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "3", REAPER_MAX_JOB_SECONDS: "3600" });
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "3", REAPER_MAX_JOB_SECONDS: "3600" });
     for (let i = 0; i < 3; i++) {
       const name = `arc-runners-abcde-runner-gb${i}`;
       await s.runner({ name, workflowRunId: 1500 + i });

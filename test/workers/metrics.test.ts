@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import type { LedgerSnapshot } from "../../src/ledger/queries.ts";
-import { RUNNER_STATES } from "../../src/ledger/runner-record.ts";
+import { RUNNER_STATES } from "../../src/model/runner.ts";
 import { arcReaperFamilies } from "../../src/metrics/arc-reaper-metrics.ts";
 import { METRIC_NAMES } from "../../src/metrics/metric-names.ts";
 import { closeBySweep, lastSweep, writeLastSweep } from "./support/seed.ts";
 import { stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, call, deliver, evictLedger, signedDelivery, testEnv } from "./support/worker.ts";
+import { NOW } from "./support/kube-calls.ts";
 
 const REPO = "octo-org/example-workflow";
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 // Sweeps run a day ahead of the clock, so that no alarm of the ledger (which
 // fires on the real clock) is due while a test runs; see sweep.test.ts.
-const NOW = Date.now() + 86_400_000;
 const get = (env: WorkerEnv, path: string, headers: Record<string, string> = auth) =>
   call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
 

@@ -8,16 +8,16 @@ import { agentEnv, completed, connect, runner as agentRunner } from "./support/f
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, alarmAt, configureLedger, ledgerOf, runAlarm, settleAlarms } from "./support/worker.ts";
 import type { WorkerEnv } from "../../src/env.ts";
+import { deletes } from "./support/kube-calls.ts";
 
 const OTHER = "other-runners";
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const readsOf = async (s: S, name: string) => (await s.kube.calls()).filter((c) => c.method === "GET" && c.path.endsWith(`/ephemeralrunners/${name}`));
 const githubRunnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Open and unseen rows whose due time lies before `now`: after any alarm or sweep there are none. */
-export async function overdue(env: WorkerEnv, now: number): Promise<number> {
+async function overdue(env: WorkerEnv, now: number): Promise<number> {
   await configureLedger(env);
   return runInDurableObject(ledgerOf(env), (_i, state) => {
     const sql = state.storage.sql;
@@ -25,6 +25,12 @@ export async function overdue(env: WorkerEnv, now: number): Promise<number> {
     const unseen = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM unseen WHERE due_at < ?", now).one().n;
     return runners + unseen;
   });
+}
+
+/** The unseen rows (busy runners no webhook explained yet) of this env's ledger. */
+async function unseenRows(env: WorkerEnv): Promise<{ name: string; uid: string; due_at: number | null }[]> {
+  await configureLedger(env);
+  return runInDurableObject(ledgerOf(env), (_i, state) => [...state.storage.sql.exec<{ name: string; uid: string; due_at: number | null }>("SELECT name, uid, due_at FROM unseen ORDER BY name")]);
 }
 
 describe("one view: a name in two watched namespaces", () => {
@@ -77,6 +83,7 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     const er = await s.runner({ name: "arc-runners-gone1-runner-un", workflowRunId: 610 });
     // Seen busy by a sweep whose wait for a webhook has already ended: due at once.
     await s.sweep(Date.now() - SETTLE_MS - 1000);
+    expect(await unseenRows(s.env)).toEqual([{ name: er.metadata.name, uid: er.metadata.uid, due_at: expect.any(Number) }]);
     await s.kube.remove(NS, er.metadata.name);
     await settleAlarms(s.env, 3000);
     await sleep(300);
@@ -85,6 +92,7 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     expect(await githubRunnerCalls(s)).toEqual([]);
     expect(await alarmAt(s.env)).toBeNull();
     expect(await overdue(s.env, Date.now())).toBe(0);
+    expect(await unseenRows(s.env)).toEqual([]); // the row ended with the runner
   });
 
   it("a runner seen busy just before its in_progress webhook: the webhook ends the unseen row, GitHub is never asked", async () => {
@@ -92,18 +100,20 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     const er = await s.runner({ name: "arc-runners-expl1-runner-un", workflowRunId: 611 });
     const t = Date.now();
     await s.sweep(t - SETTLE_MS + 1500); // its wait ends 1.5 s from now
+    expect((await unseenRows(s.env)).map((u) => u.name)).toEqual([er.metadata.name]);
     await s.jobStarted({ runner: er.metadata.name, runId: 611, jobId: 6110, startedAt: before(t, 5) });
     await sleep(2000);
     await settleAlarms(s.env);
     await s.sweep(t + SETTLE_MS * 2);
     expect(await githubRunnerCalls(s)).toEqual([]);
     expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "running" })]);
+    expect(await unseenRows(s.env)).toEqual([]); // the webhook ended it
   });
 });
 
 describe("the deletion cap is a sliding 60 s window", () => {
   it("no 60 s span deletes more than the cap, across a minute boundary", async () => {
-    const s = await stack({ REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });
     const boundary = Math.ceil((Date.now() + 120_000) / 60_000) * 60_000;
     for (let i = 0; i < 4; i++) {
       const name = `arc-runners-capw${i}-runner-cp`;
@@ -196,6 +206,7 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     await sleep(50);
     const { runScheduled } = await import("./support/worker.ts");
     await runScheduled(env, Date.now() - SETTLE_MS - 1000);
+    expect((await unseenRows(env)).map((u) => u.name)).toEqual([name]);
     agent.ws.close(1000, "going away");
     await agent.closed;
     await sleep(50);
@@ -203,5 +214,6 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     for (let i = 0; i < 20 && (await runAlarm(env)); i++) runs++;
     expect(runs).toBeLessThanOrEqual(2);
     expect(await alarmAt(env)).toBeNull();
+    expect(await unseenRows(env)).toEqual([{ name, uid: `uid-${name}`, due_at: null }]); // held while the agent is away, not dropped
   });
 });

@@ -1,7 +1,7 @@
 // The reaper works under exactly the Role of infra/kubernetes (read from the
 // manifests and enforced by the stand-in cluster), and that token can do
 // nothing beyond it: no pods, no secrets, no patch, no other namespace.
-import { beforeEach, expect, inject, it } from "vitest";
+import { expect, inject, it } from "vitest";
 import { before, NS, stack } from "./support/stack.ts";
 import { adminRunners, runScheduled, settleAlarms } from "./support/worker.ts";
 

@@ -102,7 +102,7 @@ describe("rechecks grouped per run", () => {
 
   it("a listing the budget cuts in the middle of a run (page 2 of 2) answers page 1, and the rest resume at the next sweep", async () => {
     // 3 calls a sweep: the deliveries listing, a token, and one page.
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "3" });
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "3" });
     const jobs = await matrix(s, { runId: 7301, count: 105, startedSecondsAgo: 4000 });
     const onPage2 = jobs.slice().sort((a, b) => a.id - b.id)[102]!;
     await complete(s, onPage2, 1200);

@@ -10,11 +10,10 @@ import type { Conclusion } from "../standins/github/types.ts";
 import { Sql } from "../../src/ledger/sql.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, evictLedger, ledgerOf } from "./support/worker.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 // The sweeps run on the cron's time, a day ahead of the clock: no ledger alarm fires on its own meanwhile.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.path);
 const jobPath = (id: number | string) => `/repos/${REPO}/actions/jobs/${id}`;
 
@@ -81,7 +80,7 @@ describe("recheck: lost completions", () => {
 
   it("oldest first, within the budget: what the budget leaves out is re-read at the next sweep", async () => {
     // 4 calls a sweep: the deliveries listing, a token, and two job reads.
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
     const young = await runningJob(s, { name: "arc-runners-abcde-runner-ry", runId: 953, startedSecondsAgo: 3700 });
     const oldest = await runningJob(s, { name: "arc-runners-abcde-runner-ro", runId: 954, startedSecondsAgo: 5000 });
     const middle = await runningJob(s, { name: "arc-runners-abcde-runner-rm", runId: 955, startedSecondsAgo: 4000 });

@@ -1,18 +1,18 @@
 // Nothing lost: runners no webhook told us about are judged from GitHub, within
 // the call budget; failed deliveries are redelivered once per GUID.
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, deliver } from "./support/worker.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { makeEphemeralRunner } from "../standins/kube/control.ts";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
+import { NOW, deletes } from "./support/kube-calls.ts";
 
 
 
 // A day ahead of the clock: the sweeps here run on the cron's time, and no alarm is due meanwhile.
-const NOW = Date.now() + 86_400_000;
 type S = Awaited<ReturnType<typeof stack>>;
-const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE" && c.status === 200);
+const accepted = (s: S) => deletes(s, { accepted: true });
 const runnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
 // The first sweep that sees a busy runner without facts waits for its webhook; the next one asks.
 const settle = async (s: S) => {
@@ -28,7 +28,7 @@ describe("reconcile: busy runners without facts", () => {
     await s.github.putRun({ repo: REPO, id: 800, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
     await settle(s);
     await s.sweep(NOW);
-    expect((await deletes(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
+    expect((await accepted(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "reaped", reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago" });
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ workflow: "CI", job: null, branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/800` });
     expect((await runnerCalls(s)).map((c) => `${c.method} ${c.path}`)).toEqual([
@@ -48,7 +48,7 @@ describe("reconcile: busy runners without facts", () => {
     await s.github.putJob({ repo: REPO, run_id: 801, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 900), completed_at: before(NOW, 400) });
     await settle(s);
     await s.sweep(NOW);
-    expect(await deletes(s)).toHaveLength(1);
+    expect(await accepted(s)).toHaveLength(1);
     expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/) });
     // What GitHub's REST answer named it, as a webhook would have.
     expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ workflow: "CI", job: "linters", branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/801` }); // the stand-in names jobs after the examples
@@ -73,7 +73,7 @@ describe("reconcile: busy runners without facts", () => {
     await s.github.putJob({ repo: REPO, run_id: 802, status: "in_progress", runner_name: er.metadata.name, started_at: before(NOW, 600) });
     await settle(s);
     await s.sweep(NOW);
-    expect(await deletes(s)).toEqual([]);
+    expect(await accepted(s)).toEqual([]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "running", runId: 802 });
     await s.github.clearCalls();
     await s.sweep(NOW + 60_000);
@@ -87,11 +87,11 @@ describe("reconcile: busy runners without facts", () => {
     await s.sweep(NOW - RECONCILE_SETTLE_MS);
     await s.sweep(NOW);
     expect(await runnerCalls(s)).toEqual([]);
-    expect(await deletes(s)).toEqual([]);
+    expect(await accepted(s)).toEqual([]);
   });
 
-  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_SWEEP, oldest runner first, and finishes over later sweeps", async () => {
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_MINUTE, oldest runner first, and finishes over later sweeps", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
     const names: string[] = [];
     for (let i = 0; i < 6; i++) {
       const name = `arc-runners-abcde-runner-b${i}`;
@@ -101,13 +101,13 @@ describe("reconcile: busy runners without facts", () => {
     }
     await settle(s);
     const perSweep: number[] = [];
-    for (let sweep = 0; sweep < 6 && (await deletes(s)).length < 6; sweep++) {
+    for (let sweep = 0; sweep < 6 && (await accepted(s)).length < 6; sweep++) {
       await s.github.clearCalls();
       await s.sweep(NOW + sweep * 60_000);
       perSweep.push((await s.github.calls()).length);
     }
     expect(Math.max(...perSweep)).toBeLessThanOrEqual(4);
-    const order = (await deletes(s)).map((c) => c.path.split("/").pop());
+    const order = (await accepted(s)).map((c) => c.path.split("/").pop());
     expect(order).toEqual(names); // oldest first
   });
 
@@ -122,10 +122,10 @@ describe("reconcile: busy runners without facts", () => {
     await s.sweep(NOW);
     const asked = (await s.github.calls()).filter((c) => c.path.includes("/actions/runs/"));
     expect(asked.map((c) => c.status)).toEqual([429]);
-    expect(await deletes(s)).toEqual([]);
+    expect(await accepted(s)).toEqual([]);
     await new Promise((r) => setTimeout(r, 1100));
     await s.sweep(NOW + 60_000);
-    expect(await deletes(s)).toHaveLength(3);
+    expect(await accepted(s)).toHaveLength(3);
   });
 });
 
@@ -170,7 +170,7 @@ describe("redelivery over several listings", () => {
 
   it("takes at most half the budget and resumes a cut listing where it ended, at the next sweep", async () => {
     const T = Date.now();
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
     // 250 failed deliveries (the queued ones are nothing to redeliver): three pages of the failure listing.
     for (let i = 0; i < 250; i++) {
       await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: i === 5 ? "completed" : "queued", statusCode: 500, deliveredAt: before(T, 600 - i) });

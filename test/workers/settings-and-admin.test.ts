@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";
@@ -72,7 +72,7 @@ describe("settings", () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerSweep: 100, namespaces: ["arc-runners"] },
+      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerMinute: 100, namespaces: ["arc-runners"] },
     });
     if (result.ok) expect(result.settings.privateKey.split("\n")).toHaveLength(3);
   });
@@ -93,6 +93,7 @@ describe("GET /admin/runners", () => {
     ["a wrong token", { authorization: "Bearer wrong-token-wrong-token" }],
     ["a token with one character changed", { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}X` }],
     ["another scheme", { authorization: `Basic ${ADMIN_TOKEN}` }],
+    ["a bearer that is not a token (RFC 6750)", { authorization: "Bearer not a token!" }],
   ])("answers 401 with %s", async (_what, headers) => {
     const res = await get(testEnv(), "/admin/runners", headers);
     expect(res.status).toBe(401);

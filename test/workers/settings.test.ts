@@ -20,6 +20,9 @@ describe("a bad value is named, never echoed", () => {
     ["REAPER_MAX_JOB_SECONDS", "5 days marker-7f3a", "REAPER_MAX_JOB_SECONDS must be a whole number >= 1"],
     ["REAPER_MAX_DELETIONS_PER_SWEEP", "1.5marker-7f3a", "REAPER_MAX_DELETIONS_PER_SWEEP must be a whole number >= 0"],
     ["REAPER_MAX_GITHUB_CALLS_PER_SWEEP", "marker-7f3a", "REAPER_MAX_GITHUB_CALLS_PER_SWEEP must be a whole number >= 0"],
+    ["REAPER_MAX_DELETIONS_PER_MINUTE", "1.5marker-7f3a", "REAPER_MAX_DELETIONS_PER_MINUTE must be a whole number >= 0"],
+    ["REAPER_MAX_GITHUB_CALLS_PER_MINUTE", "marker-7f3a", "REAPER_MAX_GITHUB_CALLS_PER_MINUTE must be a whole number >= 0"],
+    ["ADMIN_TOKEN", "   ", "ADMIN_TOKEN is missing"],
     ["REAPER_REDELIVERY_LOOKBACK_SECONDS", "marker-7f3a", "REAPER_REDELIVERY_LOOKBACK_SECONDS must be a whole number >= 0"],
     ["REAPER_DELIVERIES_EVERY_SECONDS", "marker-7f3a", "REAPER_DELIVERIES_EVERY_SECONDS must be a whole number >= 1"],
     ["REAPER_RECHECK_SECONDS", "marker-7f3a", "REAPER_RECHECK_SECONDS must be a whole number >= 60"],
@@ -57,6 +60,15 @@ describe("a bad value is named, never echoed", () => {
     ]);
     const text = JSON.stringify(result).toLowerCase();
     expect(text).not.toContain("7f3a");
+  });
+});
+
+describe("the bearer tokens", () => {
+  it.each(["ADMIN_TOKEN", "METRICS_TOKEN"])("%s must be an RFC 6750 bearer token (a header can carry it), named without its value", (name) => {
+    const result = readSettings(testEnv({ [name]: "marker-7f3a with spaces!" }));
+    expect(errorsOf(result)).toEqual([`${name} may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one`]);
+    expect(JSON.stringify(result)).not.toContain("7f3a");
+    expect(readSettings(testEnv({ [name]: "AbC.def_ghi~jkl+mno/pqr-0123==" })).ok).toBe(true);
   });
 });
 
@@ -140,5 +152,33 @@ describe("CLUSTER_MODE", () => {
   it("direct mode does not need AGENT_TOKEN; an unknown mode is named", () => {
     expect(readSettings(testEnv({ CLUSTER_MODE: "direct" })).ok).toBe(true);
     expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "both" })))).toEqual(["CLUSTER_MODE must be direct or agent"]);
+  });
+});
+
+describe("the per-minute caps under their old names", () => {
+  const settingsOf = (over: Record<string, string | undefined>) => {
+    const result = readSettings(testEnv({ REAPER_MAX_DELETIONS_PER_MINUTE: undefined, ...over }));
+    if (!result.ok) throw new Error(result.errors.join("; "));
+    return result.settings;
+  };
+
+  it("the new names, and the defaults, give no warning", () => {
+    expect(settingsOf({ REAPER_MAX_DELETIONS_PER_MINUTE: "7", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "9" })).toMatchObject({ maxDeletionsPerMinute: 7, maxGithubCallsPerMinute: 9, warnings: [] });
+    expect(settingsOf({})).toMatchObject({ maxDeletionsPerMinute: 50, maxGithubCallsPerMinute: 100, warnings: [] });
+  });
+
+  it("an old name alone still sets the cap, with a warning that names both", () => {
+    const s = settingsOf({ REAPER_MAX_DELETIONS_PER_SWEEP: "3", REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4" });
+    expect(s).toMatchObject({ maxDeletionsPerMinute: 3, maxGithubCallsPerMinute: 4 });
+    expect(s.warnings).toEqual([
+      "REAPER_MAX_DELETIONS_PER_SWEEP is the old name of REAPER_MAX_DELETIONS_PER_MINUTE (the same number: a cap per minute, shared by the sweep and the alarm); rename it",
+      "REAPER_MAX_GITHUB_CALLS_PER_SWEEP is the old name of REAPER_MAX_GITHUB_CALLS_PER_MINUTE (the same number: a cap per minute, shared by the sweep and the alarm); rename it",
+    ]);
+  });
+
+  it("both names: the new one wins and the old one is named as ignored", () => {
+    const s = settingsOf({ REAPER_MAX_DELETIONS_PER_SWEEP: "3", REAPER_MAX_DELETIONS_PER_MINUTE: "8" });
+    expect(s.maxDeletionsPerMinute).toBe(8);
+    expect(s.warnings).toEqual(["REAPER_MAX_DELETIONS_PER_SWEEP is ignored: REAPER_MAX_DELETIONS_PER_MINUTE is set (drop REAPER_MAX_DELETIONS_PER_SWEEP)"]);
   });
 });

@@ -1,17 +1,16 @@
 // The sweep end to end: real payloads in, the scheduled handler, client-node
 // against the stand-in cluster, @octokit/app against the stand-in GitHub.
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
+import { deletes, NOW, preconditionUid } from "./support/kube-calls.ts";
 
 
 
 // The sweep's time is the cron's: a day ahead of the clock, so that no alarm of
 // the ledger (which fires on the real clock) is due while these sweep tests run.
-const NOW = Date.now() + 86_400_000;
 // Every sweep lists the App's deliveries (redelivery); everything else is about runners.
 const runnerCalls = async (s: Awaited<ReturnType<typeof stack>>) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
-const deletes = async (s: Awaited<ReturnType<typeof stack>>) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 
 describe("sweep", () => {
   it("reaps a cancelled run's runner after the grace, with a uid precondition, and no GitHub call", async () => {
@@ -29,6 +28,7 @@ describe("sweep", () => {
     expect(after?.metadata.deletionTimestamp).toEqual(expect.any(String)); // finalizers keep it while ARC deregisters
     const [del] = await deletes(s);
     expect(del).toMatchObject({ method: "DELETE", path: `/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`, status: 200 });
+    expect(del?.body).toMatchObject({ preconditions: { uid: er.metadata.uid } }); // exactly the object it judged
     expect((await adminRunners(s.env)).runners).toEqual([
       expect.objectContaining({ name: er.metadata.name, state: "reaped", reason: "run 500 in octo-org/octo-repo is cancelled, completed 300s ago" }),
     ]);
@@ -50,6 +50,22 @@ describe("sweep", () => {
     await s.sweep(NOW);
     expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "gone" });
+    expect((await deletes(s)).map(preconditionUid)).toEqual([er.metadata.uid]);
+  });
+
+  it("any other 409 on delete (not the uid precondition) is an error: the row stays open, the runner stays, and is deleted at a later pass", async () => {
+    const s = await stack();
+    const er = await s.runner({ name: "arc-runners-abcde-runner-u2", workflowRunId: 508 });
+    await s.jobCompleted({ runner: er.metadata.name, runId: 508, jobId: 9008, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+    // The stand-in's 409 for a fault is the API server's "the object has been modified" Conflict Status.
+    await s.kube.addFault({ match: { method: "DELETE" }, status: 409, times: 1 });
+    await s.sweep(NOW);
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "finished" });
+    await s.sweep(NOW + 60_000);
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });
+    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+    expect((await deletes(s)).map((c) => c.status)).toEqual([409, 200]);
   });
 
   it("keeps an idle runner, one being deleted, and one that moved on, without asking GitHub", async () => {
@@ -115,8 +131,8 @@ describe("sweep", () => {
     expect((await adminRunners(s.env, "?state=finished")).runners[0]).toMatchObject({ reason: expect.stringMatching(/^dry run: would delete: job 5080 in octo-org\/octo-repo is cancelled/) });
   });
 
-  it("deletes at most REAPER_MAX_DELETIONS_PER_SWEEP a sweep; the rest wait for the next", async () => {
-    const s = await stack({ REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+  it("deletes at most REAPER_MAX_DELETIONS_PER_MINUTE a sweep; the rest wait for the next", async () => {
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });
     for (let i = 0; i < 5; i++) {
       const er = await s.runner({ name: `arc-runners-abcde-runner-cap${i}`, workflowRunId: 600 + i });
       await s.jobCompleted({ runner: er.metadata.name, runId: 600 + i, jobId: 6000 + i, startedAt: before(NOW, 900), completedAt: before(NOW, 600 - i), conclusion: "cancelled" });

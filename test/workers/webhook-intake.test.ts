@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pingPayload, workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { adminRunners, call, configureLedger, deliver, ledgerOf, ledgerRows, signedDelivery, testEnv } from "./support/worker.ts";

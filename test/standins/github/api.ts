@@ -1,7 +1,7 @@
 // The GitHub REST endpoints a GitHub App reaper uses, answered from a tenant's
 // state with GitHub's status codes, messages and paging.
 import type { KeyObject } from "node:crypto";
-import { installationObject, isoSeconds, repositoryObject } from "./fixtures.ts";
+import { fullRepositoryObject, installationObject, isoSeconds, simpleUser } from "./fixtures.ts";
 import type { WireJson } from "./json.ts";
 import { JWT_DECODE, verifyAppJwt } from "./jwt.ts";
 import {
@@ -56,7 +56,7 @@ const DOC = {
   job: "https://docs.github.com/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run",
 } as const;
 
-export const PERMISSION_NOT_GRANTED = "The permissions requested are not granted to this installation.";
+const PERMISSION_NOT_GRANTED = "The permissions requested are not granted to this installation.";
 
 export function errorAnswer(status: number, message: string, documentationUrl: string = DOCS, headers: Record<string, string> = {}): ApiAnswer {
   return { status, body: { message, documentation_url: documentationUrl, status: String(status) }, headers };
@@ -155,6 +155,10 @@ function createToken(tenant: Tenant, req: ApiRequest, params: string[]): ApiAnsw
   }
   // GitHub takes repository names without the owner; accept "owner/repo" too.
   const repositories = Array.isArray(rawRepos) ? rawRepos.map((r: string) => (r.includes("/") ? r : `${installation.account}/${r}`)) : null;
+  if (installation.suspendedAt !== null) {
+    record(403, repositories);
+    return errorAnswer(403, "This installation has been suspended", DOC.token);
+  }
   if (tenant.refuseTokens !== null) {
     record(tenant.refuseTokens, repositories);
     return errorAnswer(tenant.refuseTokens, PERMISSION_NOT_GRANTED, DOC.token);
@@ -181,7 +185,7 @@ function createToken(tenant: Tenant, req: ApiRequest, params: string[]): ApiAnsw
   if (keys) {
     answer.repositories = keys.flatMap((k) => {
       const ctx = repoContext(tenant, k);
-      return ctx ? [repositoryObject(ctx)] : [];
+      return ctx ? [fullRepositoryObject(ctx)] : [];
     });
   }
   return ok(answer, 201);
@@ -193,7 +197,8 @@ function getApp(tenant: Tenant): ApiAnswer {
     slug: `arc-reaper-${tenant.appId}`,
     node_id: Buffer.from(`03:Integration${tenant.appId}`).toString("base64"),
     client_id: `Iv23li${tenant.appId.toString(36)}`,
-    owner: null,
+    // The account that owns the App (GitHub: a simple-user, or an enterprise).
+    owner: { ...simpleUser(tenant.baseUrl, "octo-org", 40_000_000), type: "Organization" },
     name: `arc-reaper ${tenant.appId}`,
     description: "Stand-in GitHub App",
     external_url: "https://example.com",

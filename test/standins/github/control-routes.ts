@@ -9,6 +9,7 @@ import {
   putRun,
   rateLimitState,
   removeInstallation,
+  suspendInstallation,
   StandinError,
   type Tenant,
 } from "./store.ts";
@@ -65,6 +66,9 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
     case "POST /uninstall":
       removeInstallation(tenant, objectBody(rawBody).id);
       return { status: 200, body: {} };
+    case "POST /suspend":
+    case "POST /unsuspend":
+      return { status: 200, body: suspendInstallation(tenant, objectBody(rawBody).id, path === "/suspend", now) };
     case "PUT /runs":
       return { status: 200, body: putRun(tenant, objectBody(rawBody) as RunInput, now) };
     case "PUT /jobs":
@@ -126,6 +130,8 @@ export function handleControl(tenant: Tenant, method: string, path: string, rawB
       } catch (e) {
         throw new StandinError(400, e instanceof Error ? e.message : String(e));
       }
+    case "GET /manifest-apps":
+      return { status: 200, body: tenant.manifestApps.map((a) => ({ owner: a.owner, manifest: a.manifest as Json, state: a.state })) };
     case "POST /expire-tokens":
       for (const token of tenant.tokens.values()) token.expiresAtMs = now;
       return { status: 200, body: {} };

@@ -25,6 +25,9 @@ export type GithubTenant = TenantInfo & {
   addInstallation(input: InstallationInput): Promise<Installation>;
   /** Uninstall the App from that installation: it is gone (404 on a mint) and its tokens are revoked (401). */
   uninstall(id: number): Promise<void>;
+  /** The account suspends the installation (it stays, with suspended_at; no token is minted), or lifts the suspension. */
+  suspend(id: number): Promise<Installation>;
+  unsuspend(id: number): Promise<Installation>;
   /** Upsert one attempt of a run; answers the run as GET .../actions/runs/{id}/attempts/{n} would. */
   putRun(input: RunInput): Promise<WorkflowRun>;
   /** Upsert a job (creating its run attempt when missing); answers the full job object. */
@@ -52,6 +55,8 @@ export type GithubTenant = TenantInfo & {
   expireTokens(): Promise<void>;
   /** A code as GitHub's manifest flow hands the browser: POST /app-manifests/{code}/conversions takes it once, within an hour. */
   addManifestCode(code: string): Promise<void>;
+  /** Every App made through the web's manifest form (web.ts), in order: its owner (null: a user's) and manifest. */
+  manifestApps(): Promise<Array<{ owner: string | null; manifest: Record<string, unknown>; state: string | null }>>;
 };
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<T> {
@@ -77,6 +82,8 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     ...info,
     addInstallation: (input) => call(`${control}/installations`, "POST", input),
     uninstall: (id) => done(call(`${control}/uninstall`, "POST", { id })),
+    suspend: (id) => call(`${control}/suspend`, "POST", { id }),
+    unsuspend: (id) => call(`${control}/unsuspend`, "POST", { id }),
     putRun: (input) => call(`${control}/runs`, "PUT", input),
     putJob: (input) => call(`${control}/jobs`, "PUT", input),
     addDelivery: (input) => call(`${control}/deliveries`, "POST", input),
@@ -94,5 +101,6 @@ export async function createGithubTenant(standinUrl: string, opts: TenantOptions
     setRateLimit: (input) => call(`${control}/rate-limit`, "PUT", input),
     expireTokens: () => done(call(`${control}/expire-tokens`, "POST")),
     addManifestCode: (code) => done(call(`${control}/manifest-codes`, "POST", { code })),
+    manifestApps: () => call(`${control}/manifest-apps`, "GET"),
   };
 }

@@ -61,10 +61,50 @@ function rebase(value: Json, ctx: RepoContext): Json {
   return parsed as Json;
 }
 
-export function repositoryObject(ctx: RepoContext): JsonObject {
+function repositoryObject(ctx: RepoContext): JsonObject {
   const repo = rebase(templates().repository, ctx);
   if (!isObject(repo)) throw new Error("unreachable: repository template is an object");
   return { ...repo, id: ctx.repoId, node_id: Buffer.from(`010:Repository${ctx.repoId}`).toString("base64") };
+}
+
+/**
+ * A repository as the REST API shows it in full (the `repository` schema: an installation
+ * token's `repositories`), where the webhook's minimal repository lacks fields.
+ */
+export function fullRepositoryObject(ctx: RepoContext): JsonObject {
+  const repo = repositoryObject(ctx);
+  const web = `https://github.com/${ctx.fullName}`;
+  return {
+    ...repo,
+    clone_url: `${web}.git`,
+    git_url: `git://github.com/${ctx.fullName}.git`,
+    ssh_url: `git@github.com:${ctx.fullName}.git`,
+    svn_url: web,
+    mirror_url: null,
+    homepage: null,
+    language: null,
+    default_branch: "main",
+    forks: 0,
+    forks_count: 0,
+    open_issues: 0,
+    open_issues_count: 0,
+    stargazers_count: 0,
+    watchers: 0,
+    watchers_count: 0,
+    size: 108,
+    has_downloads: true,
+    has_issues: true,
+    has_projects: true,
+    has_wiki: true,
+    has_pages: false,
+    archived: false,
+    disabled: false,
+    license: null,
+    visibility: repo.private === true ? "private" : "public",
+    pushed_at: "2024-01-01T00:00:00Z",
+    created_at: "2024-01-01T00:00:00Z",
+    updated_at: "2024-01-01T00:00:00Z",
+  };
 }
 
 const HEAD_SHA = "3484a3fb816e0859fd6e1cea078d76385ff50625";
@@ -162,16 +202,8 @@ export function installationObject(apiBase: string, appId: number, installation:
   const permissions: JsonObject = { ...installation.permissions };
   return {
     id: installation.id,
-    account: {
-      login: installation.account,
-      id: accountId,
-      node_id: Buffer.from(`012:Organization${accountId}`).toString("base64"),
-      avatar_url: `https://avatars.githubusercontent.com/u/${accountId}?v=4`,
-      url: `${apiBase}/users/${installation.account}`,
-      html_url: `https://github.com/${installation.account}`,
-      type: "Organization",
-      site_admin: false,
-    },
+    // A simple-user of type Organization, every field GitHub sends.
+    account: { ...simpleUser(apiBase, installation.account, accountId), node_id: Buffer.from(`012:Organization${accountId}`).toString("base64"), type: "Organization" },
     repository_selection: "selected",
     access_tokens_url: `${apiBase}/app/installations/${installation.id}/access_tokens`,
     repositories_url: `${apiBase}/installation/repositories`,
@@ -187,7 +219,32 @@ export function installationObject(apiBase: string, appId: number, installation:
     single_file_name: null,
     has_multiple_single_files: false,
     single_file_paths: [],
-    suspended_by: null,
-    suspended_at: null,
+    suspended_by: installation.suspendedAt === null ? null : simpleUser(apiBase, "octocat", 583231),
+    suspended_at: installation.suspendedAt,
+  };
+}
+
+/** A user as GitHub shows one inside another object (simple-user). */
+export function simpleUser(apiBase: string, login: string, id: number): JsonObject {
+  const url = `${apiBase}/users/${login}`;
+  return {
+    login,
+    id,
+    node_id: Buffer.from(`04:User${id}`).toString("base64"),
+    avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
+    gravatar_id: "",
+    url,
+    html_url: `https://github.com/${login}`,
+    followers_url: `${url}/followers`,
+    following_url: `${url}/following{/other_user}`,
+    gists_url: `${url}/gists{/gist_id}`,
+    starred_url: `${url}/starred{/owner}{/repo}`,
+    subscriptions_url: `${url}/subscriptions`,
+    organizations_url: `${url}/orgs`,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events{/privacy}`,
+    received_events_url: `${url}/received_events`,
+    type: "User",
+    site_admin: false,
   };
 }

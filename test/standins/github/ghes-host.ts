@@ -15,6 +15,8 @@ export async function startGhesHost(
   serveApi: (req: IncomingMessage, res: ServerResponse, path: string, url: URL) => Promise<void>,
   offApi: (method: string, path: string) => void,
   onError: (res: ServerResponse, error: unknown) => void,
+  /** The web's pages (web.ts): true when it answered. */
+  serveWeb?: (req: IncomingMessage, res: ServerResponse, path: string, url: URL) => Promise<boolean>,
 ): Promise<GhesHost> {
   let url = "";
   const sockets = new Set<Socket>();
@@ -25,11 +27,15 @@ export async function startGhesHost(
       serveApi(req, res, path.slice(GHES_API_PREFIX.length) || "/", parsed).catch((e: unknown) => onError(res, e));
       return;
     }
-    offApi((req.method ?? "GET").toUpperCase(), path);
-    req.resume();
-    const page = "<!DOCTYPE html><html><head><title>Page not found · GitHub Enterprise</title></head><body><h1>404</h1><p>This is not the web page you are looking for.</p></body></html>";
-    res.writeHead(404, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) });
-    res.end(page);
+    const notFound = () => {
+      offApi((req.method ?? "GET").toUpperCase(), path);
+      req.resume();
+      const page = "<!DOCTYPE html><html><head><title>Page not found · GitHub Enterprise</title></head><body><h1>404</h1><p>This is not the web page you are looking for.</p></body></html>";
+      res.writeHead(404, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) });
+      res.end(page);
+    };
+    if (!serveWeb) return notFound();
+    serveWeb(req, res, path, parsed).then((answered) => (answered ? undefined : notFound()), (e: unknown) => onError(res, e));
   });
   server.on("connection", (socket) => {
     sockets.add(socket);

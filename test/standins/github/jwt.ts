@@ -4,10 +4,10 @@
 import { verify, type KeyObject } from "node:crypto";
 
 export const JWT_DECODE = "A JSON web token could not be decoded";
-export const JWT_IAT = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
-export const JWT_EXP_PAST =
+const JWT_IAT = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
+const JWT_EXP_PAST =
   "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
-export const JWT_EXP_FAR = "'Expiration time' claim ('exp') is too far in the future";
+const JWT_EXP_FAR = "'Expiration time' claim ('exp') is too far in the future";
 
 export type JwtCheck = { ok: true } | { ok: false; message: string };
 

@@ -20,6 +20,8 @@ export function answerManifestConversion(tenant: Tenant, method: string, path: s
   const expires = tenant.manifestCodes.get(code);
   tenant.manifestCodes.delete(code);
   if (expires === undefined || expires <= nowMs) return errorAnswer(404, "Not Found", DOC);
+  // An App made through the web form (web.ts) answers with its manifest's name, owner and webhook.
+  const made = tenant.manifestApps.find((a) => a.code === code);
   const slug = `arc-reaper-${tenant.appId}`;
   // GitHub.com shows an App at https://github.com/apps/SLUG, a GHES host at https://HOST/github-apps/SLUG.
   const htmlUrl = tenant.ghes ? `${tenant.baseUrl.slice(0, -GHES_API_PREFIX.length)}/github-apps/${slug}` : `https://github.com/apps/${slug}`;
@@ -31,8 +33,8 @@ export function answerManifestConversion(tenant: Tenant, method: string, path: s
       id: tenant.appId,
       slug,
       node_id: `A_kwDO${Buffer.from(String(tenant.appId)).toString("base64url")}`,
-      owner: { login: "octo-org", id: 1, type: "Organization" },
-      name: "arc-reaper",
+      owner: made?.owner === null ? { login: "octocat", id: 2, type: "User" } : { login: made?.owner ?? "octo-org", id: 1, type: "Organization" },
+      name: typeof made?.manifest["name"] === "string" ? made.manifest["name"] : "arc-reaper",
       description: "",
       external_url: "https://arc-reaper.example.invalid",
       html_url: htmlUrl,

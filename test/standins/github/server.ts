@@ -10,6 +10,7 @@ import { errorAnswer, handleApi, installationOfToken, rateLimitExceededMessage, 
 import { handleControl } from "./control-routes.ts";
 import { startGhesHost, type GhesHost } from "./ghes-host.ts";
 import { answerManifestConversion } from "./manifest.ts";
+import { answerWeb, type WebAnswer } from "./web.ts";
 import { toWireJson, type WireJson } from "./json.ts";
 import { looksLikeJwt } from "./jwt.ts";
 import { newTenant, rateLimitState, StandinError, type ActiveFault, type Tenant } from "./store.ts";
@@ -160,7 +161,7 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     const controlUrl = `${url}/t/${id}/__control`;
     if (!ghes) {
       tenants.set(id, newTenant(id, appId, `${url}/t/${id}`, rateLimit));
-      return { id, baseUrl: `${url}/t/${id}`, controlUrl, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
+      return { id, baseUrl: `${url}/t/${id}`, controlUrl, webUrl: `${url}/t/${id}/web`, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
     }
     let tenant: Tenant | undefined;
     const host = await startGhesHost(
@@ -169,6 +170,7 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       },
       (method, path) => tenant?.calls.push({ method, path, query: {}, auth: "none", status: 404, outsideApi: true }),
       sendError,
+      async (req, res, path, parsed) => (tenant ? sendWeb(res, answerWeb(tenant, (req.method ?? "GET").toUpperCase(), path, parsed.searchParams, await readBody(req), Date.now())) : false),
     );
     ghesHosts.push(host);
     tenant = newTenant(id, appId, host.apiUrl, rateLimit, ghes);
@@ -229,12 +231,28 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       send(res, answer.status, JSON.stringify(answer.body), {});
       return;
     }
+    if (!tenant.ghes && (path === "/web" || path.startsWith("/web/"))) {
+      if (!sendWeb(res, answerWeb(tenant, method, path.slice("/web".length), parsed.searchParams, body, Date.now()))) {
+        send(res, 404, "<!DOCTYPE html><title>Page not found · GitHub</title>", { "content-type": "text/html; charset=utf-8" });
+      }
+      return;
+    }
     if (tenant.ghes) {
       // A GHES tenant's API is on its own host only, so a client must use GITHUB_API_URL as given.
       send(res, 404, toWireJson(errorAnswer(404, "Not Found").body), { "x-github-request-id": requestId() });
       return;
     }
     await answerApi(req, res, tenant, path, parsed.searchParams, parsed.search, body);
+  }
+
+  /** Sends a web page; false when there was none to send. */
+  function sendWeb(res: ServerResponse, answer: WebAnswer | undefined): boolean {
+    if (!answer) return false;
+    if (!res.headersSent) {
+      res.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(answer.html) });
+      res.end(answer.html);
+    }
+    return true;
   }
 
   function sendError(res: ServerResponse, error: unknown): void {

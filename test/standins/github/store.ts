@@ -75,7 +75,13 @@ export type Tenant = {
   ghes: { version: string; rateLimits: boolean } | null;
   /** App manifest codes not yet converted (manifest.ts): code to expiry (ms). */
   manifestCodes: Map<string, number>;
+  /** The web half of the manifest flow (web.ts): forms shown and not yet confirmed, by id. */
+  manifestForms: Map<string, ManifestForm>;
+  /** Every App made through the web form, in order: its owner and manifest, and the code handed out. */
+  manifestApps: Array<ManifestForm & { code: string }>;
 };
+
+type ManifestForm = { owner: string | null; manifest: Record<string, unknown>; state: string | null };
 
 export class StandinError extends Error {
   readonly status: number;
@@ -108,6 +114,8 @@ export function newTenant(id: string, appId: number, baseUrl: string, rateLimit:
     nextRunId: 11_000_000_000,
     ghes,
     manifestCodes: new Map(),
+    manifestForms: new Map(),
+    manifestApps: [],
   };
 }
 
@@ -123,7 +131,7 @@ function checkRepoName(fullName: unknown): string {
 }
 
 /** Registers a repository name (keeping its first casing) and gives it a stable id. */
-export function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
+function ensureRepo(tenant: Tenant, fullName: string): RepoContext {
   const key = repoKey(checkRepoName(fullName));
   let repo = tenant.repos.get(key);
   if (!repo) {
@@ -151,8 +159,17 @@ export function addInstallation(tenant: Tenant, input: InstallationInput): Insta
     account: owner,
     repositories: names,
     permissions: input.permissions ?? { actions: "read", metadata: "read" },
+    suspendedAt: null,
   };
   tenant.installations.set(installation.id, installation);
+  return installation;
+}
+
+/** The account suspended (or unsuspended) the installation: it stays, GET /app/installations/{id} shows suspended_at, and no token is minted for it. */
+export function suspendInstallation(tenant: Tenant, id: unknown, suspended: boolean, nowMs: number): Installation {
+  const installation = typeof id === "number" ? tenant.installations.get(id) : undefined;
+  if (!installation) throw new StandinError(404, `no installation ${String(id)}`);
+  installation.suspendedAt = suspended ? new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, "Z") : null;
   return installation;
 }
 

@@ -4,7 +4,7 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export type JobStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+type JobStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
 export type RunStatus = JobStatus;
 export type Conclusion =
   | "success"
@@ -18,7 +18,7 @@ export type Conclusion =
   | "startup_failure"
   | null;
 
-export type WorkflowJobStep = {
+type WorkflowJobStep = {
   name: string;
   status: JobStatus;
   conclusion: Conclusion;
@@ -118,6 +118,8 @@ export type Installation = {
   account: string;
   repositories: string[];
   permissions: Permissions;
+  /** When the account suspended the App's installation (ISO); null while it is active. */
+  suspendedAt: string | null;
 };
 
 export type DeliveryInput = {
@@ -218,7 +220,7 @@ export type TenantInfo = {
   baseUrl: string;
   /** Where the control API of this tenant is. */
   controlUrl: string;
-  /** A GHES tenant's host (https://HOST on a real server); absent for a github.com-like tenant. */
+  /** The web (https://github.com, or https://HOST on GHES): the manifest form and the install page (web.ts). */
   webUrl?: string;
   appId: number;
   privateKeyPkcs1: string;

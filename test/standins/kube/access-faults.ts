@@ -14,7 +14,7 @@ import { ACCESS_TEAM_ORIGIN, PAGE_SECRET } from "./access-faults-client.ts";
 import { isPlainObject } from "./crd-schema.ts";
 import { badRequest, methodNotAllowed } from "./status.ts";
 
-export const ACCESS_ANSWERS = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200", "html-404"] as const;
+const ACCESS_ANSWERS = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200", "html-404"] as const;
 /**
  * - access-login: 302 to https://arc-reaper-standin.cloudflareaccess.com/cdn-cgi/access/login/… (an HTML body)
  * - access-login-local: 302 to the sink's /cdn-cgi/access/login/… (the sink records and answers a login page)

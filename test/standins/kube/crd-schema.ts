@@ -74,7 +74,7 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** go-openapi's name for a JSON value's type, as used in validation messages. */
-export function jsonTypeName(v: unknown): string {
+function jsonTypeName(v: unknown): string {
   if (v === null || v === undefined) return "null";
   if (Array.isArray(v)) return "array";
   if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
@@ -263,7 +263,6 @@ function walkObject(
     } else if (isPlainObject(schema.additionalProperties)) {
       walk(v, schema.additionalProperties, field, mode, result);
     } else if (schema.additionalProperties === true || preserve) {
-      continue;
     } else {
       if (result.unknown.length < MAX_ERRORS) result.unknown.push(field);
       if (mode === "prune") delete value[key];
@@ -287,10 +286,10 @@ const labelValueMsg =
 const qualifiedMsg =
   "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
-export function isDns1123Subdomain(s: string): boolean {
+function isDns1123Subdomain(s: string): boolean {
   return s.length <= 253 && dns1123Subdomain.test(s);
 }
-export function isDns1123Label(s: string): boolean {
+function isDns1123Label(s: string): boolean {
   return s.length <= 63 && dns1123Label.test(s);
 }
 export function isQualifiedName(s: string): boolean {

@@ -9,7 +9,7 @@ export interface GroupResource {
 
 export const RUNNERS: GroupResource = { group: "actions.github.com", resource: "ephemeralrunners" };
 
-export function groupResourceString(gr: GroupResource): string {
+function groupResourceString(gr: GroupResource): string {
   return gr.group === "" ? gr.resource : `${gr.resource}.${gr.group}`;
 }
 
@@ -130,7 +130,7 @@ export function tooLarge(limit: number): KubeError {
   return new KubeError(failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${limit}`));
 }
 
-export function tooManyRequests(retryAfterSeconds: number): KubeError {
+function tooManyRequests(retryAfterSeconds: number): KubeError {
   return new KubeError(
     failure(429, "TooManyRequests", "Too many requests, please try again later.", { retryAfterSeconds }),
     { "Retry-After": String(retryAfterSeconds) },
@@ -173,7 +173,7 @@ function renderValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function fieldErrorBody(e: FieldError): string {
+function fieldErrorBody(e: FieldError): string {
   switch (e.type) {
     case "Required":
       return e.detail ? `Required value: ${e.detail}` : "Required value";

@@ -63,13 +63,13 @@ const MAX_SERVICE_ACCOUNTS = 100;
 
 const namespacesGr = { group: "", resource: "namespaces" };
 
-export function nowTimestamp(): string {
+function nowTimestamp(): string {
   // Kubernetes timestamps have whole seconds.
   return new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 /** Keys sorted at every level: how the API server encodes unstructured (custom) objects. */
-export function sortKeys(v: unknown): Json {
+function sortKeys(v: unknown): Json {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (isPlainObject(v)) {
     const out: JsonObject = {};

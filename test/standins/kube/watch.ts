@@ -12,7 +12,7 @@ import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } 
 import { badRequest, failure } from "./status.ts";
 import type { JsonObject } from "./types.ts";
 
-export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 
 interface WatchEvent {
   type: WatchEventType;

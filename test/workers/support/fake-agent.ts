@@ -8,7 +8,7 @@ import { call, deliver, testEnv } from "./worker.ts";
 
 export const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
 export const REPO = "octo-org/octo-repo";
-export const NOW = Date.now();
+const NOW = Date.now();
 
 export const agentEnv = (over: Record<string, string | undefined> = {}) => testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
 

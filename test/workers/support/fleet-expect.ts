@@ -4,12 +4,18 @@ import type { FleetFigures } from "./fleet.ts";
 
 export function expectFleetSafe(f: FleetFigures): void {
   expect(f.wrongfulDeletions).toBe(0);
+  expect(f.deletions).toBeGreaterThan(0);
   expect(f.deletedTwice).toBe(0);
   expect(f.goneWhileInCluster).toBe(0);
+  // ...and the audit that counts it saw runners close as gone (a zero over nothing proves nothing).
+  expect(f.goneRightly).toBeGreaterThan(0);
   expect(f.leftBehind).toBe(0);
   // One reconcile (issue 15): a runner a webhook explained is never asked about.
   expect(f.githubCallsForExplained).toBe(0);
   expect(f.sweepsToConverge).toBeGreaterThan(0);
+  // The twins happened, not only were planned: each busy twin reaped, each idle twin kept.
+  expect(f.twinsReaped).toBe(f.twins);
+  expect(f.idleTwinsKept).toBe(f.twins);
   // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
   expect(f.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(f.runners / 100)));
 }

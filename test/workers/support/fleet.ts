@@ -76,8 +76,13 @@ export interface FleetFigures {
   mostGithubCallsInOneSweep: number;
   githubBudget: number;
   sweepsToConverge: number;
-  /** Names busy in one watched namespace with an idle twin of the same name in the other. */
+  /** Runners closed as gone while the object that took their job had really left (the positive side of goneWhileInCluster). */
+  goneRightly: number;
+  /** Names busy in one watched namespace with an idle twin of the same name in the other (planned). */
   twins: number;
+  /** What happened to them: busy twins deleted, idle twins never deleted. */
+  twinsReaped: number;
+  idleTwinsKept: number;
   /** Busy runners no webhook told of that left the cluster before they were asked about. */
   unseenVanished: number;
   /** Busy runners seen before their in_progress webhook arrived; GitHub calls about them (must be 0). */
@@ -114,7 +119,7 @@ interface Swap {
   old: Runner;
   fresh: Runner;
   /** What GitHub learns and delivers at that moment. */
-  then: () => Promise<void>;
+  afterwards: () => Promise<void>;
 }
 
 const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
@@ -150,8 +155,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const s: Stack = await stack({
     REAPER_GRACE_SECONDS: String(o.graceSeconds),
     REAPER_MAX_JOB_SECONDS: String(o.boundSeconds),
-    REAPER_MAX_GITHUB_CALLS_PER_SWEEP: String(o.githubBudget),
-    REAPER_MAX_DELETIONS_PER_SWEEP: "200",
+    REAPER_MAX_GITHUB_CALLS_PER_MINUTE: String(o.githubBudget),
+    REAPER_MAX_DELETIONS_PER_MINUTE: "200",
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
     REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
     REAPER_NAMESPACES: `${NS},${OTHER_NS}`,
@@ -250,7 +255,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const deliverCompletion = random() < 0.5;
     swaps.push({
       k, old, fresh,
-      then: async () => {
+      afterwards: async () => {
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(startedAt), completed_at: iso(completedAt) });
         await later();
         if (deliverCompletion) await deliver(jobEvent("completed", j1));
@@ -404,6 +409,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const deletedAt = new Map<string, number>(); // by uid
   const wrongful: string[] = [];
   const goneWrongly: string[] = [];
+  let goneRightly = 0;
   let deletedTwice = 0;
   let faultsInjected = 0;
   let accessInjected = 0;
@@ -456,7 +462,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await s.kube.remove(NS, w.old.name);
       w.old.removed = true;
       w.fresh.uid = (await s.kube.seed(w.fresh.object)).metadata.uid;
-      await w.then();
+      await w.afterwards();
     }
     if (k < o.faultSweeps) {
       const faults = [
@@ -529,6 +535,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         const owner = g.uid ?? (g.job_id === 0 ? owners.get(`${g.runner}#run${g.run_id}`) : owners.get(`${g.runner}#${g.job_id}`))?.uid;
         const inCluster = [await s.kube.get(NS, g.runner), await s.kube.get(OTHER_NS, g.runner)];
         if (owner !== undefined && inCluster.some((o) => o?.metadata.uid === owner)) goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
+        else goneRightly++;
       }
       await s.github.clearCalls();
       await s.kube.clearCalls();
@@ -608,6 +615,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     wrongfulDeletions: wrongful.length,
     deletedTwice,
     goneWhileInCluster: goneWrongly.length,
+    goneRightly,
     githubCallsDuringBackOff: callsDuringBackOff,
     credentialsToOtherHosts,
     leftBehind: leftBehind.length,
@@ -615,6 +623,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     githubBudget: o.githubBudget,
     sweepsToConverge: convergedAt + 1,
     twins: runners.filter((r) => r.kind === "twin").length,
+    twinsReaped: runners.filter((r) => r.kind === "twin" && r.uid !== undefined && deletedAt.has(r.uid)).length,
+    idleTwinsKept: runners.filter((r) => r.kind === "twin-idle" && r.uid !== undefined && !deletedAt.has(r.uid)).length,
     unseenVanished: vanishing.length,
     unseenExplained: explainedRuns.size,
     githubCallsForExplained,

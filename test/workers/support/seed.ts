@@ -7,7 +7,7 @@ import type { WorkerEnv } from "../../../src/env.ts";
 import { MemoryTable } from "../../../src/ledger/memory-table.ts";
 import type { LastSweep } from "../../../src/ledger/queries.ts";
 import { Sql } from "../../../src/ledger/sql.ts";
-import type { Fact, JobCompleted, JobStarted } from "../../../src/model/facts.ts";
+import type { Fact, JobStarted } from "../../../src/model/facts.ts";
 import { before, type Stack } from "./stack.ts";
 import { configureLedger, ledgerOf } from "./worker.ts";
 
@@ -22,12 +22,6 @@ export async function recordFacts(env: WorkerEnv, facts: Fact[], event = "workfl
 
 export function jobStartedFact(o: { runner: string; repo: string; runId: number; jobId: number; startedAt: string; source?: string }): JobStarted {
   return { type: "job-started", runAttempt: 1, source: "test", ...o };
-}
-
-export function jobCompletedFact(
-  o: { runner: string; repo: string; runId: number; jobId: number; startedAt?: string; completedAt: string; conclusion: string; source?: string },
-): JobCompleted {
-  return { type: "job-completed", runAttempt: 1, source: "test", ...o };
 }
 
 /** How a runner is to be closed by the sweep: reaped on its job's or its run's completion, or gone from the cluster. */

@@ -26,7 +26,7 @@ export interface Stack {
   runCompleted(o: { runId: number; runAttempt?: number; updatedAt: string; conclusion: string }): Promise<Response>;
 }
 
-export interface JobFacts {
+interface JobFacts {
   runner: string;
   runId: number;
   jobId: number;

@@ -15,7 +15,7 @@ import worker from "../../../src/index.ts";
 import type { WorkerEnv } from "../../../src/env.ts";
 import type { Ledger as TestLedger } from "../../hooks/test-ledger.ts";
 
-export const WEBHOOK_SECRET = "test-webhook-secret-0123456789";
+const WEBHOOK_SECRET = "test-webhook-secret-0123456789";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 // The test entry binds the test ledger (test/hooks/test-ledger.ts): the production class and its hooks.
@@ -38,7 +38,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Wor
     REAPER_GRACE_SECONDS: "300",
     REAPER_MAX_JOB_SECONDS: "432000",
     REAPER_DRY_RUN: "false",
-    REAPER_MAX_DELETIONS_PER_SWEEP: "50",
+    REAPER_MAX_DELETIONS_PER_MINUTE: "50",
     ADMIN_TOKEN,
   };
   const merged: Record<string, unknown> = { ...base, LEDGER_NAME: `test-${Date.now().toString(36)}-${++ledgerCounter}`, LEDGER, FRONT_DOOR };
@@ -108,7 +108,7 @@ export async function call(env: WorkerEnv, request: Request): Promise<Response> 
 }
 
 let deliveryCounter = 0;
-export function newDeliveryId(): string {
+function newDeliveryId(): string {
   deliveryCounter++;
   return `72d3162e-cc78-11e3-81ab-${String(deliveryCounter).padStart(12, "0")}`;
 }

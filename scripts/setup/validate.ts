@@ -1,0 +1,56 @@
+// Each answer's rule, checked before anything is created: a bad answer is an
+// error naming the answer and what is wrong with it, never a half-made setup.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+// GitHub logins: letters, digits and single dashes, not at either end, at most 39.
+const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+// Worker names: lowercase letters, digits and dashes (a DNS label, as workers.dev needs).
+const WORKER_NAME = DNS_LABEL;
+
+export type Check = { ok: true } | { ok: false; problem: string };
+const good: Check = { ok: true };
+const bad = (problem: string): Check => ({ ok: false, problem });
+
+export function checkLogin(what: string, value: string): Check {
+  if (value.includes("/")) return bad(`${what} ${JSON.stringify(value)} has a slash: give the account's name alone (e.g. octo-org), not a path or URL`);
+  return GITHUB_LOGIN.test(value) ? good : bad(`${what} ${JSON.stringify(value)} is not a GitHub account name (letters, digits and single dashes, at most 39)`);
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** https:// only; http:// to this machine alone (a stand-in, a tunnel's local end). */
+export function checkWebUrl(what: string, value: string): Check {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return bad(`${what} ${JSON.stringify(value)} is not a URL (e.g. https://github.example.com)`);
+  }
+  if (url.protocol === "http:" && !LOOPBACK.has(url.hostname)) return bad(`${what} ${JSON.stringify(value)} is http://: GitHub and the Worker talk over https:// only (http:// is taken for 127.0.0.1 alone)`);
+  if (url.protocol !== "https:" && url.protocol !== "http:") return bad(`${what} ${JSON.stringify(value)} must start with https://`);
+  if (url.search || url.hash || url.username) return bad(`${what} ${JSON.stringify(value)} must have no query, fragment or credentials`);
+  return good;
+}
+
+export function checkWorkerName(value: string): Check {
+  return WORKER_NAME.test(value) ? good : bad(`--name ${JSON.stringify(value)} is not a Worker name (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
+}
+
+export function checkLabels(what: string, values: string[]): Check {
+  if (values.length === 0) return bad(`${what} names none: give at least one`);
+  for (const v of values) if (!DNS_LABEL.test(v)) return bad(`${what}: ${JSON.stringify(v)} is not a DNS label (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
+  const dup = values.find((v, i) => values.indexOf(v) !== i);
+  return dup === undefined ? good : bad(`${what} names ${dup} twice`);
+}
+
+/** Comma-separated list, blanks dropped. */
+export function splitList(value: string): string[] {
+  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+export function checkAppId(value: string): Check {
+  return /^[1-9]\d{0,11}$/.test(value) ? good : bad(`--app-id ${JSON.stringify(value)} is not a GitHub App id (a number, on the App's settings page)`);
+}
+
+export function checkImage(value: string): Check {
+  return /^[a-z0-9][\w.:/@-]*$/i.test(value) && !/\s/.test(value) ? good : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.1.0)`);
+}

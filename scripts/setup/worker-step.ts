@@ -1,0 +1,73 @@
+// Step 1: the Worker, deployed in dry run from setup's own config. A Worker of
+// that name that setup did not make is named and kept, unless --replace.
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { StepError, type StepContext } from "./context.ts";
+import { deploy, ensureLogin, secretNames } from "./wrangler.ts";
+import { renderWranglerConfig } from "./wrangler-config.ts";
+
+export function workerVars(c: StepContext): Record<string, string> {
+  const { a } = c;
+  const vars: Record<string, string> = { GITHUB_API_URL: a.github.api, REAPER_NAMESPACES: a.namespaces.join(","), REAPER_DRY_RUN: "true", CLUSTER_MODE: a.mode };
+  if (a.mode === "agent" && (a.clusters.length > 1 || a.clusters[0] !== "default")) vars["AGENT_CLUSTERS"] = a.clusters.join(",");
+  if (a.mode === "direct") {
+    vars["KUBE_API_URL"] = a.kubeApiUrl ?? "";
+    vars["KUBE_CLUSTER_NAME"] = a.clusters[0] ?? "default";
+  }
+  return vars;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/**
+ * Writes setup's config and answers its digest (a changed answer changes it, and
+ * the Worker is deployed again). A config edited since setup wrote it (e.g.
+ * REAPER_DRY_RUN = "false", step 8) is the user's now: kept, never rewritten.
+ */
+export function writeWorkerConfig(c: StepContext): { digest: string; edited: boolean } {
+  const deployed = c.state.worker?.digest;
+  if (deployed && existsSync(c.wrangler.config)) {
+    const current = sha256(readFileSync(c.wrangler.config, "utf8"));
+    if (current !== deployed) return { digest: current, edited: true };
+  }
+  const source = c.a.wranglerConfig ?? join(c.root, "wrangler.toml");
+  mkdirSync(c.a.stateDir, { recursive: true, mode: 0o700 });
+  const text = renderWranglerConfig(readFileSync(source, "utf8"), source, c.wrangler.config, c.a.name, workerVars(c));
+  writeFileSync(c.wrangler.config, text);
+  return { digest: sha256(text), edited: false };
+}
+
+export async function workerStep(c: StepContext): Promise<void> {
+  c.say.step("1. The Worker, in dry run");
+  const { digest, edited } = writeWorkerConfig(c);
+  const done = c.state.worker;
+  if (done && edited) {
+    c.say.done(`${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (npx wrangler deploy -c ${c.wrangler.config} deploys it)`);
+    return;
+  }
+  if (done && done.name === c.a.name && done.digest === digest) {
+    c.say.done(`Worker ${done.name} was deployed by an earlier run (${done.url}): kept as it is`);
+    return;
+  }
+  try {
+    if ((await ensureLogin(c.wrangler, c.a.interactive)) === "login") c.say.done("logged in to Cloudflare (wrangler login)");
+  } catch (e) {
+    throw new StepError(e instanceof Error ? e.message : String(e));
+  }
+  const existing = await secretNames(c.wrangler, c.a.name);
+  const ours = (done?.name === c.a.name && done.createdBySetup) || (c.state.deploying?.name === c.a.name && c.state.deploying.createdBySetup);
+  if (existing !== undefined && !ours && !c.a.replace) {
+    throw new StepError(`A Worker named ${c.a.name} already exists on this Cloudflare account and setup did not make it: kept. Choose another --name, or add --replace to deploy arc-reaper over it.`);
+  }
+  c.state.deploying = { name: c.a.name, createdBySetup: ours || existing === undefined };
+  c.save();
+  c.say.info(`deploying ${c.a.name} with REAPER_DRY_RUN=true (config: ${c.wrangler.config}) ...`);
+  const reported = await deploy(c.wrangler, c.a.name);
+  const url = c.a.workerUrl ?? reported;
+  if (!url) throw new StepError("wrangler deployed the Worker but reported no workers.dev URL: give the Worker's URL with --worker-url and run again");
+  c.state.worker = { name: c.a.name, url, createdBySetup: ours || existing === undefined, config: c.wrangler.config, digest };
+  delete c.state.deploying;
+  c.save();
+  c.say.done(`${existing === undefined ? "deployed" : ours ? "deployed again (an answer changed)" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`);
+}

@@ -1,0 +1,58 @@
+// An `installation` deleted or suspended delivery, or an `installation_repositories`
+// removed one, is only a claim: its signature covers the body, not the GUID, so a
+// captured delivery can be replayed with a new GUID. Before an installation is
+// forgotten, GitHub is asked (App JWT) what is true now; what it says is applied,
+// whatever the delivery claimed. When GitHub cannot be asked, nothing is forgotten:
+// a token mint that answers 404 later drops the installation anyway.
+import type { InstallationChange } from "../github/installation-from-webhook.ts";
+import type { Github } from "../github/github-client.ts";
+import type { MemoryTable } from "./memory-table.ts";
+import { errorText } from "../model/error-text.ts";
+
+/** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
+const SUSPENDED_RETRY_MS = 3_600_000;
+/** Replays of one claim about an installation within this long after GitHub was asked about it ask nothing. */
+const CONFIRM_EVERY_MS = 60_000;
+
+type Confirmation =
+  | { kind: "applied"; change: InstallationChange; forgot: string[] }
+  | { kind: "kept"; why: string };
+
+const checkedKey = (change: { kind: string; id: number }) => `github-checked/installation/${change.id}/${change.kind}`;
+
+/** Asks GitHub about the change a delivery claims and applies what it confirms. Never throws. */
+export async function confirmInstallationChange(
+  github: Github | Error,
+  memory: MemoryTable,
+  change: Exclude<InstallationChange, { kind: "restored" }>,
+  now: number,
+  historyDays: number,
+): Promise<Confirmation> {
+  if (github instanceof Error) return { kind: "kept", why: `GitHub cannot be asked: ${github.message}` };
+  if (change.kind === "revoked" && (memory.get<number>(`installation-revoked/${change.id}`) ?? 0) > now) return { kind: "kept", why: `installation ${change.id} is already forgotten` };
+  const lastChecked = memory.get<number>(checkedKey(change)) ?? 0;
+  if (now - lastChecked < CONFIRM_EVERY_MS) return { kind: "kept", why: `GitHub was asked about installation ${change.id} less than ${CONFIRM_EVERY_MS / 1000}s ago` };
+  try {
+    if (change.kind === "revoked") {
+      const state = await github.installationState(change.id);
+      memory.set(checkedKey(change), now);
+      if (state === "live") return { kind: "kept", why: `GitHub says installation ${change.id} is live (not ${change.why === "deleted" ? "deleted" : "suspended"})` };
+      // GitHub's word, not the delivery's: a "suspend" for an installation GitHub no longer has is a deletion.
+      memory.revokeInstallation(change.id, now + (state === "deleted" ? historyDays * 86_400_000 : SUSPENDED_RETRY_MS));
+      return { kind: "applied", change: { ...change, why: state === "deleted" ? "deleted" : "suspend" }, forgot: [`installation ${change.id} (${state})`] };
+    }
+    const forgot: string[] = [];
+    // Only repositories remembered with this installation need a word from GitHub.
+    for (const repo of change.repos.filter((r) => memory.get<number>(`installation/${r}`) === change.id)) {
+      const covering = await github.repositoryInstallation(repo);
+      if (covering === change.id) continue;
+      memory.delete(`installation/${repo}`);
+      if (covering !== undefined) memory.installationNamed(repo, covering);
+      forgot.push(repo);
+    }
+    memory.set(checkedKey(change), now);
+    return forgot.length > 0 ? { kind: "applied", change: { ...change, repos: forgot }, forgot } : { kind: "kept", why: `GitHub says installation ${change.id} still covers ${change.repos.join(", ") || "those repositories"}` };
+  } catch (e) {
+    return { kind: "kept", why: `GitHub could not confirm it: ${errorText(e)}` };
+  }
+}

@@ -1,0 +1,113 @@
+// What the setup tests share: running `npm run setup` as a user would (its own
+// process, flags, no TTY), the stand-ins it talks to (GitHub's web and API,
+// Cloudflare's API through wrangler's CLOUDFLARE_API_BASE_URL, Kubernetes), and
+// headless Chromium as in the admin page's test.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { ROOT } from "../../scripts/lib/local-stack.ts";
+
+export interface SetupRun {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when the output matches (the match), rejects on exit first or after timeoutMs. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  exited: Promise<number>;
+}
+
+export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
+  const child = spawn(process.execPath, [join(ROOT, "scripts/setup/main.ts"), ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  child.stdin?.end();
+  let out = "";
+  const listeners = new Set<() => void>();
+  const feed = (d: Buffer) => {
+    out += d.toString("utf8");
+    for (const l of listeners) l();
+  };
+  child.stdout?.on("data", feed);
+  child.stderr?.on("data", feed);
+  const exited = new Promise<number>((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === "SIGINT" ? 130 : 1))));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(pattern, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = pattern.exec(out);
+          if (m) {
+            done();
+            resolve(m);
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern} in setup's output:\n${out}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        exited.then((code) => {
+          if (!pattern.test(out)) {
+            done();
+            reject(new Error(`setup exited (${code}) before ${pattern}:\n${out}`));
+          }
+        });
+        check();
+      });
+    },
+  };
+}
+
+/** Every file under `dir` (recursively), for a scan for secrets. */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+export function filesContaining(files: string[], secrets: string[]): string[] {
+  return files.filter((f) => {
+    const text = readFileSync(f, "utf8");
+    return secrets.some((s) => text.includes(s));
+  });
+}
+
+const SYSTEM_CHROMIUM = "/usr/bin/chromium";
+const SYSTEM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+/** The Chromium the admin page's test drives: /usr/bin/chromium, else @sparticuz/chromium's (ARC_REAPER_TEST_CHROMIUM overrides). */
+export async function pickChromium(): Promise<{ executablePath: string; args: string[] }> {
+  const override = process.env["ARC_REAPER_TEST_CHROMIUM"] ?? "";
+  if (override !== "" && override !== "package") return { executablePath: override, args: SYSTEM_ARGS };
+  if (override !== "package" && existsSync(SYSTEM_CHROMIUM)) return { executablePath: SYSTEM_CHROMIUM, args: SYSTEM_ARGS };
+  const { default: packaged } = await import("@sparticuz/chromium");
+  const { version } = JSON.parse(await readFile(join(ROOT, "node_modules/@sparticuz/chromium/package.json"), "utf8")) as { version: string };
+  const into = join(ROOT, ".tmp", `sparticuz-chromium-${version}`);
+  const withTmpdir = async <T>(dir: string, run: () => Promise<T>): Promise<T> => {
+    const saved = process.env["TMPDIR"];
+    process.env["TMPDIR"] = dir;
+    try {
+      return await run();
+    } finally {
+      if (saved === undefined) delete process.env["TMPDIR"];
+      else process.env["TMPDIR"] = saved;
+    }
+  };
+  if (!existsSync(join(into, "chromium"))) {
+    const partial = `${into}.partial-${process.pid}`;
+    await rm(partial, { recursive: true, force: true });
+    await mkdir(partial, { recursive: true });
+    await withTmpdir(partial, () => packaged.executablePath());
+    await rename(partial, into).catch(async (error: unknown) => {
+      if (!existsSync(join(into, "chromium"))) throw error;
+      await rm(partial, { recursive: true, force: true });
+    });
+  }
+  return { executablePath: await withTmpdir(into, () => packaged.executablePath()), args: packaged.args };
+}

@@ -1,0 +1,51 @@
+// What npm run setup writes: the Worker's config (the repository's with the
+// Worker's name, paths from the state dir, setup's vars, nothing secret) and an
+// agent overlay per cluster; the token Secret only as a stream for kubectl's stdin.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { agentSecretYaml, writeAgentOverlay } from "../../scripts/setup/overlay.ts";
+import { renderWranglerConfig } from "../../scripts/setup/wrangler-config.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+
+const dir = mkdtempSync(join(tmpdir(), "arc-reaper-setup-unit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the files setup writes", () => {
+  it("renders wrangler.toml with the name, relative paths and setup's vars (REAPER_DRY_RUN true, replaced not doubled)", () => {
+    const source = join(ROOT, "wrangler.toml");
+    const out = renderWranglerConfig(readFileSync(source, "utf8"), source, join(ROOT, ".setup/wrangler.toml"), "my-reaper", { REAPER_DRY_RUN: "true", CLUSTER_MODE: "agent", REAPER_NAMESPACES: "a,b" });
+    expect(out).toMatch(/^name = "my-reaper"$/m);
+    expect(out).toMatch(/^main = "\.\.\/src\/index\.ts"$/m);
+    expect(out).toMatch(/^undici = "\.\.\/src\/cluster\/undici-shim\.ts"$/m);
+    expect(out.match(/^REAPER_DRY_RUN = /gm)).toHaveLength(1);
+    expect(out).toMatch(/^REAPER_DRY_RUN = "true"$/m);
+    expect(out).toMatch(/^CLUSTER_MODE = "agent"$/m);
+    expect(out).toMatch(/^REAPER_NAMESPACES = "a,b"$/m);
+  });
+
+  it("writes an overlay with the cluster's settings and a Role per namespace, and no secret", () => {
+    const overlay = writeAgentOverlay({ root: ROOT, stateDir: dir, cluster: "eu-west", namespaces: ["ns-a", "ns-b"], workerUrl: "https://r.example.workers.dev", image: "ghcr.io/o/a:1" });
+    const k = parse(readFileSync(join(overlay, "kustomization.yaml"), "utf8")) as { resources: string[]; patches: { patch: string }[] };
+    expect(k.resources).toEqual([expect.stringMatching(/infra\/agent\/base$/), "namespaces/ns-a", "namespaces/ns-b"]);
+    const patch = parse(k.patches[0]?.patch ?? "") as { spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } } };
+    const container = patch.spec.template.spec.containers[0];
+    expect(container?.image).toBe("ghcr.io/o/a:1");
+    expect(Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]))).toEqual({ ARC_REAPER_URL: "https://r.example.workers.dev", AGENT_CLUSTER: "eu-west", REAPER_NAMESPACES: "ns-a,ns-b" });
+    const ns = parse(readFileSync(join(overlay, "namespaces/ns-b/kustomization.yaml"), "utf8")) as { namespace: string; resources: string[] };
+    expect(ns.namespace).toBe("ns-b");
+    expect(ns.resources[0]).toMatch(/infra\/agent\/runner-namespace$/);
+    expect(readFileSync(join(overlay, "kustomization.yaml"), "utf8")).not.toMatch(/kind: Secret/);
+  });
+
+  it("makes the agent's Secret, labelled as setup's, for stdin only", () => {
+    const docs = agentSecretYaml("t0ken").split("---\n").map((d) => parse(d) as { kind: string; metadata: { labels?: Record<string, string> }; data?: Record<string, string> });
+    expect(docs.map((d) => d.kind)).toEqual(["Namespace", "Secret"]);
+    expect(docs[1]?.metadata.labels?.["app.kubernetes.io/managed-by"]).toBe("arc-reaper-setup");
+    expect(Buffer.from(docs[1]?.data?.["AGENT_TOKEN"] ?? "", "base64").toString()).toBe("t0ken");
+  });
+});
