@@ -54,15 +54,19 @@ export function shareRunReads(items: readonly Item[], github: Github | Error, le
   /** A run worth one listing: more than one runner of it is open (in the ledger, or in this pass). */
   const isGroup = (repo: string, runId: number): boolean => {
     const k = key(repo, runId);
-    let g = grouped.get(k);
-    if (g === undefined) grouped.set(k, (g = listings.has(k) || Math.max(inPass.get(k) ?? 0, ledger.openOfRun?.(repo, runId).length ?? 0) > 1));
+    const known = grouped.get(k);
+    if (known !== undefined) return known;
+    const g = listings.has(k) || Math.max(inPass.get(k) ?? 0, ledger.openOfRun?.(repo, runId).length ?? 0) > 1;
+    grouped.set(k, g);
     return g;
   };
 
   const list = (repo: string, runId: number, installationId: number): Promise<Listing> => {
     const k = key(repo, runId);
-    let l = listings.get(k);
-    if (!l) listings.set(k, (l = readAll(github, repo, runId, installationId)));
+    const known = listings.get(k);
+    if (known) return known;
+    const l = readAll(github, repo, runId, installationId);
+    listings.set(k, l);
     return l;
   };
 
@@ -80,8 +84,10 @@ export function shareRunReads(items: readonly Item[], github: Github | Error, le
     },
     run(repo, runId, installationId) {
       const k = key(repo, runId);
-      let r = runs.get(k);
-      if (!r) runs.set(k, (r = github.run(repo, runId, installationId)));
+      const known = runs.get(k);
+      if (known) return known;
+      const r = github.run(repo, runId, installationId);
+      runs.set(k, r);
       return r;
     },
     async runnerJob(repo, runId, runner, installationId, startedNotBefore) {
