@@ -157,7 +157,7 @@ async function measureOne(stack: LocalStack, tenants: readonly KubeTenant[], pid
   await Promise.all([...tenants.map((t) => t.clearCalls()), stack.github.clearCalls()]);
   const cpu0 = cpuMs(pids);
   const t0 = performance.now();
-  const { summary, decisions } = await stack.sweep({ timeoutMs: 300_000 });
+  const { summary, decisions } = await stack.sweep({ timeoutMs: 900_000 });
   const wallMs = performance.now() - t0;
   const cpu = cpuMs(pids) - cpu0;
   const s: SweepLog = summary;
@@ -225,7 +225,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       log(`  profiling one more sweep over the inspector on port ${port}`);
       try {
         const session = await startCpuProfile(port);
-        await stack.sweep({ timeoutMs: 300_000 });
+        await stack.sweep({ timeoutMs: 900_000 });
         profile = await session.stop();
       } catch (e) {
         log(`  no profile: ${(e as Error).message}`);
