@@ -99,6 +99,19 @@ export class LedgerState implements LedgerPort {
     return this.runners.get(job.runner, job.jobId);
   }
 
+  openOfRun(repo: string, runId: number): RunnerRecord[] {
+    return this.runners.openOfRun(repo, runId);
+  }
+
+  rechecked(records: readonly RunnerRecord[], now: number): void {
+    for (const record of records) {
+      const next: RunnerRecord = { ...record, checkedAt: now };
+      // The due time moves with the recheck only when the facts' schedule set it (no hold, no earlier look asked for).
+      if (record.dueAt === this.opts.schedule(record).dueAt) next.dueAt = this.opts.schedule(next).dueAt;
+      this.runners.update(next, record, { closing: false });
+    }
+  }
+
   store(results: readonly Result[], by: Caller, now: number): Stored {
     let logged = 0;
     for (const r of results) {

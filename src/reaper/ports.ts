@@ -20,6 +20,10 @@ export interface LedgerPort {
   dueUnseen(now: number, limit: number): UnseenRunner[];
   /** Records facts learned from GitHub (and the object they are about); answers that runner's record. */
   learn(facts: Fact[], runner?: ClusterRunner): RunnerRecord | undefined;
+  /** The open rows of one run (a run's jobs read from GitHub answers for each: src/reaper/recheck-runs.ts). */
+  openOfRun?(repo: string, runId: number): RunnerRecord[];
+  /** Running jobs a read of their run's jobs found still running: re-read now, their next recheck moves. */
+  rechecked?(records: readonly RunnerRecord[], now: number): void;
   /** Stores what reconcile answered: verdicts, due times, holds, closes, unseen rows; logs what changed. */
   store(results: readonly Result[], by: Caller, now: number): Stored;
   /** The deletions of the last 60 s, and (after acting) the window to keep. */

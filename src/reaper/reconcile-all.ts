@@ -7,6 +7,7 @@ import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
 import { clusterOf, type Watched } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
+import { shareRunReads } from "./recheck-runs.ts";
 import { reconcile, type Caller, type Item, type ReconcileContext, type Result } from "./reconcile.ts";
 
 export interface PassDeps {
@@ -32,13 +33,15 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(now);
   const reapedUids = new Set<string>();
+  // Rechecks grouped per run: one read of a run's jobs answers for all of them (issue 25).
+  const reads = shareRunReads(items, github, ledger);
   // One context for the pass: every runner shares its windows and what was deleted in it.
   const ctx: ReconcileContext = {
     now,
     policy: policyOf(settings),
     dryRun: settings.dryRun,
     paused: ledger.paused(),
-    github,
+    github: reads.github,
     githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerMinute, now).freeAt(now),
     deletions,
     deleteRunner: (runner, context) => {
@@ -53,6 +56,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
   for (const item of oldestFirst(items, github)) results.push(await reconcile(item, ctx));
   ledger.saveDeletions(deletions);
   ledger.store(results, by, now);
+  await reads.apply(results, now);
   return { results, deleted: reapedUids.size };
 }
 
