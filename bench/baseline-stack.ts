@@ -14,7 +14,8 @@ export interface BaselineStack {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function startBaselineStack(secret: string, startTimeoutMs = 90_000): Promise<BaselineStack> {
+/** `config`: bench/baseline.wrangler.toml (signature only) or bench/durable-baseline.wrangler.toml (the durable minimum). */
+export async function startBaselineStack(secret: string, startTimeoutMs = 90_000, config = "bench/baseline.wrangler.toml"): Promise<BaselineStack> {
   const stateDir = await mkdtemp(join(tmpdir(), "arc-reaper-bench-baseline-"));
   let child: ChildProcess | undefined;
   let exited = false;
@@ -48,7 +49,7 @@ export async function startBaselineStack(secret: string, startTimeoutMs = 90_000
       [
         join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
         "dev",
-        "--config", join(ROOT, "bench/baseline.wrangler.toml"),
+        "--config", join(ROOT, config),
         "--ip", "127.0.0.1",
         "--port", String(port),
         "--inspector-port", String(inspectorPort),

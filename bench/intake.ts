@@ -28,7 +28,11 @@ export interface IntakeRow {
   concurrency: number;
   product: IntakeSide;
   baseline: IntakeSide;
+  /** The durable minimum: the signature, one INSERT in a SQLite Durable Object, then the answer (bench/durable-baseline-worker.ts). */
+  durable?: IntakeSide;
 }
+
+export const DURABLE_BASELINE_CONFIG = "bench/durable-baseline.wrangler.toml";
 
 function pooled(rounds: readonly (LoadResult & { cpuMs: number })[]): IntakeSide {
   const latencies = rounds.flatMap((r) => r.latenciesMs);
@@ -65,21 +69,25 @@ export const PROFILE_CONCURRENCY = 8;
 
 export async function measureIntake(log: (line: string) => void): Promise<{ rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile }> {
   const secret = `bench-${randomBytes(18).toString("base64url")}`;
-  const [product, baseline] = await Promise.all([
+  const [product, baseline, durable] = await Promise.all([
     startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
     startBaselineStack(secret, 120_000),
+    startBaselineStack(secret, 120_000, DURABLE_BASELINE_CONFIG),
   ]);
   try {
     const targets = {
       product: { url: `${product.url}/webhook`, pids: workerdPidsFor(Number(new URL(product.url).port)) },
       baseline: { url: `${baseline.url}/webhook`, pids: workerdPidsFor(Number(new URL(baseline.url).port)) },
+      durable: { url: `${durable.url}/webhook`, pids: workerdPidsFor(Number(new URL(durable.url).port)) },
     };
     let firstJobId = 1;
     const rows: IntakeRow[] = [];
     for (const concurrency of INTAKE.concurrency) {
-      const rounds: Record<keyof typeof targets, (LoadResult & { cpuMs: number })[]> = { product: [], baseline: [] };
+      const rounds: Record<keyof typeof targets, (LoadResult & { cpuMs: number })[]> = { product: [], baseline: [], durable: [] };
       for (let round = 0; round < INTAKE.rounds; round++) {
-        const order: (keyof typeof targets)[] = round % 2 === 0 ? ["product", "baseline"] : ["baseline", "product"];
+        // Each target goes first in turn: the machine's drift is spread over all three.
+        const names: (keyof typeof targets)[] = ["product", "durable", "baseline"];
+        const order = [...names.slice(round % 3), ...names.slice(0, round % 3)];
         for (const name of order) {
           const target = targets[name];
           const cpu0 = cpuMs(target.pids);
@@ -88,8 +96,8 @@ export async function measureIntake(log: (line: string) => void): Promise<{ rows
           rounds[name].push({ ...r, cpuMs: cpuMs(target.pids) - cpu0 });
         }
       }
-      const row = { concurrency, product: pooled(rounds.product), baseline: pooled(rounds.baseline) };
-      for (const name of ["product", "baseline"] as const) {
+      const row = { concurrency, product: pooled(rounds.product), baseline: pooled(rounds.baseline), durable: pooled(rounds.durable) };
+      for (const name of ["product", "durable", "baseline"] as const) {
         const r = row[name];
         log(`  ${name} at ${concurrency}: ${r.perSecond.toFixed(1)} req/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors`);
       }
@@ -123,6 +131,6 @@ export async function measureIntake(log: (line: string) => void): Promise<{ rows
     }
     return { rows, split, profile };
   } finally {
-    await Promise.all([product.stop(), baseline.stop()]);
+    await Promise.all([product.stop(), baseline.stop(), durable.stop()]);
   }
 }

@@ -2,7 +2,7 @@
 import { ledgerSection, type LedgerRateRow } from "./ledger-rate.ts";
 import { ARC_REAPER_MODEL } from "./day/arc-reaper-model.ts";
 import { POLLING_MODEL } from "./day/polling-model.ts";
-import { DEFAULT_DAY } from "./day/trace.ts";
+import { DEFAULT_DAY, LONG_JOBS_DAY } from "./day/trace.ts";
 import type { AlarmLatency } from "./alarm-latency.ts";
 import type { runDay } from "./day-table.ts";
 import { DAY_POLICY } from "./day-table.ts";
@@ -12,20 +12,25 @@ import { fixed, int } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
+import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
-import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
+import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
 
 export interface Report {
   machine: Machine;
   loadBefore: string;
   loadAfter: string;
   /** 1-minute load average before and after each table's measurement. */
-  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger", [string, string]>>;
+  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet", [string, string]>>;
   seconds: number;
   intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];
   big: SweepCost;
   day: { alarm: AlarmLatency; result: ReturnType<typeof runDay> };
+  /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
+  fleet?: SweepCost;
+  /** The agent's snapshot of the same fleet: its messages (bench/snapshot-size.ts). */
+  snapshot?: SnapshotSize;
   /** Table 5: recorded deliveries one ledger sustains (bench/ledger-rate.ts). */
   ledger?: LedgerRateRow[];
 }
@@ -55,6 +60,14 @@ export function renderReport(r: Report): string {
 
 Written by \`npm run bench\` (bench/run.ts) on ${m.date}, commit ${m.commit}; the run took ${Math.round(r.seconds)} s.
 Run it again after \`npm ci\`; nothing leaves 127.0.0.1.
+
+**Headlines** (issue 25), each from the tables below:
+
+${[
+  r.day.result.facts.find((f) => f.startsWith("GitHub calls per hour on the long-jobs day")) ?? "GitHub calls per hour on the long-jobs day: not measured",
+  r.intake.rows.some((x) => x.durable) ? durableHeadline(r.intake.rows) : "Recorded deliveries against the durable minimum: not measured",
+  r.fleet ? fleetHeadline(r.fleet) : "A steady sweep over 50,000 live runners: not measured",
+].join("\n\n")}
 
 | machine | |
 |---|---|
@@ -104,6 +117,13 @@ requests sent. arc-reaper also logs one JSON line per delivery, which wrangler's
 process forwards; that cost is in neither column. ${load("intake")}
 
 ${intakeTable(r.intake.rows)}
+
+**Against the durable minimum** (issue 25): a third Worker (bench/durable-baseline-worker.ts) verifies the
+signature with the same call, stores the delivery (GUID, event, body) with one INSERT in a
+SQLite-backed Durable Object over RPC and answers 202 once the write is stored: the least any
+design that never loses a delivery does. Same load, same rounds, each target first in turn.
+
+${intakeDurableTable(r.intake.rows)}
 
 **Where the rest of the time goes.** By difference, at ${r.intake.split.concurrency} connections, the same
 ${INTAKE.rounds} rounds of warm-up and window, the three alternated: the baseline; arc-reaper
@@ -243,7 +263,7 @@ of the due time. ${load("day")}
 **The day** is a simulation in Node (bench/day/), not a measurement: both reapers replay
 the same trace, and every decision is made by arc-reaper's real code
 (src/reaper/judge.ts, bench/day/fold-facts.ts, src/reaper/schedule-facts.ts, which are
-pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_POLICY.maxJobSeconds)} s). What is modelled:
+pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_POLICY.maxJobSeconds)} s, recheck ${int(DAY_POLICY.recheckSeconds ?? 0)} s), on two fleets. What is modelled:
 
 - **The day** (seed ${DEFAULT_DAY.seed}): ${int(DEFAULT_DAY.jobs)} jobs in runs of 1 to 8 jobs arriving over 24 h with an office-hours
   peak at 14:00 UTC; job durations log-normal (median ${DEFAULT_DAY.medianJobSeconds / 60} min, σ ${DEFAULT_DAY.jobSigma}, 20 s to 6 h); a
@@ -254,6 +274,9 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   never needs more, so neither reaper changes when jobs start. GitHub sends
   \`workflow_job\` queued / in_progress / completed and \`workflow_run\` requested /
   in_progress / completed for each.
+- **The long-jobs day** (seed ${LONG_JOBS_DAY.seed}), the second fleet: the same shape and hazards, but
+  ${pct(LONG_JOBS_DAY.longShare ?? 0)} of the runs are builds whose every job runs ${(LONG_JOBS_DAY.longSeconds?.[0] ?? 0) / 3600} to ${(LONG_JOBS_DAY.longSeconds?.[1] ?? 0) / 3600} hours (games, ML,
+  mobile), so many jobs outlive the recheck interval; maxRunners ${int(LONG_JOBS_DAY.maxRunners)}.
 - **arc-reaper** (bench/day/arc-reaper-model.ts), following src/ledger/ and src/reaper/:
   webhooks arrive ${a.webhookLatencyMs / 1000} s after GitHub sends them and are recorded at once (the ledger is
   strongly consistent); ${pct(a.lossRate)} fail (no 2xx) and show as failed deliveries ${a.failedListedAfterMs / 1000} s later.
@@ -265,7 +288,10 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   lists the failed deliveries (\`status=failure\`) since the previous listing minus ${a.listingOverlapMs / 60_000} minutes, ${a.deliveriesPerPage} a page (a page per
   call, the last page reaching past the window) and asks redelivery once per failed
   delivery (at most half the budget); it asks GitHub only about runners past the bound
-  (none in one day) or busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs);
+  (none in one day), busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs), or running
+  past the recheck (REAPER_RECHECK_SECONDS, ${int(DAY_POLICY.recheckSeconds ?? 0)} s) with no completion heard; a recheck, at the
+  alarm or in a sweep, is one read of the run's jobs (100 a page; a job read when the job is
+  its run's only open one) that answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once
   per repository; the webhook payload carries the installation id.
@@ -293,6 +319,29 @@ ${r.day.result.facts.map((f) => `- ${f}`).join("\n")}
   ${fixed((r.day.result.outcomes[0]!.calls.byKind["deliveries listing"] ?? 0) / 31, 1)} listing calls an hour instead of one per ${a.deliveriesPerPage} deliveries of the day
   (${fixed(r.day.result.trace.deliveries.length / a.deliveriesPerPage / 24, 1)} an hour at the very least when every delivery was listed). The polling reaper's
   figure is itself held down by the 5,000/h limit in its busy hours (its skipped checks are listed above).
-${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}`;
+${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot) : ""}`;
 }
 
+/** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
+function fleetSection(f: SweepCost, load: string, snap?: SnapshotSize): string {
+  return `
+
+## 6. A direct-mode sweep over ${int(f.runners)} live runners
+
+The same measurement as table 3 (the same mix of live runners, seeded through \`POST /webhook\`
+and the Kubernetes stand-in), ${int(f.runners)} live runners in ${int(Math.ceil(f.runners / 4_500))} namespaces (the stand-in holds
+5,000 objects per tenant, so each namespace is its own tenant behind one API URL). Goals (issue 25):
+a steady sweep under ${FLEET_GOALS.cpuMs / 1000} s of workerd CPU and at most ${FLEET_GOALS.subrequests} subrequests; the first, over
+rows never judged, under ${FLEET_GOALS.firstCpuMs / 1000} s. ${load}
+
+${bigSweepTable(f, FLEET_GOALS)}
+
+${fleetHeadline(f)}
+${snap ? `
+**The agent's snapshot** of ${int(snap.runners)} runners (bench/snapshot-size.ts, the agent's own split,
+src/agent/runner-view.ts): ${int(snap.messages)} messages of at most ${int(snap.perPart)} runners, the largest
+${fixed(snap.largestBytes / 1024, 1)} KiB (${fixed((100 * snap.largestBytes) / (32 * 1024 * 1024), 2)}% of the 32 MiB a Durable Object receives in one message),
+${fixed(snap.totalBytes / 1024 / 1024, 1)} MiB in all. The ledger applies each message as it comes (one INSERT per runner into
+the snapshot table) and swaps the view in with three statements when the last part is in.
+` : ""}`;
+}

@@ -4,9 +4,11 @@
 //   3. one sweep over 10,000 live runners, first and steady state, with a CPU profile (measured)
 //   4. the alarm's latency on a sample (measured), then one synthetic day through
 //      arc-reaper and a polling reaper (simulated, with those latencies)
-// Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 30 minutes.
 //   5. recorded deliveries one ledger sustains, the ledger alone (measured)
-//   npm run bench -- --only=intake,history,sweep,day,ledger   run some tables; BENCHMARKS.md is written only when all ran
+//   6. a direct-mode sweep over 50,000 live runners, first and steady (measured)
+// Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 90 minutes.
+//   npm run bench -- --only=intake,history,sweep,day,ledger,fleet   run some tables; BENCHMARKS.md is written only when all ran
+//   (each table's figures also go to .bench/bench-<table>.json, with its load average)
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
@@ -17,16 +19,18 @@ import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
+import { measureSnapshot, type SnapshotSize } from "./snapshot-size.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
-import { bigSweepTable, historyTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
+import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
 
-const GUARD_MS = 30 * 60_000;
+const GUARD_MS = 90 * 60_000;
 export const HISTORY_SIZES = [0, 10_000, 100_000];
 export const HISTORY_LIVE = 300;
 export const BIG_SWEEP = 10_000;
+export const FLEET_SWEEP = 50_000;
 export const ALARM_SAMPLES = 20;
 
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day", "ledger"];
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day", "ledger", "fleet"];
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 // The stacks kill their process groups on exit, so exiting here leaves nothing behind.
@@ -43,6 +47,9 @@ const section = async <T>(name: keyof Report["loads"], run: () => Promise<T>): P
   const before = loadAverage();
   const result = await run();
   loads[name] = [before, loadAverage()];
+  // Each table's figures on their own, so a table run alone (--only=) can be checked and rendered later.
+  await mkdir(join(ROOT, ".bench"), { recursive: true });
+  await writeFile(join(ROOT, ".bench", `bench-${name}.json`), `${JSON.stringify({ load: loads[name], result }, null, 1)}\n`);
   return result;
 };
 const loadBefore = loadAverage();
@@ -52,7 +59,7 @@ let intake: Report["intake"] | undefined;
 if (only.includes("intake")) {
   log("\n1. Webhook intake (wrangler dev, load from a second process)");
   intake = await section("intake", () => measureIntake(log));
-  log(`\n${intakeTable(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`);
+  log(`\n${intakeTable(intake.rows)}\n\n${intakeDurableTable(intake.rows)}\n\n${durableHeadline(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`);
 }
 
 let history: SweepCost[] | undefined;
@@ -78,6 +85,16 @@ if (only.includes("sweep")) {
   log(`\n${bigSweepTable(big)}\n\n${profileTable(big.profile?.top ?? [])}`);
 }
 
+let fleet: SweepCost | undefined;
+let snapshot: SnapshotSize | undefined;
+if (only.includes("fleet")) {
+  snapshot = measureSnapshot(FLEET_SWEEP);
+  log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`);
+  log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
+  fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
+  log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
+}
+
 let day: Report["day"] | undefined;
 if (only.includes("day")) {
   log(`\n4. The alarm's latency (${ALARM_SAMPLES} runners under wrangler dev), then one synthetic day (simulation with the real judge)`);
@@ -99,9 +116,9 @@ if (only.includes("ledger")) {
 const seconds = (performance.now() - started) / 1000;
 const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
-if (intake && history && big && day) {
+if (intake && history && big && day && fleet) {
   const path = join(ROOT, "BENCHMARKS.md");
-  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, ...(ledger ? { ledger } : {}) };
+  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, fleet, ...(snapshot ? { snapshot } : {}), ...(ledger ? { ledger } : {}) };
   await writeFile(path, renderReport(report));
   // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
   await mkdir(join(ROOT, ".bench"), { recursive: true });

@@ -64,6 +64,13 @@ const REPO = "octo-org/octo-repo";
 // Two scale sets, two namespaces: the Kubernetes stand-in holds 5,000 objects per tenant,
 // so each namespace lives in its own tenant behind one API URL (bench/kube-router.ts).
 export const NAMESPACES = ["arc-runners", "arc-runners-b"] as const;
+/** Objects per namespace (one stand-in tenant each) when a fleet needs more than two. */
+const PER_NAMESPACE = 4_500;
+/** Two namespaces up to 9,000 runners (tables 2 and 3 as before); then one more per 4,500 (50,000: 12). */
+export function namespacesFor(runners: number): string[] {
+  const n = Math.max(NAMESPACES.length, Math.ceil(runners / PER_NAMESPACE));
+  return [...NAMESPACES, ...Array.from({ length: n - NAMESPACES.length }, (_, i) => `arc-runners-${String.fromCharCode(99 + i)}`)];
+}
 const INSTALLATION = 4242;
 const SEED_CONCURRENCY = 16;
 const CLUSTER_BATCH = 500;
@@ -85,14 +92,38 @@ function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, un
   return hooks;
 }
 
-async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[]): Promise<number> {
+/** Above this many live runners the webhooks are recorded in bulk (POST /test/seed-live, each through the ledger's receive), not one request each. */
+const BULK_ABOVE = 10_000;
+const BULK_BATCH = 200;
+
+async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runners: readonly SeedRunner[], namespaces: readonly string[]): Promise<number> {
   const hooks = runners.flatMap(webhooksFor);
-  await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
-    const res = await stack.postWebhook(event, payload);
+  if (runners.length > BULK_ABOVE) {
+    for (let i = 0; i < hooks.length; i += BULK_BATCH) {
+      const batch = hooks.slice(i, i + BULK_BATCH).map((h, k) => ({ ...h, guid: `seed-${i + k}` }));
+      const res = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" }, body: JSON.stringify(batch) }).catch(async (e: unknown) => {
+        const probe = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` }, body: "[]" }).then(async (r) => `${r.status} ${await r.text()}`, (x: unknown) => String(x));
+        throw new Error(`seeding live runners in bulk (batch at ${i}): ${String(e)}; an empty batch answers ${probe}`);
+      });
+      const body = (await res.json()) as { written?: number };
+      if (res.status !== 200 || body.written !== batch.length) throw new Error(`seeding live runners in bulk: answered ${res.status}: ${JSON.stringify(body)}`);
+    }
+  } else await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
+    // wrangler dev's proxy may drop a connection on a loaded machine: a delivery is retried (twice), as GitHub would.
+    const post = async (tries: number): Promise<Awaited<ReturnType<LocalStack["postWebhook"]>>> => {
+      try {
+        return await stack.postWebhook(event, payload);
+      } catch (e) {
+        if (tries <= 1) throw e;
+        await new Promise((r) => setTimeout(r, 500));
+        return post(tries - 1);
+      }
+    };
+    const res = await post(3);
     if (res.status !== 202) throw new Error(`seeding: POST /webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
   });
-  for (const [n, namespace] of NAMESPACES.entries()) {
-    const inCluster = runners.filter((r) => r.inCluster && r.index % NAMESPACES.length === n);
+  for (const [n, namespace] of namespaces.entries()) {
+    const inCluster = runners.filter((r) => r.inCluster && r.index % namespaces.length === n);
     for (let i = 0; i < inCluster.length; i += CLUSTER_BATCH) {
       await tenants[n]!.seedAll(
         inCluster.slice(i, i + CLUSTER_BATCH).map((r) =>
@@ -126,7 +157,7 @@ async function measureOne(stack: LocalStack, tenants: readonly KubeTenant[], pid
   await Promise.all([...tenants.map((t) => t.clearCalls()), stack.github.clearCalls()]);
   const cpu0 = cpuMs(pids);
   const t0 = performance.now();
-  const { summary, decisions } = await stack.sweep({ timeoutMs: 300_000 });
+  const { summary, decisions } = await stack.sweep({ timeoutMs: 900_000 });
   const wallMs = performance.now() - t0;
   const cpu = cpuMs(pids) - cpu0;
   const s: SweepLog = summary;
@@ -153,28 +184,32 @@ async function measureOne(stack: LocalStack, tenants: readonly KubeTenant[], pid
 export async function measureSweep(c: SweepCase, log: (line: string) => void): Promise<SweepCost> {
   const router = await startKubeRouter();
   let stack: LocalStack | undefined;
-  let second: KubeTenant | undefined;
+  const namespaces = namespacesFor(c.runners);
+  const others: KubeTenant[] = [];
   try {
     stack = await startLocalStack({
       repositories: [REPO],
       installationId: INSTALLATION,
       namespace: NAMESPACES[0],
-      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: NAMESPACES.join(","), ARC_REAPER_TEST_HOOKS: "on" },
+      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: namespaces.join(","), ARC_REAPER_TEST_HOOKS: "on" },
       startTimeoutMs: 120_000,
     });
     // The first namespace is the stack's own tenant, with arc-reaper's token; the second
     // gets a tenant of its own with the same RBAC, and the router sends its token.
-    router.routes.set(NAMESPACES[0], { baseUrl: stack.kube.baseUrl });
-    second = await createKubeTenant(new URL(stack.kube.baseUrl).origin, { namespaces: [NAMESPACES[1]] });
-    const token = `bench-kube-${randomBytes(18).toString("base64url")}`;
-    await second.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token, bindings: roleBindings([NAMESPACES[1]]) });
-    router.routes.set(NAMESPACES[1], { baseUrl: second.baseUrl, token });
-    const tenants = [stack.kube, second];
+    router.routes.set(namespaces[0]!, { baseUrl: stack.kube.baseUrl });
+    for (const namespace of namespaces.slice(1)) {
+      const tenant = await createKubeTenant(new URL(stack.kube.baseUrl).origin, { namespaces: [namespace] });
+      others.push(tenant);
+      const token = `bench-kube-${randomBytes(18).toString("base64url")}`;
+      await tenant.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token, bindings: roleBindings([namespace]) });
+      router.routes.set(namespace, { baseUrl: tenant.baseUrl, token });
+    }
+    const tenants = [stack.kube, ...others];
 
     const seedStart = performance.now();
     const history = c.history ?? 0;
     if (history > 0) await seedHistory(stack, history);
-    const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now()));
+    const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now()), namespaces);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     log(`  seeded ${c.runners} live runners (${webhooks} webhooks) and ${history} closed rows in ${seedSeconds.toFixed(1)} s`);
 
@@ -190,7 +225,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       log(`  profiling one more sweep over the inspector on port ${port}`);
       try {
         const session = await startCpuProfile(port);
-        await stack.sweep({ timeoutMs: 300_000 });
+        await stack.sweep({ timeoutMs: 900_000 });
         profile = await session.stop();
       } catch (e) {
         log(`  no profile: ${(e as Error).message}`);
@@ -201,7 +236,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     return { runners: c.runners, history, seedSeconds, webhooks, first, steady, profile };
   } finally {
     await stack?.stop();
-    await second?.dispose().catch(() => undefined);
+    await Promise.all(others.map((t) => t.dispose().catch(() => undefined)));
     await router.close();
   }
 }

@@ -26,6 +26,32 @@ export function intakeTable(rows: readonly IntakeRow[]): string {
   );
 }
 
+/** Recorded deliveries beside the durable minimum (a signature check and one INSERT in a SQLite Durable Object), same run. */
+export function intakeDurableTable(rows: readonly IntakeRow[]): string {
+  const measured = rows.filter((r) => r.durable);
+  return markdownTable(
+    ["connections", "arc-reaper req/s", "p50 ms", "p99 ms", "durable minimum req/s", "p50 ms", "p99 ms", "ratio to the durable minimum", "workerd CPU ms/req (arc-reaper / durable minimum)", "errors"],
+    measured.map((r) => {
+      const d = r.durable!;
+      return [
+        String(r.concurrency), fixed(r.product.perSecond, 1), fixed(r.product.p50Ms, 1), fixed(r.product.p99Ms, 1),
+        fixed(d.perSecond, 1), fixed(d.p50Ms, 1), fixed(d.p99Ms, 1), fixed(r.product.perSecond / d.perSecond, 2),
+        `${fixed(r.product.cpuMsPerRequest, 1)} / ${fixed(d.cpuMsPerRequest, 1)}`, `${r.product.errors} / ${d.errors}`,
+      ];
+    }),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  );
+}
+
+/** The headline line issue 25 asks for, in its exact form. */
+export function durableHeadline(rows: readonly IntakeRow[]): string {
+  const ratio = (c: number) => {
+    const r = rows.find((x) => x.concurrency === c);
+    return r?.durable ? `${fixed(r.product.perSecond / r.durable.perSecond, 2)}×` : "n/a";
+  };
+  return `Recorded deliveries at 1, 8 and 32 connections are ${ratio(1)}, ${ratio(8)} and ${ratio(32)} the durable minimum`;
+}
+
 /** Where intake time goes, by difference: baseline → parsed and counted (ignored) → recorded in the ledger. */
 export function intakeSplitTable(s: IntakeSplit): string {
   const rows: [string, string, IntakeSplit["baseline"]][] = [
@@ -74,10 +100,10 @@ export function historyTable(rows: readonly SweepCost[]): string {
 }
 
 /** Table 3: the sweeps over 10,000 live runners, one row each. */
-export function bigSweepTable(r: SweepCost): string {
+export function bigSweepTable(r: SweepCost, goals: { subrequests: number; cpuMs: number } = { subrequests: SUBREQUEST_GOAL, cpuMs: CPU_GOAL_MS }): string {
   const sweeps: [string, OneSweep][] = [["first", r.first], ...r.steady.map((s, i): [string, OneSweep] => [`steady ${i + 1}`, s])];
   return markdownTable(
-    ["sweep", "open rows judged", "rows read", "rows written", "decision lines", "cluster calls", "GitHub calls", "subrequests", `≤ ${SUBREQUEST_GOAL}`, "wall", "workerd CPU", `< ${CPU_GOAL_MS / 1000} s`],
+    ["sweep", "open rows judged", "rows read", "rows written", "decision lines", "cluster calls", "GitHub calls", "subrequests", `≤ ${goals.subrequests}`, "wall", "workerd CPU", `< ${goals.cpuMs / 1000} s`],
     sweeps.map(([label, s]) => {
       const sub = s.clusterCalls + s.githubCalls;
       return [
@@ -89,14 +115,20 @@ export function bigSweepTable(r: SweepCost): string {
         verbs(s),
         int(s.githubCalls),
         int(sub),
-        sub <= SUBREQUEST_GOAL ? "yes" : "no",
+        sub <= goals.subrequests ? "yes" : "no",
         `${fixed(s.wallMs / 1000, 2)} s`,
         `${fixed(s.cpuMs / 1000, 2)} s`,
-        s.cpuMs < CPU_GOAL_MS ? "yes" : "no",
+        s.cpuMs < goals.cpuMs ? "yes" : "no",
       ];
     }),
     [1, 2, 3, 4, 5, 6, 7, 9, 10],
   );
+}
+
+/** Issue 25's goals for a direct-mode sweep over 50,000 live runners (steady), and its headline line. */
+export const FLEET_GOALS = { subrequests: 120, cpuMs: 2_000, firstCpuMs: 10_000 };
+export function fleetHeadline(r: SweepCost): string {
+  return `A steady sweep over ${int(r.runners)} live runners takes ${fixed(median(r.steady.map((s) => s.cpuMs)) / 1000, 2)} s of workerd CPU`;
 }
 
 /** The largest self times of a CPU profile. */

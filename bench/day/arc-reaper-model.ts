@@ -16,7 +16,12 @@
 //   only about runners past the bound, or busy runners without facts for 3
 //   minutes (run, then the run's jobs); delete at most 50;
 // - installation tokens are minted once and cached for an hour (refreshed 5
-//   minutes early); the installation id comes with the webhook payload.
+//   minutes early); the installation id comes with the webhook payload;
+// - rechecks (REAPER_RECHECK_SECONDS) grouped per run (src/reaper/recheck-runs.ts):
+//   a job running past the interval with no completion heard, due at the alarm or
+//   seen by a sweep, costs one read of its run's jobs (a page per 100 jobs; a job
+//   read when it is the run's only open job), which answers for every open job of
+//   the run: a completion becomes a fact, a running job's next recheck moves.
 import { scheduleFromFacts } from "../../src/reaper/schedule-facts.ts";
 import { judge } from "../../src/reaper/judge.ts";
 import type { Policy } from "../../src/model/policy.ts";
@@ -77,6 +82,8 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   let tokenExpiresAt = -Infinity;
   const installationsKnown = new Set<string>(); // installationFor() caches per repository
   const open = new Set<number>(); // jobs with facts whose runner is not closed
+  const checkedAt = new Map<number, number>(); // job index → when GitHub last answered for it (epoch ms)
+  let rechecks = 0;
   let wrongDeletions = 0;
   let nextDelivery = 0;
 
@@ -120,7 +127,9 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const tracked = (job: TraceJob, t: number): TrackedRunner | undefined => {
     const facts = visible(jobFacts.get(job.index), t);
     if (facts.length === 0) return undefined;
-    return trackedRunners([...facts, ...visible(runFacts.get(job.run), t)])[0];
+    const folded = trackedRunners([...facts, ...visible(runFacts.get(job.run), t)])[0];
+    const checked = checkedAt.get(job.index);
+    return folded && checked !== undefined ? { ...folded, checkedAt: checked } : folded;
   };
   // The GitHub client mints a token only for installation calls, and caches it.
   const installationCall = (t: number, budget: { used: number }, kind: string): boolean => {
@@ -133,6 +142,31 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     budget.used++;
     return true;
   };
+
+  // A recheck of one run at t: one read of its jobs (a job read when it is the run's only open job)
+  // answers for every open job of the run. False when the budget or the hour's limit refused it.
+  const recheckRun = (runIndex: number, t: number, budget: { used: number }): boolean => {
+    const run = trace.runs[runIndex]!;
+    const members = run.jobs.filter((j) => open.has(j));
+    const kind = members.length > 1 ? "run jobs read" : "job read";
+    const pages = members.length > 1 ? Math.ceil(run.jobs.length / 100) : 1;
+    for (let p = 0; p < pages; p++) if (!installationCall(t, budget, kind)) return false;
+    rechecks++;
+    for (const index of members) {
+      const job = trace.jobs[index]!;
+      if (job.completedAt <= t) {
+        record({ visibleAt: t, fact: { type: "job-completed", runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source: "rest", startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion }, job: index, run: runIndex });
+      } else {
+        checkedAt.set(index, trace.epoch + t);
+        schedule(index, t);
+      }
+    }
+    return true;
+  };
+  const githubWord = (job: TraceJob, t: number): GithubWord =>
+    job.completedAt <= t
+      ? { kind: "job", status: "completed", conclusion: job.conclusion, completedAt: iso(job.completedAt) }
+      : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
 
   // The alarm at time a: judge each runner due by then, in order; delete at once, close the gone, re-arm a wait.
   const fireAlarms = (until: number) => {
@@ -148,7 +182,15 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
       if (!t0) continue;
       alarmFirings++;
       const view = cluster.exists(job, a) ? { kind: "found" as const, runner: cluster.runner(job) } : { kind: "missing" as const };
-      const verdict = judge({ tracked: t0, cluster: view, now: trace.epoch + a, policy });
+      let verdict = judge({ tracked: t0, cluster: view, now: trace.epoch + a, policy });
+      if (verdict.askGithub && verdict.recheck && view.kind === "found") {
+        if (!recheckRun(job.run, a, { used: 0 })) {
+          alarms.set(index, a + 60_000); // the window frees within a minute
+          continue;
+        }
+        verdict = judge({ tracked: { ...t0, checkedAt: trace.epoch + a }, cluster: view, github: githubWord(job, a), now: trace.epoch + a, policy });
+        if (closed.has(index)) continue;
+      }
       if (verdict.verdict === "gone") close(index);
       else if (verdict.verdict === "delete" && view.kind === "found") {
         if (job.completedAt > a && verdict.cause !== "over-bound") wrongDeletions++;
@@ -228,15 +270,16 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     if (listedAll) listedUntil = t;
 
     // GitHub, only for what the judge asked about: oldest first, within the budget.
+    const readNow = new Set<number>(); // runs whose jobs were read in this sweep
     for (const c of cases.filter((x) => x.verdict.askGithub).sort((a, b) => a.job.startedAt - b.job.startedAt)) {
       const run = trace.runs[c.job.run]!;
       const now = trace.epoch + t;
       if (c.tracked) {
-        if (!installationCall(t, budget, "job read")) break;
-        const word: GithubWord = c.job.completedAt <= t
-          ? { kind: "job", status: "completed", conclusion: c.job.conclusion, completedAt: iso(c.job.completedAt) }
-          : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
-        c.verdict = judge({ tracked: c.tracked, cluster: { kind: "found", runner: cluster.runner(c.job) }, github: word, now, policy });
+        if (!readNow.has(c.job.run)) {
+          if (!recheckRun(c.job.run, t, budget)) break;
+          readNow.add(c.job.run);
+        }
+        c.verdict = judge({ tracked: { ...c.tracked, checkedAt: now }, cluster: { kind: "found", runner: cluster.runner(c.job) }, github: githubWord(c.job, t), now, policy });
         continue;
       }
       // Reconcile (learnFromGithub): the installation (once), the run, then the run's jobs.
@@ -287,6 +330,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     delays: trace.jobs.flatMap((j) => (j.stuck === null ? [] : [{ job: j.index, stuck: j.stuck, delayMs: delayOf(cluster, j) }])),
     wrongDeletions,
     alarmFirings,
+    rechecks,
   };
 }
 

@@ -13,4 +13,6 @@ export interface ReaperOutcome {
   skippedChecks?: number;
   /** Runners the alarm judged (arc-reaper only). */
   alarmFirings?: number;
+  /** Rechecks of a run (arc-reaper only): each one GitHub read answering for every open job of the run. */
+  rechecks?: number;
 }

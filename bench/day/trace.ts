@@ -14,6 +14,9 @@ export interface DaySpec {
   /** Job duration: log-normal median and sigma. */
   medianJobSeconds: number;
   jobSigma: number;
+  /** Of runs: every job of the run takes longSeconds (uniform), like game, ML or mobile builds. */
+  longShare?: number;
+  longSeconds?: readonly [number, number];
 }
 
 export const DEFAULT_DAY: DaySpec = {
@@ -24,6 +27,15 @@ export const DEFAULT_DAY: DaySpec = {
   hungShare: 0.005,
   medianJobSeconds: 360,
   jobSigma: 0.9,
+};
+
+/** The second fleet (issue 25): the same day's shape, a quarter of the runs are builds of 2 to 6 hours. */
+export const LONG_JOBS_DAY: DaySpec = {
+  ...DEFAULT_DAY,
+  seed: 20261103,
+  maxRunners: 5_000,
+  longShare: 0.25,
+  longSeconds: [2 * 3600, 6 * 3600],
 };
 
 export type Stuck = "cancelled" | "hung" | null;
@@ -113,9 +125,11 @@ export function generateDay(spec: DaySpec = DEFAULT_DAY): Trace {
   for (const [r, size] of runSizes.entries()) {
     const queuedAt = arrivals[r]!;
     const run: TraceRun = { index: r, id: 7_000_000_000 + r, repo: REPOS[Math.floor(rng.next() * REPOS.length)]!, queuedAt, jobs: [], completedAt: 0, conclusion: "success" };
+    // Drawn only when the spec has long runs, so the first fleet's random stream is unchanged.
+    const long = spec.longShare !== undefined && spec.longSeconds !== undefined && rng.next() < spec.longShare ? spec.longSeconds : undefined;
     for (let j = 0; j < size; j++) {
       const index = jobs.length;
-      const seconds = Math.min(6 * 3600, Math.max(20, rng.logNormal(spec.medianJobSeconds, spec.jobSigma)));
+      const seconds = long ? rng.between(long[0], long[1]) : Math.min(6 * 3600, Math.max(20, rng.logNormal(spec.medianJobSeconds, spec.jobSigma)));
       // ARC scales up a runner per job: pod start takes a few seconds to half a minute.
       const startedAt = queuedAt + Math.floor(rng.between(3_000, 30_000));
       jobs.push({

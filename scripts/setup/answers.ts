@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { GITHUB_COM, githubPlace, type GithubPlace } from "./github-urls.ts";
 import type { Flags } from "./options.ts";
 import type { Prompter } from "./prompter.ts";
-import { checkAppId, checkImage, checkLabels, checkLogin, checkWebUrl, checkWorkerName, splitList, type Check } from "./validate.ts";
+import { checkAppId, checkFile, checkImage, checkLabels, checkLogin, checkPrivateKey, checkWaitMinutes, checkWebUrl, checkWorkerName, splitList, type Check } from "./validate.ts";
 
 export interface Answers {
   org: string;
@@ -81,12 +81,18 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
     must(checkWebUrl("--kube-api-url", kubeApiUrl));
   }
   let existingApp: Answers["existingApp"];
-  if (flags["app-id"] !== undefined || flags["app-key-file"] !== undefined) {
+  if (flags["app-id"] !== undefined || flags["app-key-file"] !== undefined || flags["webhook-secret-file"] !== undefined) {
     if (flags["app-id"] === undefined || flags["app-key-file"] === undefined) throw new AnswerError("--app-id and --app-key-file go together (an existing App's id and its private key file)");
     must(checkAppId(flags["app-id"]));
+    // Checked here, not when the App step reads them: by then the Worker would be deployed.
+    if (flags["webhook-secret-file"] === undefined) throw new AnswerError(`--app-id ${flags["app-id"]}: setup also needs that App's webhook secret, in a file given with --webhook-secret-file (on the App's settings page, set a new one and save it to that file)`);
+    must(checkPrivateKey(resolve(flags["app-key-file"])));
+    must(checkFile("--webhook-secret-file", resolve(flags["webhook-secret-file"])));
     existingApp = { id: Number(flags["app-id"]), keyFile: resolve(flags["app-key-file"]), webhookSecretFile: flags["webhook-secret-file"] && resolve(flags["webhook-secret-file"]) };
   }
   if (flags["worker-url"] !== undefined) must(checkWebUrl("--worker-url", flags["worker-url"]));
+  if (flags["wrangler-config"] !== undefined) must(checkFile("--wrangler-config", resolve(flags["wrangler-config"])));
+  if (flags["wait-minutes"] !== undefined) must(checkWaitMinutes(flags["wait-minutes"]));
   return {
     org,
     accountType,

@@ -24,7 +24,8 @@ export async function agentClusterStep(c: StepContext, serve: SecretServer): Pro
   const redoAll = !had && agentToken !== undefined;
   for (const cluster of c.a.clusters) {
     const overlay = writeAgentOverlay({ root: c.root, stateDir: c.a.stateDir, cluster, namespaces: c.a.namespaces, workerUrl, image: c.a.agentImage });
-    const st = (c.state.clusters[cluster] ??= { overlay });
+    c.state.clusters[cluster] ??= { overlay };
+    const st = c.state.clusters[cluster];
     st.overlay = overlay;
     const shown = relative(process.cwd(), overlay) || overlay;
     if (finished(cluster) && !redoAll) {

@@ -111,7 +111,7 @@ let flags: Flags;
 try {
   flags = parseFlags(process.argv.slice(2));
 } catch (e) {
-  console.error(`setup: ${e instanceof Error ? e.message : String(e)}\nnpm run setup -- --help lists the flags.`);
+  console.error(`setup: ${e instanceof Error ? e.message : String(e)}\nNothing was created. npm run setup -- --help lists the flags.`);
   process.exit(2);
 }
 if (flags.help) {

@@ -1,5 +1,7 @@
 // Each answer's rule, checked before anything is created: a bad answer is an
 // error naming the answer and what is wrong with it, never a half-made setup.
+import { readFileSync } from "node:fs";
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 // GitHub logins: letters, digits and single dashes, not at either end, at most 39.
 const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -53,4 +55,25 @@ export function checkAppId(value: string): Check {
 
 export function checkImage(value: string): Check {
   return /^[a-z0-9][\w.:/@-]*$/i.test(value) && !/\s/.test(value) ? good : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.1.0)`);
+}
+
+/** A file the user gives (a key, a secret, a config): there, readable and not empty. Its text, or the problem. */
+export function checkFile(what: string, path: string): Check & { text?: string } {
+  try {
+    const text = readFileSync(path, "utf8");
+    return text.trim() === "" ? bad(`${what} ${JSON.stringify(path)} is empty`) : { ok: true, text };
+  } catch (e) {
+    return bad(`${what} ${JSON.stringify(path)} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+}
+
+export function checkPrivateKey(path: string): Check {
+  const file = checkFile("--app-key-file", path);
+  if (!file.ok) return file;
+  return /-----BEGIN (RSA )?PRIVATE KEY-----/.test(file.text ?? "") ? good : bad(`--app-key-file ${JSON.stringify(path)} is not a private key (.pem, as GitHub's "Generate a private key" saves it)`);
+}
+
+export function checkWaitMinutes(value: string): Check {
+  const n = Number(value);
+  return value.trim() !== "" && Number.isFinite(n) && n > 0 ? good : bad(`--wait-minutes ${JSON.stringify(value)} is not a number of minutes above 0 (e.g. 30)`);
 }

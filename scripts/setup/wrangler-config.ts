@@ -13,8 +13,8 @@ function quote(value: string): string {
 export function renderWranglerConfig(source: string, sourcePath: string, outPath: string, name: string, vars: Record<string, string>): string {
   const rel = relative(dirname(outPath), dirname(sourcePath)) || ".";
   const out: string[] = [
-    "# Made by `npm run setup` from " + relative(dirname(outPath), sourcePath) + ": no secrets in here (they are Worker secrets).",
-    "# Deploy changes with: npx wrangler deploy -c " + relative(dirname(sourcePath), outPath),
+    `# Made by \`npm run setup\` from ${relative(dirname(outPath), sourcePath)}: no secrets in here (they are Worker secrets).`,
+    `# Deploy changes with: npx wrangler deploy -c ${relative(dirname(sourcePath), outPath)}`,
     "",
   ];
   let table = "";

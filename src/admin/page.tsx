@@ -8,6 +8,7 @@ import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";
 import { DayChart } from "./day-chart.tsx";
+import { FailedRunnerTable } from "./failed-runners-table.tsx";
 import { formatDuration } from "./format-duration.ts";
 import { safeLink } from "./safe-link.ts";
 import type { DayAtGlance } from "../ledger/day-at-glance.ts";
@@ -32,6 +33,8 @@ td.reason { white-space: normal; min-width: 24rem; }
 .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85rem; border: 1px solid #d1d9e0; }
 .state-running { background: #ddf4ff; }
 .state-finished { background: #fff8c5; }
+.state-failed { background: #ffd8b5; }
+td.arc-message { white-space: normal; min-width: 20rem; overflow-wrap: anywhere; }
 .state-reaped { background: #ffebe9; }
 .state-gone { background: #eff2f5; }
 .error { color: #d1242f; }
@@ -287,7 +290,7 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
       <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Tracked runners{p.cluster ? ` in cluster ${p.cluster}` : ""}</h2>
       <Filter state={p.state} counts={p.counts} cluster={p.cluster} />
-      <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />
+      {p.state === "failed" ? <FailedRunnerTable rows={p.rows} now={p.now} /> : <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />}
       {p.nextCursor ? (
         <p>
           <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.cluster ? { cluster: p.cluster } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>

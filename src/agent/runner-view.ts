@@ -3,6 +3,7 @@
 import type { AgentMessage, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { parseAgentRunner } from "../cluster/parse-agent-message.ts";
+import { agentArcFields, arcFieldsOf } from "../cluster/arc-failure.ts";
 
 /** Runners per snapshot part: ~500 bytes each keeps a part far below the Worker's 1 MiB message limit. */
 export const RUNNERS_PER_PART = 500;
@@ -25,6 +26,9 @@ export function toAgentRunner(obj: unknown): AgentRunner {
     candidate["workflowRunId"] = status["workflowRunId"];
   }
   if (typeof status["jobRepositoryName"] === "string" && status["jobRepositoryName"] !== "") candidate["jobRepositoryName"] = status["jobRepositoryName"];
+  // A Failed runner (issue 24) carries ARC's reason and message; the others nothing more.
+  const arc = agentArcFields(arcFieldsOf(obj));
+  if (arc) candidate["arc"] = arc;
   return parseAgentRunner(candidate, "EphemeralRunner");
 }
 
@@ -34,7 +38,8 @@ function sameRunner(a: AgentRunner, b: AgentRunner): boolean {
     a.creationTimestamp === b.creationTimestamp &&
     a.deletionTimestamp === b.deletionTimestamp &&
     a.workflowRunId === b.workflowRunId &&
-    a.jobRepositoryName === b.jobRepositoryName
+    a.jobRepositoryName === b.jobRepositoryName &&
+    JSON.stringify(a.arc) === JSON.stringify(b.arc)
   );
 }
 

@@ -44,6 +44,20 @@ const MAX_PARTS = 10_000;
 /** An age in ms: a whole number from 0 to about 10 years. */
 const MAX_AGE_MS = 10 * 365 * 86_400_000;
 
+/**
+ * What the agent reports of a Failed runner (issue 24, src/cluster/arc-failure.ts), sent only for a runner
+ * ARC marked Failed: its phase, status.reason and status.message (cleaned, bounded), the latest of
+ * status.failures, and its scale set label. Bounded here; cleaned again where shown.
+ */
+const AgentArcFieldsSchema = strictFields({
+  phase: textSchema(40),
+  reason: v.exactOptional(textSchema(200)),
+  message: v.exactOptional(textSchema(1000)),
+  failedAt: v.exactOptional(v.pipe(textSchema(40), v.check((t) => Number.isFinite(Date.parse(t)), "a time"))),
+  scaleSet: v.exactOptional(textSchema(63)),
+});
+export type AgentArcFields = v.InferOutput<typeof AgentArcFieldsSchema>;
+
 /** What the judge needs of one EphemeralRunner, as the agent's watch cache holds it. */
 export const AgentRunnerSchema = strictFields({
   namespace: namespaceSchema,
@@ -53,6 +67,8 @@ export const AgentRunnerSchema = strictFields({
   deletionTimestamp: v.exactOptional(timestampSchema),
   workflowRunId: v.exactOptional(positiveIntSchema()),
   jobRepositoryName: v.exactOptional(repositorySchema),
+  /** Issue 24: update the Worker before the agent; an older Worker's parser refuses the field. */
+  arc: v.exactOptional(AgentArcFieldsSchema),
 });
 export type AgentRunner = v.InferOutput<typeof AgentRunnerSchema>;
 

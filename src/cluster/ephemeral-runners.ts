@@ -6,6 +6,7 @@
 import { createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { fetchHttpLibrary } from "./fetch-http-library.ts";
+import { finishFailure, finishPatch, type FinishOutcome } from "./finish-patch.ts";
 import { checkDeleteAnswer, describe, isNotFound, isUidPreconditionFailed, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
 
 const GROUP = "actions.github.com";
@@ -43,7 +44,11 @@ export interface Cluster {
   viewAsOf?(namespace: string, name: string): number;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
+  /** Removes exactly these finalizers from exactly this object (issue 24); absent where it cannot be done. Never throws. */
+  finishDeletion?(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, finalizers: readonly string[]): Promise<FinishOutcome>;
 }
+
+;
 
 export class ClusterError extends Error {
   readonly status: number | null;
@@ -127,6 +132,17 @@ export function createCluster(opts: ClusterOptions): Cluster {
         // Only the uid precondition's 409 means the name now belongs to another object, as the agent reads it.
         if (isNotFound(e) || isUidPreconditionFailed(e)) return { kind: "gone" };
         return { kind: "failed", status: statusOf(e), why: describe(e) };
+      }
+    },
+
+    async finishDeletion({ namespace, name, uid }, finalizers) {
+      try {
+        // client-node sends application/json-patch+json: the API server applies all or nothing, and a failed test is 422.
+        const answer = await api.patchNamespacedCustomObjectWithHttpInfo({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: finishPatch(uid, finalizers) });
+        checkDeleteAnswer(answer.httpStatusCode, name, answer.data);
+        return { kind: "finished" };
+      } catch (e) {
+        return finishFailure(e);
       }
     },
   };

@@ -46,3 +46,4 @@ export function parseAgentMessage(text: string): AgentMessage {
   }
   return m;
 }
+

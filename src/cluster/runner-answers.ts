@@ -6,6 +6,7 @@
 // namespace rather than reading a proxy's answer as the cluster's.
 import { ApiException } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
+import { arcFieldsOf } from "./arc-failure.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
 
 type Obj = Record<string, unknown>;
@@ -125,5 +126,7 @@ function toClusterRunner(namespace: string, item: unknown): ClusterRunner | unde
   if (typeof obj?.status?.jobRepositoryName === "string" && obj.status.jobRepositoryName !== "") {
     runner.jobRepositoryName = obj.status.jobRepositoryName;
   }
+  // Phase, ARC's reason and message, failures, scale set and finalizers: shown, and acted on only as issue 24 says.
+  Object.assign(runner, arcFieldsOf(item));
   return runner;
 }

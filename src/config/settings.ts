@@ -29,6 +29,10 @@ export type ClusterSettings =
     };
 
 export interface Settings {
+  /** A runner ARC marked Failed at least this long ago is deleted; undefined: never (issue 24). */
+  failedSeconds?: number;
+  /** Finish a stuck deletion (remove ARC's finalizers) once GitHub says its job completed (issue 24). */
+  finishStuck: boolean;
   webhookSecret: string;
   appId: string;
   privateKey: string; // PEM, newlines restored; PKCS#1 or PKCS#8
@@ -130,6 +134,9 @@ function labelList(name: string, what: string, opts: { required: boolean; unique
   );
 }
 
+/** Smallest REAPER_FAILED_SECONDS: ARC retries a pod for a while; deleting sooner would race its own controller. */
+const MIN_FAILED_SECONDS = 60;
+
 const CLUSTER_MODES = ["direct", "agent"] as const;
 const clusterMode = v.pipe(withDefault("CLUSTER_MODE", "direct"), v.toLowerCase());
 
@@ -186,6 +193,15 @@ const AFTER_CLUSTER = {
   LEDGER_NAME: v.pipe(withDefault("LEDGER_NAME", "ledger"), v.regex(/^[a-z0-9][-a-z0-9]{0,62}$/, "LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes")),
   ADMIN_TOKEN: token("ADMIN_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { bearer: true }),
   METRICS_TOKEN: token("METRICS_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { fallback: "", bearer: true }),
+  // Unset: never delete a Failed runner. At least a minute: ARC retries a pod for a while, and deleting sooner would race it.
+  REAPER_FAILED_SECONDS: v.pipe(
+    withDefault("REAPER_FAILED_SECONDS", ""),
+    v.check(
+      (t) => t === "" || (/^\d+$/.test(t) && Number(t) >= MIN_FAILED_SECONDS && Number(t) <= 30 * 86_400),
+      `REAPER_FAILED_SECONDS must be a whole number of seconds from ${MIN_FAILED_SECONDS} to 2592000, or unset (never delete a Failed runner)`,
+    ),
+  ),
+  REAPER_FINISH_STUCK: v.pipe(withDefault("REAPER_FINISH_STUCK", "false"), v.toLowerCase(), v.picklist(["true", "false", "1", "0"], "REAPER_FINISH_STUCK must be true or false")),
 };
 
 const directSchema = v.pipe(
@@ -257,6 +273,8 @@ export function readSettings(env: Source): SettingsResult {
       metricsToken: s.METRICS_TOKEN || s.ADMIN_TOKEN,
       ledgerName: s.LEDGER_NAME,
       warnings,
+      ...(s.REAPER_FAILED_SECONDS !== "" ? { failedSeconds: Number(s.REAPER_FAILED_SECONDS) } : {}),
+      finishStuck: s.REAPER_FINISH_STUCK === "true" || s.REAPER_FINISH_STUCK === "1",
     },
   };
 }

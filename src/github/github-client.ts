@@ -226,6 +226,14 @@ export function createGithub(opts: GithubOptions) {
       }
     },
 
+    /** One page (100 jobs) of a run's latest attempt: the read that answers for every job of the run at once (src/reaper/recheck-runs.ts). */
+    async runJobsPage(repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
+      const { data } = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, (octokit) =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId, filter: "latest", per_page: 100, page }),
+      );
+      return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || page * 100 >= data.total_count };
+    },
+
     /**
      * The App's webhook deliveries since `since` (only failed or succeeded ones with `status`), newest first, paging with the cursor
      * (from `cursor` when resuming). Stops before a page when `stop()` says so:

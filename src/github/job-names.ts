@@ -18,12 +18,17 @@ const HAS_UNSAFE = new RegExp(UNSAFE_CHARS);
 
 /** A name cleaned and bounded; undefined when there is none. */
 export function boundName(value: unknown): string | undefined {
+  return boundText(value, MAX_NAME_CHARS);
+}
+
+/** Any author- or controller-written text cleaned the same way, bounded to `max` characters. */
+export function boundText(value: unknown, max: number): string | undefined {
   if (typeof value !== "string") return undefined;
   // Tabs and newlines become spaces first; spaces left side by side by a dropped character become one.
   const clean = value.replace(/\s+/g, " ").replace(UNSAFE, "").replace(/ {2,}/g, " ").trim();
   if (clean === "") return undefined;
   const chars = Array.from(clean); // by code point: never half a surrogate pair
-  return chars.length <= MAX_NAME_CHARS ? clean : `${chars.slice(0, MAX_NAME_CHARS - 1).join("")}…`;
+  return chars.length <= max ? clean : `${chars.slice(0, max - 1).join("")}…`;
 }
 
 /** An https URL as given, or undefined: nothing else is ever made a link. */

@@ -8,6 +8,7 @@ import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
+import { FINISH_OVERLAY_COMMAND } from "../reaper/finish-stuck.ts";
 
 interface HealthCheck {
   name: string;
@@ -38,6 +39,8 @@ export interface DeepHealthDeps {
   connected?: readonly string[];
   github: Github | Error;
   installations: KnownInstallation[];
+  /** REAPER_FINISH_STUCK: the held deletions whose finish the API server refused (403); absent when the setting is off. */
+  finishRefused?: readonly { name: string; namespace: string; cluster: string; why: string }[];
 }
 
 async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
@@ -106,6 +109,18 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
       }),
     );
   }
+  if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
   const done = await Promise.all(checks);
   return { ok: done.every((c) => c.ok), checks: done };
+}
+
+/** REAPER_FINISH_STUCK is on: a 403 on the finish patch means the optional Role overlay is not applied. */
+function finishCheck(refused: NonNullable<DeepHealthDeps["finishRefused"]>): HealthCheck {
+  if (refused.length === 0) return { name: "finish stuck", ok: true, detail: "REAPER_FINISH_STUCK is on; no finish was refused" };
+  const first = refused[0]!;
+  return {
+    name: "finish stuck",
+    ok: false,
+    detail: `removing ARC's finalizers was refused for ${refused.length} held deletion${refused.length === 1 ? "" : "s"} (${first.cluster}/${first.namespace}/${first.name}: ${first.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`,
+  };
 }

@@ -5,7 +5,8 @@
 // Every statement names the cluster: one agent never touches another's view.
 // Beside it: how whole each namespace is (agent_namespaces), and the removals
 // the watch or a read reported (agent_removed), pruned as they go.
-import type { AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
+import type { AgentArcFields, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
+import { fromAgentArcFields } from "../cluster/arc-failure.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Sql, SqlValue } from "./sql.ts";
 
@@ -18,9 +19,10 @@ interface ViewRow {
   deletion_timestamp: string | null;
   workflow_run_id: number | null;
   job_repository_name: string | null;
+  arc: string | null;
 }
 
-const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name";
+const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name, arc";
 const INSERT_COLUMNS = `cluster, ${COLUMNS}`;
 
 const values = (cluster: string, r: AgentRunner): SqlValue[] => [
@@ -32,6 +34,7 @@ const values = (cluster: string, r: AgentRunner): SqlValue[] => [
   r.deletionTimestamp ?? null,
   r.workflowRunId ?? null,
   r.jobRepositoryName ?? null,
+  r.arc ? JSON.stringify(r.arc) : null,
 ];
 
 /** A row as the judge sees a runner. */
@@ -40,6 +43,8 @@ function clusterRunner(row: ViewRow): ClusterRunner {
   if (row.deletion_timestamp !== null) runner.deletionTimestamp = row.deletion_timestamp;
   if (row.workflow_run_id !== null) runner.workflowRunId = Number(row.workflow_run_id);
   if (row.job_repository_name !== null) runner.jobRepositoryName = row.job_repository_name;
+  // A Failed runner (issue 24): what the agent said of it, as the direct parser reads it.
+  if (row.arc !== null) Object.assign(runner, fromAgentArcFields(JSON.parse(row.arc) as AgentArcFields));
   return runner;
 }
 
@@ -77,7 +82,7 @@ export class AgentViewTable {
   /** One part's runners, gathered until the last part. */
   addToSnapshot(runners: readonly AgentRunner[]): void {
     for (const r of runners) {
-      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
+      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
     }
   }
 
@@ -91,7 +96,7 @@ export class AgentViewTable {
   }
 
   upsert(r: AgentRunner): void {
-    this.sql.run(`INSERT OR REPLACE INTO agent_view (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
+    this.sql.run(`INSERT OR REPLACE INTO agent_view (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
   }
 
   /**

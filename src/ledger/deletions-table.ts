@@ -15,6 +15,7 @@ interface Row extends SqlRow {
   due_at: number;
   stuck_at: number | null;
   reason: string;
+  finish_refused: string | null;
 }
 
 const toWatch = (r: Row): DeletionWatch => ({
@@ -22,7 +23,10 @@ const toWatch = (r: Row): DeletionWatch => ({
   deletedAt: r.deleted_at, dueAt: r.due_at, reason: r.reason,
   ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
   ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
+  ...(typeof r.finish_refused === "string" ? { finishRefused: r.finish_refused } : {}),
 });
+
+const WITH_REFUSAL = "d.*, f.why AS finish_refused";
 
 export class DeletionsTable {
   private readonly sql: Sql;
@@ -35,19 +39,22 @@ export class DeletionsTable {
       `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason,
     );
+    // A finish refused (REAPER_FINISH_STUCK, issue 24) is kept beside the row, in a table of its own.
+    if (w.finishRefused) this.sql.run("INSERT OR REPLACE INTO finish_refusals (row_id, why) VALUES (?, ?)", w.rowId, w.finishRefused);
   }
 
   /** Every deletion still watched: those of the last REAPER_STUCK_SECONDS, and the stuck ones. */
   all(): DeletionWatch[] {
-    return this.sql.all<Row>("SELECT * FROM deletions").map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id`).map(toWatch);
   }
 
   due(now: number, limit: number): DeletionWatch[] {
-    return this.sql.all<Row>("SELECT * FROM deletions WHERE due_at <= ? ORDER BY due_at LIMIT ?", now, limit).map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`, now, limit).map(toWatch);
   }
 
   remove(rowId: number): void {
     this.sql.run("DELETE FROM deletions WHERE row_id = ?", rowId);
+    this.sql.run("DELETE FROM finish_refusals WHERE row_id = ?", rowId);
   }
 
   nextDue(): number | null {

@@ -7,12 +7,14 @@ import type { Fact } from "../model/facts.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
+import { failedPort } from "./failed-port.ts";
+import { FailedTable } from "./failed-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
 import { dueAtOf } from "../model/next-look.ts";
 import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
-import type { LedgerPort, Stored } from "../reaper/ports.ts";
+import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
 import { CountersTable } from "./counters-table.ts";
@@ -47,6 +49,7 @@ export class LedgerState implements LedgerPort {
   readonly counters: CountersTable;
   readonly redeliveries: RedeliveriesTable;
   readonly deletionsWatched: DeletionsTable;
+  readonly failed: FailedPort;
   private readonly sql: Sql;
   private readonly opts: LedgerOptions;
 
@@ -59,6 +62,7 @@ export class LedgerState implements LedgerPort {
     this.counters = new CountersTable(sql);
     this.redeliveries = new RedeliveriesTable(sql);
     this.deletionsWatched = new DeletionsTable(sql);
+    this.failed = failedPort(sql, this.counters, opts.log);
   }
 
   /** Facts from a webhook or GitHub's REST API; answers the rows they changed. A job fact ends any unseen row of its runner. */
@@ -94,6 +98,19 @@ export class LedgerState implements LedgerPort {
     }
     this.record(facts, now);
     return this.runners.get(job.runner, job.jobId);
+  }
+
+  openOfRun(repo: string, runId: number): RunnerRecord[] {
+    return this.runners.openOfRun(repo, runId);
+  }
+
+  rechecked(records: readonly RunnerRecord[], now: number): void {
+    for (const record of records) {
+      const next: RunnerRecord = { ...record, checkedAt: now };
+      // The due time moves with the recheck only when the facts' schedule set it (no hold, no earlier look asked for).
+      if (record.dueAt === dueAtOf(this.opts.schedule(record).next)) next.dueAt = dueAtOf(this.opts.schedule(next).next);
+      this.runners.update(next, record, { closing: false });
+    }
   }
 
   store(results: readonly Result[], by: Caller, now: number): Stored {
@@ -184,8 +201,12 @@ export class LedgerState implements LedgerPort {
       }
       return;
     }
-    this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now });
+    this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now, ...(check.finishRefused ? { finishRefused: check.finishRefused } : {}) });
     if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.reason, check.reason, now, by)) {
+      this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
+    }
+    // A finish refused (403) is shown on the row once: the row's reason says what to apply.
+    if (!check.newly && check.finishRefused && !w.finishRefused && this.restate(w.rowId, "stuck", "stuck", check.reason, check.reason, now, by)) {
       this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
     }
   }
@@ -227,6 +248,10 @@ export class LedgerState implements LedgerPort {
     return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
   }
 
+  countFinish(outcome: "finished" | "refused" | "conflict" | "failed"): void {
+    this.counters.add("arc_reaper_finishes_total", { outcome });
+  }
+
   paused(): boolean {
     return this.memory.get<{ since: string }>("paused") !== undefined;
   }
@@ -253,6 +278,7 @@ export class LedgerState implements LedgerPort {
       this.counters.add("arc_reaper_closed_runners", { state }, -n);
       pruned += n;
     }
+    new FailedTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.redeliveries.prune(now - 3 * 86_400_000);
     new DeliveriesReceived(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());

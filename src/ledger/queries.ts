@@ -9,6 +9,8 @@ import { MemoryTable } from "./memory-table.ts";
 import { isOpen } from "./runner-record.ts";
 import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
+import { FailedTable } from "./failed-table.ts";
+import type { FailedRunner } from "../model/failed.ts";
 import type { Sql } from "./sql.ts";
 
 export const MAX_PAGE = 500;
@@ -52,6 +54,11 @@ export interface RunnerRow {
   job: string | null;
   branch: string | null;
   runUrl: string | null;
+  /** Failed runners (state failed, and those closed after it): ARC's scale set label, status.reason and status.message (cleaned), and when it failed. */
+  scaleSet?: string | null;
+  arcReason?: string | null;
+  arcMessage?: string | null;
+  failedAt?: string | null;
 }
 
 export interface RunnerPage {
@@ -80,6 +87,8 @@ export interface LedgerSnapshot {
   alarmAt: string | null;
   /** Runners deleted by arc-reaper that still exist REAPER_STUCK_SECONDS later; absent until the ledger counts them. */
   stuckDeletions?: number;
+  /** Runners ARC marked Failed holding slots now, per scale set (issue 24). */
+  failedRunners?: { cluster: string; namespace: string; scaleSet: string; n: number }[];
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -113,12 +122,51 @@ function toRunnerRow(r: RunnerRecord): RunnerRow {
   };
 }
 
+/** A Failed runner as the listing and the story show it: no job; ARC's reason and message. */
+function toFailedRow(f: FailedRunner): RunnerRow {
+  const open = f.state === "failed";
+  return {
+    name: f.name,
+    state: f.state,
+    repository: "",
+    runId: f.runId ?? 0,
+    runAttempt: 0,
+    jobId: 0,
+    cluster: f.cluster,
+    namespace: f.namespace,
+    uid: f.uid,
+    startedAt: null,
+    completedAt: null,
+    conclusion: null,
+    dueAt: null,
+    decidedAt: iso(f.deletedAt ?? f.firstSeen),
+    closedAt: open ? null : iso(f.closedAt),
+    cause: f.deletedAt !== undefined ? "failed" : null,
+    prunedAt: null,
+    reason: f.reason || "seen Failed; not judged yet",
+    workflow: null,
+    job: null,
+    branch: null,
+    runUrl: null,
+    scaleSet: f.scaleSet ?? null,
+    arcReason: f.arcReason ?? null,
+    arcMessage: f.arcMessage ?? null,
+    failedAt: iso(f.failedAt),
+  };
+}
+
 export function ledgerQueries(sql: Sql) {
   const runners = new RunnersTable(sql);
   return {
     page(q: RunnerQuery): RunnerPage {
       const limit = Math.min(Math.max(1, q.limit ?? 100), MAX_PAGE);
       const before = q.cursor === undefined ? undefined : Number(q.cursor);
+      if (q.state === "failed") {
+        // Runners ARC marked Failed live in their own table (no job): listed under ?state=failed, newest first.
+        const failed = q.repo === undefined ? new FailedTable(sql).page("failed", q.cluster, before, limit + 1) : [];
+        const shownFailed = failed.slice(0, limit);
+        return { runners: shownFailed.map(toFailedRow), nextCursor: failed.length > limit ? String(shownFailed[shownFailed.length - 1]!.id) : null };
+      }
       const rows = runners.page({ state: q.state, repo: q.repo, cluster: q.cluster, before, limit: limit + 1 });
       const more = rows.length > limit;
       const shown = rows.slice(0, limit);
@@ -126,7 +174,8 @@ export function ledgerQueries(sql: Sql) {
     },
 
     story(name: string): { runner: string; jobs: (RunnerRow & { story: StoryEntry[] })[] } {
-      return { runner: name, jobs: runners.byName(name).map((r) => ({ ...toRunnerRow(r), story: r.story })) };
+      const failed = new FailedTable(sql).byName(name).map((f) => ({ ...toFailedRow(f), story: f.story }));
+      return { runner: name, jobs: [...runners.byName(name).map((r) => ({ ...toRunnerRow(r), story: r.story })), ...failed] };
     },
 
     async snapshot(storage: DurableObjectStorage): Promise<LedgerSnapshot> {
@@ -136,11 +185,13 @@ export function ledgerQueries(sql: Sql) {
       for (const state of ["running", "finished", "stuck"] as const) {
         counts[state] = Number(sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM runners WHERE state = ?", state)?.n ?? 0);
       }
+      counts.failed = new FailedTable(sql).count("failed");
       for (const c of counters) if (c.name === "arc_reaper_closed_runners" && (c.labels.state === "reaped" || c.labels.state === "gone")) counts[c.labels.state] = c.value;
       const alarm = await storage.getAlarm();
       return {
         runners: counts,
         stuckDeletions: counts.stuck,
+        failedRunners: new FailedTable(sql).perScaleSet(),
         counters: counters.filter((c) => c.name !== "arc_reaper_closed_runners"),
         lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
         paused: memory.get<{ since: string; by: string }>("paused") ?? null,

@@ -200,7 +200,7 @@ export class RunnersTable {
   }
 
   countsByState(): Record<RunnerState, number> {
-    const counts: Record<RunnerState, number> = { running: 0, finished: 0, stuck: 0, reaped: 0, gone: 0 };
+    const counts: Record<RunnerState, number> = { running: 0, finished: 0, failed: 0, stuck: 0, reaped: 0, gone: 0 };
     for (const row of this.sql.all<{ state: string; n: number }>("SELECT state, COUNT(*) AS n FROM runners GROUP BY state")) {
       counts[row.state as RunnerState] = row.n;
     }

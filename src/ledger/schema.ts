@@ -213,6 +213,38 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // agent_removed is pruned as it goes, oldest first.
     `CREATE INDEX IF NOT EXISTS agent_removed_by_time ON agent_removed (cluster, removed_at)`,
   ],
+  [
+    // Issue 24 (migration 11 at merge; it reads and changes nothing of 9 or 10): runners ARC marked
+    // Failed, one row per object (cluster, namespace, name, uid), while they hold a slot and
+    // REAPER_HISTORY_DAYS after they left (state reaped or gone); and a held deletion finished.
+    `CREATE TABLE IF NOT EXISTS failed_runners (
+      id INTEGER PRIMARY KEY,
+      cluster TEXT NOT NULL,
+      namespace TEXT NOT NULL,
+      name TEXT NOT NULL,
+      uid TEXT NOT NULL,
+      scale_set TEXT,
+      arc_reason TEXT,
+      arc_message TEXT,
+      failed_at INTEGER NOT NULL,
+      first_seen INTEGER NOT NULL,
+      created_at INTEGER,
+      run_id INTEGER,
+      state TEXT NOT NULL,
+      reason TEXT NOT NULL DEFAULT '',
+      deleted_at INTEGER,
+      closed_at INTEGER,
+      story TEXT NOT NULL DEFAULT '[]',
+      UNIQUE (cluster, namespace, name, uid)
+    )`,
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_state ON failed_runners (state, id)`,
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_name ON failed_runners (name)`,
+    // A stuck deletion whose finish (REAPER_FINISH_STUCK) the API server refused (403: the Role overlay is not applied), and why.
+    `CREATE TABLE IF NOT EXISTS finish_refusals (row_id INTEGER PRIMARY KEY, why TEXT NOT NULL)`,
+    // Agent mode: what the agent says of a Failed runner (JSON of AgentArcFields), in the view and a snapshot in progress.
+    `ALTER TABLE agent_view ADD COLUMN arc TEXT`,
+    `ALTER TABLE agent_snapshot ADD COLUMN arc TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

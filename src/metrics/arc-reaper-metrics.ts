@@ -5,7 +5,8 @@ import { RUNNER_STATES } from "../model/runner.ts";
 import type { MetricName } from "./metric-names.ts";
 import type { Family, Sample } from "./prometheus.ts";
 
-const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound"] as const;
+const DELETE_CAUSES = ["job-completed", "run-completed", "over-bound", "failed"] as const;
+const FINISH_OUTCOMES = ["finished", "refused", "conflict", "failed"] as const;
 const ERROR_KINDS = ["cluster", "github", "redelivery", "agent"] as const;
 
 export interface MetricsInput {
@@ -61,6 +62,18 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
       help: "Runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later: ARC holds the deletion (GitHub says the job runs, or a finalizer is wedged).",
       type: "gauge",
       samples: snapshot.stuckDeletions === undefined ? [] : [{ value: snapshot.stuckDeletions }],
+    },
+    {
+      name: "arc_reaper_failed_runners",
+      help: "Runners ARC marked Failed (their pod could not be made) that hold a slot of their scale set now; scale_set is ARC's label (empty when unlabelled).",
+      type: "gauge",
+      samples: (snapshot.failedRunners ?? []).map((f) => ({ labels: { cluster: f.cluster, namespace: f.namespace, scale_set: f.scaleSet }, value: f.n })),
+    },
+    {
+      name: "arc_reaper_finishes_total",
+      help: "Held deletions finished with REAPER_FINISH_STUCK (ARC's finalizers removed after GitHub said the job completed), by outcome: finished, refused (403: the Role overlay is not applied), conflict (the object changed), failed.",
+      type: "counter",
+      samples: counter("arc_reaper_finishes_total", "outcome", FINISH_OUTCOMES),
     },
   ];
   if (agents !== null) {

@@ -1,8 +1,8 @@
 // Every metric family /metrics exposes. The alert rules and the dashboard in
 // infra/monitoring may use only these names; a test holds both to this list.
 export const METRIC_NAMES = [
-  "arc_reaper_runners", // gauge {state}: running, finished, reaped, gone (the ledger's open and closed rows)
-  "arc_reaper_deletions_total", // counter {cause}: job-completed, run-completed, over-bound
+  "arc_reaper_runners", // gauge {state}: running, finished, failed, stuck, reaped, gone (the ledger's open and closed rows)
+  "arc_reaper_deletions_total", // counter {cause}: job-completed, run-completed, over-bound, failed
   "arc_reaper_deletions_held_back_total", // counter: condemned runners kept because the per-sweep cap was reached
   "arc_reaper_errors_total", // counter {kind}: cluster, github, redelivery, agent
   "arc_reaper_sweeps_total", // counter
@@ -26,6 +26,10 @@ export const METRIC_NAMES = [
   // Errors by the runner's cluster ("unknown" while no view named one) and kind.
   "arc_reaper_cluster_errors_total", // counter {cluster, kind}: cluster, github, redelivery, agent
   "arc_reaper_stuck_deletions", // gauge: runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later (ARC holds them)
+  // Runners ARC marked Failed that hold a slot of their scale set now.
+  "arc_reaper_failed_runners", // gauge {cluster, namespace, scale_set}
+  // Held deletions finished (REAPER_FINISH_STUCK): ARC's finalizers removed, by outcome (finished, refused, conflict, failed).
+  "arc_reaper_finishes_total", // counter {outcome}
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -14,6 +14,16 @@ export interface ClusterRunner {
   workflowRunId?: number;
   jobRepositoryName?: string;
   createdAt?: string;
+  /** `status.phase`; only "Failed" is acted on (arc-failure.ts): identity never depends on it (ARC 0.15's listener writes "Running"). */
+  phase?: string;
+  /** ARC's `status.reason` and `status.message` (raw: cleaned where shown), and the latest of `status.failures` times. */
+  arcReason?: string;
+  arcMessage?: string;
+  failedAt?: string;
+  /** ARC's `actions.github.com/scale-set-name` label. */
+  scaleSet?: string;
+  /** `metadata.finalizers`: what a finish (REAPER_FINISH_STUCK) tests and removes. */
+  finalizers?: string[];
 }
 
 /** Everything the facts say about one runner's job. */
@@ -40,8 +50,11 @@ export interface TrackedRunner {
   factAt?: number;
 }
 
-/** stuck: we deleted it and ARC still holds it (a finalizer) REAPER_STUCK_SECONDS later: shown, counted, never deleted again. */
-export const RUNNER_STATES = ["running", "finished", "stuck", "reaped", "gone"] as const;
+/**
+ * failed: ARC marked it Failed (its pod could not be made) and it holds a slot of its scale set (src/model/failed.ts).
+ * stuck: we deleted it and ARC still holds it (a finalizer) REAPER_STUCK_SECONDS later: shown, counted, never deleted again.
+ */
+export const RUNNER_STATES = ["running", "finished", "failed", "stuck", "reaped", "gone"] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
 export const OPEN_STATES: readonly RunnerState[] = ["running", "finished"];
 
@@ -107,4 +120,6 @@ export interface DeletionWatch {
   stuckAt?: number;
   /** Why it was deleted: the row's reason again once the deletion went. */
   reason: string;
+  /** A finish (REAPER_FINISH_STUCK) the API server refused (403: the Role overlay is not applied), and why. */
+  finishRefused?: string;
 }

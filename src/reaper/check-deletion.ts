@@ -8,7 +8,7 @@ import type { ClusterView } from "../model/view.ts";
 
 export type DeletionCheck =
   | { kind: "went"; reason: string }
-  | { kind: "stuck"; reason: string; dueAt: number; newly: boolean }
+  | { kind: "stuck"; reason: string; dueAt: number; newly: boolean; finishRefused?: string }
   | { kind: "unknown"; reason: string; dueAt: number };
 
 export function checkDeletion(w: DeletionWatch, view: ClusterView, now: number, stuckSeconds: number, githubSays?: string): DeletionCheck {

@@ -30,6 +30,7 @@ export async function gatherDue(deps: PassDeps): Promise<Gathered> {
     items,
     lookAtDeletions: async () => {
       for (const w of ledger.dueDeletions(now, ALARM_BATCH)) await lookAtDeletion(w, deps, "alarm");
+      return 0;
     },
   };
 }

@@ -5,15 +5,16 @@
 import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { notTheJobsRunner } from "./judge.ts";
+import { lookAtFailed } from "./failed-runners.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
 import type { Item } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 
-/** The runners a pass reconciles, and its look at our deletions (after them). */
+/** The runners a pass reconciles, and its look at our deletions (after them): answers how many it deleted itself. */
 export interface Gathered {
   items: Item[];
-  lookAtDeletions: () => Promise<void>;
+  lookAtDeletions: () => Promise<number>;
 }
 
 export async function gatherListed(deps: PassDeps): Promise<Gathered> {
@@ -46,11 +47,14 @@ export async function gatherListed(deps: PassDeps): Promise<Gathered> {
     items,
     // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
     lookAtDeletions: async () => {
+      // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
+      const failed = (await lookAtFailed(listing, deps)).deleted;
       for (const w of ledger.deletionWatches()) {
         const lookup = listing.lookup(w.name);
         const there = lookup.found.some((r) => r.uid === w.uid);
         if ((!there && lookup.unreadable.length === 0) || w.dueAt <= now) await lookAtDeletion(w, deps, "sweep", lookup);
       }
+      return failed;
     },
   };
 }

@@ -19,6 +19,8 @@
 // | 12 | running past the bound, GitHub not asked yet | keep; ask GitHub |
 // | 13 | GitHub unreachable, token refused, or an answer that is not the API's (a redirect, HTML, `{}`) | keep, counted as an error |
 // | 14 | past the bound, GitHub says still running / says completed | delete "job J has been in_progress for Ns, over the bound of Bs" / as row 9, with GitHub's `completed_at` |
+// | 15 | `status.phase: Failed` (ARC could not make its pod; it holds a slot of its scale set), no `status.workflowRunId`, not being deleted, not deleted by us before (judge-failed.ts, each sweep) | keep: failed, shown with ARC's reason and message; with `REAPER_FAILED_SECONDS`, failed and created at least that long ago: delete "ARC marked it Failed Ns ago (<reason>: <message>) …" (cause `failed`, within the cap, once); carrying a run: its job's rows judge it |
+// | 16 | we deleted it and it is still there `REAPER_STUCK_SECONDS` later (check-deletion.ts) | keep: stuck, never deleted again; with `REAPER_FINISH_STUCK=true` and GitHub saying, read at that moment, that its job completed: remove ARC's finalizers (JSON patch testing the uid and the finalizers), close reaped; GitHub says it runs, cannot be asked, or the object changed: keep |
 //
 // Pure: no I/O, no clock, no settings beyond the policy passed in.
 import type { ClusterRunner, TrackedRunner } from "../model/runner.ts";

@@ -4,6 +4,7 @@
 import type { DeletionWatch } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";
 import { checkDeletion } from "./check-deletion.ts";
+import { finishStuck } from "./finish-stuck.ts";
 import { whyUnreadable } from "./identify.ts";
 import { clusterOf, readByName } from "./look.ts";
 import type { Caller } from "./reconcile.ts";
@@ -15,7 +16,9 @@ export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Calle
   const seen = lookup ?? (place ? await readByName([{ ...place, namespaces: [w.namespace] }], w.name, w.deletedAt) : undefined);
   const view = deletionView(w, seen);
   let github: string | undefined;
-  if (view.kind === "found" && view.runner.uid === w.uid && w.stuckAt === undefined && !(deps.github instanceof Error)) {
+  // With REAPER_FINISH_STUCK, GitHub is read once, by the finish itself (finish-stuck.ts).
+  const finishing = deps.settings.finishStuck && view.kind === "found" && view.runner.uid === w.uid;
+  if (!finishing && view.kind === "found" && view.runner.uid === w.uid && w.stuckAt === undefined && !(deps.github instanceof Error)) {
     try {
       const job = await deps.github.job(w.repo, w.jobId, w.installationId ?? (await deps.github.installationFor(w.repo)));
       github = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
@@ -23,7 +26,13 @@ export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Calle
       github = `nothing: it could not be read (${errorText(e)})`;
     }
   }
-  deps.ledger.storeDeletionCheck(w, checkDeletion(w, view, deps.now, deps.settings.stuckSeconds, github), deps.now, by);
+  const check = checkDeletion(w, view, deps.now, deps.settings.stuckSeconds, github);
+  if (!finishing || check.kind !== "stuck" || view.kind !== "found") return deps.ledger.storeDeletionCheck(w, check, deps.now, by);
+  const finished = await finishStuck(w, view.runner, check, deps);
+  if (finished.kind !== "went") return deps.ledger.storeDeletionCheck(w, finished, deps.now, by);
+  // Stuck first (the row's story says ARC held it), then reaped with how long.
+  if (w.stuckAt === undefined) deps.ledger.storeDeletionCheck(w, check, deps.now, by);
+  deps.ledger.storeDeletionCheck({ ...w, stuckAt: w.stuckAt ?? deps.now }, finished, deps.now, by);
 }
 
 /** The object of this very uid in its place; absent only on fresh evidence (newer than our delete). */

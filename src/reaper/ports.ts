@@ -1,6 +1,7 @@
 // What the alarm and the sweep need of the ledger: a small interface, so the
 // reaper knows nothing of SQL or Durable Objects.
 import type { Fact } from "../model/facts.ts";
+import type { FailedRunner } from "../model/failed.ts";
 import type { ClusterRunner, DeletionWatch, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
 import type { SlidingWindow } from "../model/window.ts";
@@ -19,6 +20,10 @@ export interface LedgerPort {
   dueUnseen(now: number, limit: number): UnseenRunner[];
   /** Records facts learned from GitHub (and the object they are about); answers that runner's record. */
   learn(facts: Fact[], runner?: ClusterRunner): RunnerRecord | undefined;
+  /** The open rows of one run (a run's jobs read from GitHub answers for each: src/reaper/recheck-runs.ts). */
+  openOfRun?(repo: string, runId: number): RunnerRecord[];
+  /** Running jobs a read of their run's jobs found still running: re-read now, their next recheck moves. */
+  rechecked?(records: readonly RunnerRecord[], now: number): void;
   /** Stores what reconcile answered: verdicts, due times, holds, closes, unseen rows; logs what changed. */
   store(results: readonly Result[], by: Caller, now: number): Stored;
   /** The deletions of the last 60 s, and (after acting) the window to keep. */
@@ -32,4 +37,17 @@ export interface LedgerPort {
   deliveriesMark(): DeliveriesMark;
   setDeliveriesMark(mark: DeliveriesMark): void;
   redeliveries: RedeliveryStore;
+  /** Counts a finish of a held deletion (REAPER_FINISH_STUCK) by outcome: arc_reaper_finishes_total. */
+  countFinish?(outcome: "finished" | "refused" | "conflict" | "failed"): void;
+  /** Runners ARC marked Failed (issue 24); absent: not tracked (a ledger stand-in). */
+  failed?: FailedPort;
+}
+
+/** What the sweep's look at Failed runners needs of the ledger (failed-runners.ts). */
+export interface FailedPort {
+  open(): FailedRunner[];
+  /** Stores the row; logs a decision line when its reason (without ages) changed, and counts a delete or a close. */
+  store(row: FailedRunner, change: { deleted?: boolean; closed?: boolean; logged?: boolean }): void;
+  /** Failed runners of one scale set deleted since `since` (ms). */
+  deletedSince(cluster: string, namespace: string, scaleSet: string | undefined, since: number): number;
 }

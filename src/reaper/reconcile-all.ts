@@ -8,6 +8,7 @@ import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
 import { clusterOf, type Watched } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
+import { shareRunReads } from "./recheck-runs.ts";
 import { reconcile, type Caller, type Item, type ReconcileContext, type Result } from "./reconcile.ts";
 
 export interface PassDeps {
@@ -36,6 +37,8 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(deps.clock());
   const reapedUids = new Set<string>();
+  // Rechecks grouped per run: one read of a run's jobs answers for all of them (issue 25).
+  const reads = shareRunReads(items, github, ledger);
   // One context for the pass: every runner shares its windows and what was deleted in it.
   const ctx: ReconcileContext = {
     now,
@@ -43,7 +46,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     policy: policyOf(settings),
     dryRun: settings.dryRun,
     paused: ledger.paused(),
-    github,
+    github: reads.github,
     githubFreeAt: () => {
       const at = deps.clock();
       return new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(at)], settings.maxGithubCallsPerMinute, at).freeAt(at);
@@ -61,6 +64,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
   for (const item of oldestFirst(items, github, now)) results.push(await reconcile(item, ctx));
   ledger.saveDeletions(deletions);
   ledger.store(results, by, now);
+  await reads.apply(results, now);
   return { results, deleted: reapedUids.size };
 }
 

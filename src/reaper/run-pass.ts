@@ -32,8 +32,8 @@ export interface PassReport {
 export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassReport> {
   const { items, lookAtDeletions } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
-  const { results, deleted } = await reconcileAll(items, deps, kind);
-  await lookAtDeletions();
+  const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
+  const deleted = reaped + (await lookAtDeletions());
 
   const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;
   const errorsByKind: Record<string, number> = { cluster: 0, github: 0 };

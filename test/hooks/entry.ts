@@ -3,7 +3,8 @@
 //   POST /test/seed-history?from=&count=   closed rows of history in bulk (admin bearer)
 //   POST /test/ledger-receive[?dry=1|rpc=1] a workflow_job body straight to the ledger,
 //        without the signature check or the door: what one ledger sustains
-//   POST /test/ledger-loop?count=&first=    recorded deliveries made inside the ledger Used by vitest's workerd project and by scripts/lib/local-stack.ts
+//   POST /test/ledger-loop?count=&first=    recorded deliveries made inside the ledger
+//   POST /test/seed-live                     [{event, guid, payload}] webhook bodies recorded in bulk, each through receive() (admin bearer) Used by vitest's workerd project and by scripts/lib/local-stack.ts
 // when a stack asks for ARC_REAPER_TEST_HOOKS; `npm start` and deploys use src/index.ts.
 import worker from "../../src/index.ts";
 import { settingsFor } from "../../src/config/settings-for.ts";
@@ -20,7 +21,8 @@ const MAX_LOOP = 20_000;
 type Route = (request: Request, url: URL, ledger: DurableObjectStub<Ledger>) => Promise<Response>;
 
 /** Routes that need the admin bearer (the load client of the ledger-rate bench sends none). */
-const NEEDS_ADMIN = new Set(["/test/seed-history"]);
+const NEEDS_ADMIN = new Set(["/test/seed-history", "/test/seed-live"]);
+const MAX_LIVE = 2_000;
 
 const bad = (error: string) => Response.json({ error }, { status: 400 });
 
@@ -44,6 +46,17 @@ const routes: Record<string, Route> = {
       return Response.json({ outcome: "rpc", facts: outcome.facts.length }, { status: 202 });
     }
     return Response.json(await ledger.receive({ event: "workflow_job", guid, facts: outcome.facts }), { status: 202 });
+  },
+  "/test/seed-live": async (request, _url, ledger) => {
+    const body = (await request.json()) as { event: string; guid: string; payload: unknown }[];
+    if (!Array.isArray(body) || body.length < 1 || body.length > MAX_LIVE) return bad(`the body must be an array of 1 to ${MAX_LIVE} deliveries`);
+    const deliveries = [];
+    for (const d of body) {
+      const outcome = factsFromWebhook(d.event, d.guid, d.payload);
+      if (outcome.kind !== "facts") return bad(`delivery ${d.guid} is not a recorded delivery: ${outcome.kind}`);
+      deliveries.push({ event: d.event, guid: d.guid, facts: outcome.facts });
+    }
+    return Response.json({ written: await ledger.receiveMany(deliveries) });
   },
   "/test/ledger-loop": async (_request, url, ledger) => {
     const count = Number(url.searchParams.get("count"));

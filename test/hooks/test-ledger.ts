@@ -9,6 +9,7 @@ import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
 import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
+import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
 import { seedHistory } from "./seed-history.ts";
 
 /** Still refused unless the env says so, should this class ever be deployed by mistake. */
@@ -29,6 +30,13 @@ export class Ledger extends ProductionLedger {
   async seedHistory(from: number, count: number): Promise<number> {
     this.refuseUnlessTesting("seedHistory");
     return seedHistory(this.sql, from, count, Date.now());
+  }
+
+  /** Recorded deliveries in bulk, each through receive() as a webhook's (the bench's 50,000 live runners). */
+  async receiveMany(deliveries: SignedDelivery[]): Promise<number> {
+    this.refuseUnlessTesting("receiveMany");
+    for (const d of deliveries) await this.receive(d);
+    return deliveries.length;
   }
 
   async receiveLoop(first: number, count: number): Promise<{ count: number; ms: number; perSecond: number }> {

@@ -83,7 +83,17 @@ describe("infra/agent", () => {
       }
     };
     walk(INFRA_AGENT_DIR);
+    walk(join(INFRA_AGENT_DIR, "finish-stuck")); // the optional overlay (REAPER_FINISH_STUCK), applied on its own
     expect([...reached].sort()).toEqual(files);
+  });
+
+  it("the optional finish-stuck overlay renders a Role granting only patch on ephemeralrunners, bound to the agent, in arc-runners", () => {
+    const objects = renderKustomization(join(INFRA_AGENT_DIR, "finish-stuck"));
+    expect(objects.map(objectId).sort()).toEqual(["rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-agent-finish", "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-agent-finish"]);
+    const role = objects.find((o) => o.kind === "Role") as unknown as { rules: unknown };
+    expect(role.rules).toEqual([{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }]);
+    const binding = objects.find((o) => o.kind === "RoleBinding") as unknown as { subjects: unknown };
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "arc-reaper-agent", namespace: "arc-reaper-agent" }]);
   });
 
   it("renders exactly the agent's objects, plus a Role and RoleBinding in arc-runners", () => {

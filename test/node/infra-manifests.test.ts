@@ -110,7 +110,16 @@ describe("infra/kubernetes", () => {
       }
     };
     walk(INFRA_KUBERNETES_DIR);
+    walk(join(INFRA_KUBERNETES_DIR, "finish-stuck")); // the optional overlay (REAPER_FINISH_STUCK), applied on its own
     expect([...reached].sort()).toEqual(manifestFiles);
+  });
+
+  it("the optional finish-stuck overlay renders a Role granting only patch on ephemeralrunners, bound to arc-reaper, in arc-runners; the default Role is unchanged", () => {
+    const objects = renderKustomization(join(INFRA_KUBERNETES_DIR, "finish-stuck"));
+    expect(objects.map(objectId).sort()).toEqual(["rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-finish", "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-finish"]);
+    expect(find(objects, "Role", "arc-runners", "arc-reaper-finish")["rules" as keyof KubeObject]).toEqual([{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }]);
+    expect(find(objects, "RoleBinding", "arc-runners", "arc-reaper-finish")["subjects" as keyof KubeObject]).toEqual([{ kind: "ServiceAccount", name: "arc-reaper", namespace: "arc-reaper" }]);
+    expect(find(rendered, "Role", "arc-runners", "arc-reaper")["rules" as keyof KubeObject]).toEqual(EXPECTED_RULES);
   });
 
   it("renders exactly the ServiceAccount, its token, and a Role and RoleBinding in arc-runners", () => {

@@ -455,6 +455,33 @@ describe("the API through @kubernetes/client-node", () => {
 });
 
 describe("writes", () => {
+  it("a JSON patch with test operations is applied all or nothing, as the API server does: 422 when a test fails, 403 without the patch verb (issue 24's finish)", async () => {
+    const t = await createKubeTenant(standin.url);
+    const seeded = await t.seed(makeEphemeralRunner({ namespace: NS, name: "held", scaleSet: "s", workflowRunId: 1 }));
+    const path = runnerPath(NS, "held");
+    const finalizers = seeded.metadata.finalizers ?? [];
+    expect(finalizers.length).toBeGreaterThan(0);
+    const finish = (uid: string, fs: string[]) => [
+      { op: "test", path: "/metadata/uid", value: uid },
+      { op: "test", path: "/metadata/finalizers", value: fs },
+      { op: "remove", path: "/metadata/finalizers" },
+    ];
+    const json = "application/json-patch+json";
+    const wrongUid = await raw(t, "PATCH", path, { body: finish("another-uid", finalizers), contentType: json });
+    expect([wrongUid.code, wrongUid.json["reason"]]).toEqual([422, "Invalid"]);
+    const wrongList = await raw(t, "PATCH", path, { body: finish(seeded.metadata.uid, [finalizers[0]!]), contentType: json });
+    expect(wrongList.code).toBe(422);
+    expect((await t.get(NS, "held"))?.metadata.finalizers).toEqual(finalizers); // nothing applied
+
+    await t.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: "sa-token-finish", bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }] }] });
+    const refused = await raw(t, "PATCH", path, { body: finish(seeded.metadata.uid, finalizers), contentType: json, token: "sa-token-finish" });
+    expect([refused.code, refused.json["reason"]]).toEqual([403, "Forbidden"]);
+    await t.addServiceAccount({ name: "arc-reaper-finish", namespace: "arc-reaper", token: "sa-token-finish-2", bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }] }] });
+    const ok = await raw(t, "PATCH", path, { body: finish(seeded.metadata.uid, finalizers), contentType: json, token: "sa-token-finish-2" });
+    expect(ok.code).toBe(200);
+    expect((await t.get(NS, "held"))?.metadata.finalizers).toBeUndefined();
+  });
+
   it("patches and updates with the status subresource's rules; removing the last finalizer of a deleting object removes it", async () => {
     const t = await createKubeTenant(standin.url);
     const seeded = await t.seed(makeEphemeralRunner({ namespace: NS, name: "p", scaleSet: "s", workflowRunId: 1 }));

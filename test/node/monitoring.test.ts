@@ -165,7 +165,9 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
     expect(byName.get("ArcReaperWebhookDeliveriesRejected")!.expr).toContain('outcome="rejected"');
     // Issue 18: a deletion ARC holds past REAPER_STUCK_SECONDS; the gauge already waited that long, so no `for`.
     has("ArcReaperStuckDeletions", ["arc_reaper_stuck_deletions"], undefined, /^arc_reaper_stuck_deletions > 0$/);
-    expect(alerts).toHaveLength(10);
+    // Issue 24: Failed runners holding slots of a scale set for 15 minutes.
+    has("ArcReaperFailedRunners", ["arc_reaper_failed_runners"], "15m", /^sum by \(cluster, namespace, scale_set\) \(arc_reaper_failed_runners\) > 0$/);
+    expect(alerts).toHaveLength(11);
   });
 });
 

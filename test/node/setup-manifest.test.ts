@@ -21,9 +21,9 @@ afterAll(async () => {
 /** The first form on `html`: its action and hidden fields. */
 function form(html: string, base: string): { action: string; fields: URLSearchParams } {
   const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? "";
-  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
   const fields = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1] ?? "", unescape(m[2] ?? ""));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1] ?? "", unescapeHtml(m[2] ?? ""));
   return { action: new URL(unescape(action), base).toString(), fields };
 }
 
@@ -61,7 +61,7 @@ describe.each([
       expect((await fetch(location)).status).toBe(409);
       const apps = await tenant.manifestApps();
       expect(apps).toEqual([expect.objectContaining({ owner: accountType === "org" ? "octo-org" : null })]);
-      expect((apps[0]?.manifest["redirect_url"] as string).startsWith(flow.url.replace(/\/$/, ""))).toBe(true);
+      expect(String(apps[0]?.manifest["redirect_url"]).startsWith(flow.url.replace(/\/$/, ""))).toBe(true);
       const exchanges = (await tenant.calls()).filter((c) => c.path.startsWith("/app-manifests/"));
       expect(exchanges).toEqual([expect.objectContaining({ method: "POST", status: 201 })]);
     } finally {

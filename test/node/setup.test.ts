@@ -178,7 +178,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     const made = await tenant.manifestApps();
     expect(made).toHaveLength(1);
     expect(made[0]?.owner).toBe("octo-org");
-    expect((made[0]?.manifest["hook_attributes"] as { url: string }).url).toBe(`${workerUrl}/webhook`);
+    expect((made[0]?.manifest["hook_attributes"] as { url: string } | undefined)?.url).toBe(`${workerUrl}/webhook`);
 
     // The upload: dry run on, agent mode, the namespaces, the ledger's binding and migration.
     const bindings = (script?.metadata["bindings"] ?? []) as { name: string; type: string; text?: string; class_name?: string }[];

@@ -315,7 +315,7 @@ describe("GET /admin content", () => {
     const res = await get(env, `/admin?state=${encodeURIComponent("<b>stuck</b>")}`, bearer);
     expect(res.status).toBe(400);
     const body = await res.text();
-    expect(body).toContain("state must be one of running, finished, stuck, reaped, gone, got &quot;&lt;b&gt;stuck&lt;/b&gt;&quot;");
+    expect(body).toContain("state must be one of running, finished, failed, stuck, reaped, gone, got &quot;&lt;b&gt;stuck&lt;/b&gt;&quot;");
     expect(body).not.toContain("<b>stuck");
     const cursor = await get(env, `/admin?cursor=${encodeURIComponent("<i>1</i>")}`, bearer);
     expect(cursor.status).toBe(400);

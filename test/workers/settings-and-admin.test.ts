@@ -111,6 +111,6 @@ describe("GET /admin/runners", () => {
     expect(finished.runners).toEqual([expect.objectContaining({ name: "arc-x-done", reason: expect.stringMatching(/^waiting for the grace: job 2 in .* is success, completed \d+s ago; grace 300s$/) })]);
     const bad = await get(env, "/admin/runners?state=stale", auth);
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, stuck, reaped, gone, got "stale"' });
+    expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, failed, stuck, reaped, gone, got "stale"' });
   });
 });

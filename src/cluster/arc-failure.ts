@@ -1,0 +1,79 @@
+// What ARC says about a runner besides its job: the phase, why it Failed, when,
+// its scale set and its finalizers. One reader for both the direct-mode parser
+// (runner-answers.ts) and the agent (runner-view.ts). The phase is shown and
+// acted on only when it is "Failed": identity never depends on it (since ARC
+// 0.15, #4646, the listener writes "Running" when a job is assigned).
+import { boundText } from "../github/job-names.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import type { AgentArcFields } from "./agent-protocol.ts";
+
+/** ARC's label naming the scale set an EphemeralRunner belongs to. */
+const SCALE_SET_LABEL = "actions.github.com/scale-set-name";
+/** ARC's messages quote webhooks and quotas: kept longer than a name, cut beyond this. */
+const MAX_ARC_MESSAGE_CHARS = 1000;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export type ArcFields = Pick<ClusterRunner, "phase" | "arcReason" | "arcMessage" | "failedAt" | "scaleSet" | "finalizers">;
+
+/** The fields of an EphemeralRunner object (as the API server sends it) that say how ARC sees it; only those present. */
+export function arcFieldsOf(obj: unknown): ArcFields {
+  const meta = isObj(obj) && isObj(obj["metadata"]) ? obj["metadata"] : {};
+  const status = isObj(obj) && isObj(obj["status"]) ? obj["status"] : {};
+  const out: ArcFields = {};
+  const phase = boundText(status["phase"], 40);
+  if (phase) out.phase = phase;
+  const reason = boundText(status["reason"], 200);
+  if (reason) out.arcReason = reason;
+  const message = boundText(status["message"], MAX_ARC_MESSAGE_CHARS);
+  if (message) out.arcMessage = message;
+  const failedAt = latestFailure(status["failures"]);
+  if (failedAt) out.failedAt = failedAt;
+  const labels = isObj(meta["labels"]) ? meta["labels"] : {};
+  const scaleSet = boundText(labels[SCALE_SET_LABEL], 63);
+  if (scaleSet) out.scaleSet = scaleSet;
+  const finalizers = meta["finalizers"];
+  if (Array.isArray(finalizers) && finalizers.length > 0 && finalizers.every((f) => typeof f === "string" && f !== "")) out.finalizers = [...(finalizers as string[])];
+  return out;
+}
+
+/** `status.failures` maps each failed pod's uid to a time: the latest that parses, as ISO. */
+export function latestFailure(failures: unknown): string | undefined {
+  if (!isObj(failures)) return undefined;
+  let latest: number | undefined;
+  for (const v of Object.values(failures)) {
+    const t = typeof v === "string" ? Date.parse(v) : Number.NaN;
+    if (Number.isFinite(t) && (latest === undefined || t > latest)) latest = t;
+  }
+  return latest === undefined ? undefined : new Date(latest).toISOString();
+}
+
+/** Whether ARC marked the runner Failed (its pod could not be made; it holds a slot of the scale set). */
+export const isFailed = (r: Pick<ClusterRunner, "phase">): boolean => r.phase === "Failed";
+
+/** The agent's report of a Failed runner (only then: the view's other runners carry none). */
+export function agentArcFields(f: ArcFields): AgentArcFields | undefined {
+  if (f.phase !== "Failed") return undefined;
+  const out: AgentArcFields = { phase: f.phase };
+  if (f.arcReason) out.reason = f.arcReason;
+  if (f.arcMessage) out.message = f.arcMessage;
+  if (f.failedAt) out.failedAt = f.failedAt;
+  if (f.scaleSet) out.scaleSet = f.scaleSet;
+  return out;
+}
+
+/** The same fields as the judge's runner carries them. */
+export function fromAgentArcFields(a: AgentArcFields | undefined): ArcFields {
+  if (!a) return {};
+  // Cleaned again: the ledger shows what the agent sent, and trusts its text no more than ARC's.
+  const out: ArcFields = { phase: boundText(a.phase, 40) ?? "" };
+  const reason = boundText(a.reason, 200);
+  if (reason) out.arcReason = reason;
+  const message = boundText(a.message, MAX_ARC_MESSAGE_CHARS);
+  if (message) out.arcMessage = message;
+  if (a.failedAt) out.failedAt = a.failedAt;
+  const scaleSet = boundText(a.scaleSet, 63);
+  if (scaleSet) out.scaleSet = scaleSet;
+  return out;
+}

@@ -1,0 +1,108 @@
+// Runners ARC marked Failed (schema migration "failed_runners"): open while they
+// hold a slot (state failed), closed (reaped, gone) and pruned REAPER_HISTORY_DAYS later.
+import type { FailedRunner } from "../model/failed.ts";
+import type { StoryEntry } from "../model/runner.ts";
+import type { Sql, SqlRow } from "./sql.ts";
+
+interface Row extends SqlRow {
+  id: number;
+  cluster: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  scale_set: string | null;
+  arc_reason: string | null;
+  arc_message: string | null;
+  failed_at: number;
+  first_seen: number;
+  created_at: number | null;
+  run_id: number | null;
+  state: string;
+  reason: string;
+  deleted_at: number | null;
+  closed_at: number | null;
+  story: string;
+}
+
+const toFailed = (r: Row): FailedRunner => ({
+  id: r.id, cluster: r.cluster, namespace: r.namespace, name: r.name, uid: r.uid,
+  failedAt: r.failed_at, firstSeen: r.first_seen, state: r.state as FailedRunner["state"], reason: r.reason,
+  story: JSON.parse(r.story) as StoryEntry[],
+  ...(r.scale_set !== null ? { scaleSet: r.scale_set } : {}),
+  ...(r.arc_reason !== null ? { arcReason: r.arc_reason } : {}),
+  ...(r.arc_message !== null ? { arcMessage: r.arc_message } : {}),
+  ...(r.created_at !== null ? { createdAt: r.created_at } : {}),
+  ...(r.run_id !== null ? { runId: r.run_id } : {}),
+  ...(r.deleted_at !== null ? { deletedAt: r.deleted_at } : {}),
+  ...(r.closed_at !== null ? { closedAt: r.closed_at } : {}),
+});
+
+/** A story keeps its last entries only: a runner failing for days must not grow its row without end. */
+const MAX_STORY = 20;
+
+export class FailedTable {
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  /** Every runner that holds a slot now (state failed). */
+  open(): FailedRunner[] {
+    return this.sql.all<Row>("SELECT * FROM failed_runners WHERE state = 'failed' ORDER BY id").map(toFailed);
+  }
+
+  put(f: FailedRunner): void {
+    const story = JSON.stringify(f.story.slice(-MAX_STORY));
+    this.sql.run(
+      `INSERT INTO failed_runners (cluster, namespace, name, uid, scale_set, arc_reason, arc_message, failed_at, first_seen, created_at, run_id, state, reason, deleted_at, closed_at, story)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (cluster, namespace, name, uid) DO UPDATE SET scale_set = excluded.scale_set, arc_reason = excluded.arc_reason, arc_message = excluded.arc_message,
+         failed_at = excluded.failed_at, created_at = excluded.created_at, run_id = excluded.run_id, state = excluded.state, reason = excluded.reason,
+         deleted_at = excluded.deleted_at, closed_at = excluded.closed_at, story = excluded.story`,
+      f.cluster, f.namespace, f.name, f.uid, f.scaleSet ?? null, f.arcReason ?? null, f.arcMessage ?? null, f.failedAt, f.firstSeen, f.createdAt ?? null,
+      f.runId ?? null, f.state, f.reason, f.deletedAt ?? null, f.closedAt ?? null, story,
+    );
+  }
+
+  /** A page of one state, newest first (id below `before`), for the admin listing. */
+  page(state: FailedRunner["state"] | undefined, cluster: string | undefined, before: number | undefined, limit: number): FailedRunner[] {
+    return this.sql
+      .all<Row>(
+        `SELECT * FROM failed_runners WHERE (? IS NULL OR state = ?) AND (? IS NULL OR cluster = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+        state ?? null, state ?? null, cluster ?? null, cluster ?? null, before ?? null, before ?? null, limit,
+      )
+      .map(toFailed);
+  }
+
+  byName(name: string): FailedRunner[] {
+    return this.sql.all<Row>("SELECT * FROM failed_runners WHERE name = ? ORDER BY id", name).map(toFailed);
+  }
+
+  count(state: FailedRunner["state"]): number {
+    return Number(this.sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM failed_runners WHERE state = ?", state)?.n ?? 0);
+  }
+
+  /** Runners holding slots now, per (cluster, namespace, scale set): arc_reaper_failed_runners. */
+  perScaleSet(): { cluster: string; namespace: string; scaleSet: string; n: number }[] {
+    return this.sql
+      .all<{ cluster: string; namespace: string; scale_set: string | null; n: number }>(
+        "SELECT cluster, namespace, scale_set, COUNT(*) AS n FROM failed_runners WHERE state = 'failed' GROUP BY cluster, namespace, scale_set ORDER BY cluster, namespace, scale_set",
+      )
+      .map((r) => ({ cluster: r.cluster, namespace: r.namespace, scaleSet: r.scale_set ?? "", n: Number(r.n) }));
+  }
+
+  /** Failed runners of one scale set we deleted since `since` (ms): replacements that keep failing. */
+  deletedSince(cluster: string, namespace: string, scaleSet: string | undefined, since: number): number {
+    return Number(
+      this.sql.first<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM failed_runners WHERE cluster = ? AND namespace = ? AND scale_set IS ? AND deleted_at >= ?",
+        cluster, namespace, scaleSet ?? null, since,
+      )?.n ?? 0,
+    );
+  }
+
+  /** Closed rows older than the history: removed. */
+  prune(before: number): number {
+    return this.sql.run("DELETE FROM failed_runners WHERE state != 'failed' AND closed_at < ?", before);
+  }
+}

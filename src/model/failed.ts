@@ -1,0 +1,30 @@
+// A runner ARC marked Failed: its pod could not be made, and ARC counts it
+// towards its scale set's replicas (scaleTotal), so it holds a slot until it is
+// deleted. One per object (cluster, namespace, name, uid).
+import type { StoryEntry } from "./runner.ts";
+
+export interface FailedRunner {
+  id?: number;
+  cluster: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  scaleSet?: string;
+  /** ARC's status.reason and status.message, cleaned and bounded (arc-failure.ts). */
+  arcReason?: string;
+  arcMessage?: string;
+  /** When it failed (ms): the latest of status.failures, else when arc-reaper first saw it Failed. */
+  failedAt: number;
+  firstSeen: number;
+  /** Its creationTimestamp (ms): a replacement is never deleted sooner than REAPER_FAILED_SECONDS after it was made. */
+  createdAt?: number;
+  /** The run it carries, if any: then it is left to that job's rules. */
+  runId?: number;
+  /** failed: holds a slot; reaped: we deleted it and it went; gone: it left without us. */
+  state: "failed" | "reaped" | "gone";
+  reason: string;
+  /** When we sent its DELETE (ms): never sent twice. */
+  deletedAt?: number;
+  closedAt?: number;
+  story: StoryEntry[];
+}

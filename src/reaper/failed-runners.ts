@@ -1,0 +1,118 @@
+// The sweep's look at runners ARC marked Failed (issue 24): every Failed object
+// in the lists gets a row (state failed, ARC's reason and message, when it
+// failed, its scale set), judged by judge-failed.ts; with REAPER_FAILED_SECONDS
+// set, those failed long enough are deleted once (uid precondition, within the
+// deletion cap shared with the pass, cause "failed"). A row whose object left
+// (on a fresh list) closes: reaped when we deleted it, else gone.
+import { isFailed } from "../cluster/arc-failure.ts";
+import type { FailedRunner } from "../model/failed.ts";
+import type { ClusterRunner } from "../model/runner.ts";
+import { verdictKey } from "../model/verdict.ts";
+import type { Lookup } from "../model/view.ts";
+import { judgeFailed } from "./judge-failed.ts";
+import { clusterOf } from "./look.ts";
+import type { PassDeps } from "./reconcile-all.ts";
+
+export interface FailedReport {
+  /** Runners holding a slot as Failed after this look. */
+  failed: number;
+  deleted: number;
+  closed: number;
+}
+
+interface Listing {
+  lookup: (name: string) => Lookup;
+  names: () => Iterable<string>;
+}
+
+const key = (r: { cluster?: string; namespace: string; name: string; uid: string }): string => `${r.cluster ?? "default"}\u0000${r.namespace}\u0000${r.name}\u0000${r.uid}`;
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<FailedReport> {
+  const port = deps.ledger.failed;
+  const report: FailedReport = { failed: 0, deleted: 0, closed: 0 };
+  if (!port) return report;
+  const { now, settings } = deps;
+  const open = new Map(port.open().map((f) => [key(f), f]));
+  const seen: { row: FailedRunner; runner: ClusterRunner; isNew: boolean }[] = [];
+  for (const name of listing.names()) {
+    for (const runner of listing.lookup(name).found) {
+      if (!isFailed(runner)) continue;
+      const k = key(runner);
+      const old = open.get(k);
+      open.delete(k);
+      seen.push({ row: rowOf(runner, old, now), runner, isNew: old === undefined });
+    }
+  }
+  // Rows whose object is no longer Failed in the lists: closed on a fresh look only.
+  for (const row of open.values()) {
+    const lookup = listing.lookup(row.name);
+    const same = lookup.found.find((r) => r.uid === row.uid && r.namespace === row.namespace && (r.cluster ?? "default") === row.cluster);
+    const place = { cluster: row.cluster, namespace: row.namespace };
+    // Its place could not be read (or was not looked in): nothing is known, the row stays. A wrong close would only
+    // stop showing it until the next list brings it back; it never deletes anything.
+    if (!same && (lookup.unreadable.some((u) => u.place.cluster === row.cluster && u.place.namespace === row.namespace) || !(lookup.absentAsOf(place) > 0))) continue;
+    const went = same ? `it is no longer Failed (phase ${same.phase ?? "unset"})` : row.deletedAt !== undefined ? `it went ${Math.round((now - row.deletedAt) / 1000)}s after our delete` : "it left the cluster without us";
+    const closed: FailedRunner = { ...row, state: row.deletedAt !== undefined && !same ? "reaped" : "gone", closedAt: now, reason: `${row.reason.replace(/; .*$/, "")}; ${went}` };
+    closed.story = [...row.story, { at: iso(now), what: `closed ${closed.state}: ${went}`, source: "sweep" }];
+    port.store(closed, { closed: true });
+    report.closed++;
+  }
+
+  const deletions = deps.ledger.deletions(now);
+  for (const { row, runner, isNew } of seen) {
+    const since = now - (settings.failedSeconds ?? 0) * 1000;
+    const recentlyDeleted = settings.failedSeconds === undefined ? 0 : port.deletedSince(row.cluster, row.namespace, row.scaleSet, since);
+    const verdict = judgeFailed({ row, runner, now, failedSeconds: settings.failedSeconds, recentlyDeleted });
+    let reason = verdict.reason;
+    let deleted = false;
+    if (verdict.verdict === "delete") {
+      // The agent's delete order names the run it checks (protocol): a Failed runner has none, so agent mode only shows it.
+      if (clusterOf(deps.watched, runner)?.cluster.errorKind === "agent") reason = `${reason}; not deleted: in agent mode the agent takes no order to delete a runner without a run yet`;
+      else if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
+      else if (deps.ledger.paused()) reason = `paused: would delete: ${reason}`;
+      else if (deletions.left(now) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
+      else {
+        deletions.take(now);
+        const w = clusterOf(deps.watched, runner);
+        const outcome = w ? await w.cluster.deleteRunner(runner, { reason }) : { kind: "failed" as const, status: null, why: `no cluster named ${runner.cluster} is watched` };
+        if (outcome.kind === "deleted") {
+          deleted = true;
+          row.deletedAt = now;
+          reason = `deleted (cause failed): ${reason}`;
+        } else if (outcome.kind === "gone") reason = `${reason}; already gone (404)`;
+        else reason = `${reason}; delete failed, retried next sweep: ${outcome.why}`;
+      }
+    }
+    const changed = isNew || verdictKey({ verdict: "keep", reason }) !== verdictKey({ verdict: "keep", reason: row.reason });
+    if (changed) row.story = [...row.story, { at: iso(now), what: isNew ? `seen Failed: ${reason}` : reason, source: "sweep" }];
+    row.reason = reason;
+    port.store(row, { deleted, logged: changed });
+    if (deleted) report.deleted++;
+    report.failed++;
+  }
+  deps.ledger.saveDeletions(deletions);
+  return report;
+}
+
+/** The row for a Failed object: its stored row brought up to date, or a new one (failed now if ARC gave no failure time). */
+function rowOf(runner: ClusterRunner, old: FailedRunner | undefined, now: number): FailedRunner {
+  const created = runner.createdAt ? Date.parse(runner.createdAt) : Number.NaN;
+  const failedAt = runner.failedAt ? Date.parse(runner.failedAt) : (old?.failedAt ?? now);
+  const row: FailedRunner = {
+    ...(old ?? { firstSeen: now, story: [], reason: "", state: "failed" as const }),
+    cluster: runner.cluster ?? "default",
+    namespace: runner.namespace,
+    name: runner.name,
+    uid: runner.uid,
+    failedAt,
+    state: "failed",
+  };
+  if (runner.scaleSet) row.scaleSet = runner.scaleSet;
+  if (runner.arcReason) row.arcReason = runner.arcReason;
+  if (runner.arcMessage) row.arcMessage = runner.arcMessage;
+  if (Number.isFinite(created)) row.createdAt = created;
+  if (runner.workflowRunId !== undefined) row.runId = runner.workflowRunId;
+  else delete row.runId;
+  return row;
+}

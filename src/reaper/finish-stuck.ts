@@ -1,0 +1,54 @@
+// A held deletion finished, when asked (REAPER_FINISH_STUCK=true): a deletion
+// that is stuck (check-deletion.ts) and whose job GitHub says is completed,
+// read now, has ARC's finalizers removed by a JSON patch that tests the uid and
+// those finalizers (finish-patch.ts); the row then closes reaped with how long
+// ARC held it. Never while GitHub says the job runs or cannot be asked, never
+// when the object changed (the patch's tests), never a finalizer not ARC's. A
+// 403 (the Role overlay is not applied) is shown on the row and in
+// /healthz/deep, and tried again only at the next look (REAPER_STUCK_SECONDS).
+import { isArcFinalizer } from "../cluster/finish-patch.ts";
+import { errorText } from "../model/error-text.ts";
+import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
+import type { DeletionCheck } from "./check-deletion.ts";
+import { clusterOf } from "./look.ts";
+import type { PassDeps } from "./reconcile-all.ts";
+
+type Stuck = Extract<DeletionCheck, { kind: "stuck" }>;
+
+/** The overlay that grants `patch` on ephemeralrunners, as /healthz/deep and the rows name it. */
+export const FINISH_OVERLAY_COMMAND = "kubectl apply -k infra/kubernetes/finish-stuck (agent mode: kubectl apply -k infra/agent/finish-stuck)";
+
+export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck: Stuck, deps: PassDeps): Promise<DeletionCheck> {
+  const keep = (why: string, finishRefused?: string): Stuck => ({ ...stuck, reason: `${stuck.reason}; not finished: ${why}`, ...(finishRefused ? { finishRefused } : {}) });
+  const cluster = clusterOf(deps.watched, { cluster: w.cluster })?.cluster;
+  if (!cluster?.finishDeletion) return keep(`the link to cluster ${w.cluster} cannot remove finalizers`);
+  const finalizers = runner.finalizers ?? [];
+  if (finalizers.length === 0) return keep("no finalizer was seen on it");
+  const foreign = finalizers.filter((f) => !isArcFinalizer(f));
+  if (foreign.length > 0) return keep(`it has finalizers that are not ARC's (${foreign.join(", ")}): only ARC's are ever removed`);
+  const { github } = deps;
+  if (github instanceof Error) return keep(`GitHub cannot be asked (${github.message})`);
+  let says: string;
+  try {
+    const job = await github.job(w.repo, w.jobId, w.installationId ?? (await github.installationFor(w.repo)));
+    says = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
+    if (job.status !== "completed") return keep(`GitHub says ${says}`);
+  } catch (e) {
+    return keep(`GitHub could not be read (${errorText(e)})`);
+  }
+  const outcome = await cluster.finishDeletion(runner, finalizers);
+  deps.ledger.countFinish?.(outcome.kind === "gone" ? "finished" : outcome.kind);
+  const heldFor = Math.max(0, Math.round((deps.now - w.deletedAt) / 1000));
+  switch (outcome.kind) {
+    case "finished":
+      return { kind: "went", reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.join(", ")}) were removed (REAPER_FINISH_STUCK)` };
+    case "gone":
+      return { kind: "went", reason: `went ${heldFor}s after our delete (404 when finishing it)` };
+    case "refused":
+      return keep(`removing its finalizers was refused (${outcome.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`, outcome.why);
+    case "conflict":
+      return keep(`the object changed since it was read (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
+    default:
+      return keep(`removing its finalizers failed (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
+  }
+}

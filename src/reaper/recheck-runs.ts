@@ -1,0 +1,144 @@
+// Rechecks grouped per run (issue 25): a matrix of 10 jobs past the recheck
+// costs one read of the run's jobs (filter=latest, 100 a page), not 10 job
+// reads. For one pass, the GitHub client is wrapped so that a job read of a run
+// with several tracked jobs (or unseen busy runners) is answered from that one
+// listing, and a run read is made once per run. Afterwards, the open rows of a
+// listed run that the pass did not ask about (not due yet, or beyond the
+// alarm's batch) learn what the listing said of them: a completion as a fact,
+// a running job as a recheck done now, so the whole run's next recheck moves
+// together. A job the listing does not show (a re-run's older attempt) is read
+// on its own; a listing cut by the budget answers what it read, and the rest
+// is held for the budget like any ask and resumes at the next pass.
+import type { Github, GithubJob, GithubRun } from "../github/github-client.ts";
+import type { Fact } from "../model/facts.ts";
+import type { RunnerRecord } from "../model/runner.ts";
+import type { LedgerPort } from "./ports.ts";
+import type { Item, Result } from "./reconcile.ts";
+
+interface Listing {
+  repo: string;
+  runId: number;
+  installationId: number;
+  jobs: GithubJob[];
+  /** Why the listing stopped before its last page (the budget, a rate limit, an error). */
+  error?: unknown;
+}
+
+export interface RunReads {
+  /** The client the pass uses: job and run reads shared per run. */
+  github: Github | Error;
+  /** After the pass's results are stored: what the listings said of the runs' other open rows. */
+  apply(results: readonly Result[], now: number): Promise<void>;
+}
+
+type RunRows = Pick<LedgerPort, "learn"> & Partial<Pick<LedgerPort, "openOfRun" | "rechecked">>;
+
+const key = (repo: string, runId: number) => `${repo}#${runId}`;
+
+export function shareRunReads(items: readonly Item[], github: Github | Error, ledger: RunRows): RunReads {
+  if (github instanceof Error) return { github, apply: async () => {} };
+  // The run of each tracked job in the pass, and how many runners of each run the pass holds.
+  const runOfJob = new Map<string, number>();
+  const inPass = new Map<string, number>();
+  for (const i of items) {
+    const repo = i.record?.repo ?? i.unseen?.repo;
+    const runId = i.record?.runId ?? i.unseen?.runId;
+    if (!repo || runId === undefined) continue;
+    if (i.record) runOfJob.set(`${repo}#${i.record.jobId}`, runId);
+    inPass.set(key(repo, runId), (inPass.get(key(repo, runId)) ?? 0) + 1);
+  }
+  const listings = new Map<string, Promise<Listing>>();
+  const runs = new Map<string, Promise<GithubRun>>();
+  const grouped = new Map<string, boolean>();
+
+  /** A run worth one listing: more than one runner of it is open (in the ledger, or in this pass). */
+  const isGroup = (repo: string, runId: number): boolean => {
+    const k = key(repo, runId);
+    const known = grouped.get(k);
+    if (known !== undefined) return known;
+    const g = listings.has(k) || Math.max(inPass.get(k) ?? 0, ledger.openOfRun?.(repo, runId).length ?? 0) > 1;
+    grouped.set(k, g);
+    return g;
+  };
+
+  const list = (repo: string, runId: number, installationId: number): Promise<Listing> => {
+    const k = key(repo, runId);
+    const known = listings.get(k);
+    if (known) return known;
+    const l = readAll(github, repo, runId, installationId);
+    listings.set(k, l);
+    return l;
+  };
+
+  const shared: Github = {
+    ...github,
+    async job(repo, jobId, installationId) {
+      const runId = runOfJob.get(`${repo}#${jobId}`);
+      if (runId === undefined || !isGroup(repo, runId)) return github.job(repo, jobId, installationId);
+      const listing = await list(repo, runId, installationId);
+      const found = listing.jobs.find((j) => j.id === jobId);
+      if (found) return found;
+      if (listing.error !== undefined) throw listing.error;
+      // Not in the latest attempt: a re-run's older attempt, read on its own.
+      return github.job(repo, jobId, installationId);
+    },
+    run(repo, runId, installationId) {
+      const k = key(repo, runId);
+      const known = runs.get(k);
+      if (known) return known;
+      const r = github.run(repo, runId, installationId);
+      runs.set(k, r);
+      return r;
+    },
+    async runnerJob(repo, runId, runner, installationId, startedNotBefore) {
+      const listing = await list(repo, runId, installationId);
+      const found = listing.jobs.find((j) => j.runnerName === runner && (startedNotBefore === undefined || !j.startedAt || Date.parse(j.startedAt) >= startedNotBefore));
+      if (found) return found;
+      if (listing.error !== undefined) throw listing.error;
+      return undefined;
+    },
+  };
+
+  return {
+    github: shared,
+    async apply(results, now) {
+      if (listings.size === 0 || !ledger.openOfRun) return;
+      const asked = new Set(results.filter((r) => r.asked && r.record?.id !== undefined).map((r) => r.record!.id!));
+      for (const pending of listings.values()) {
+        const listing = await pending;
+        const byId = new Map(listing.jobs.map((j) => [j.id, j]));
+        const running: RunnerRecord[] = [];
+        for (const row of ledger.openOfRun(listing.repo, listing.runId)) {
+          const job = byId.get(row.jobId);
+          if (!job || (row.id !== undefined && asked.has(row.id)) || row.runCompleted || row.jobCompleted) continue;
+          if (job.status === "completed" && job.completedAt) ledger.learn([completion(row, job, listing.installationId)]);
+          else running.push(row);
+        }
+        if (running.length > 0) ledger.rechecked?.(running, now);
+      }
+    },
+  };
+}
+
+/** Every page of the run's latest attempt; a page that could not be read ends it, keeping what came before. */
+async function readAll(github: Github, repo: string, runId: number, installationId: number): Promise<Listing> {
+  const listing: Listing = { repo, runId, installationId, jobs: [] };
+  try {
+    for (let page = 1; ; page++) {
+      const { jobs, last } = await github.runJobsPage(repo, runId, installationId, page);
+      listing.jobs.push(...jobs);
+      if (last) return listing;
+    }
+  } catch (e) {
+    listing.error = e;
+    return listing;
+  }
+}
+
+/** A completion the run's listing reports counts like the webhook's would (as askAboutJob records it). */
+function completion(row: RunnerRecord, job: GithubJob, installationId: number): Fact {
+  return {
+    type: "job-completed", runner: row.runner, repo: row.repo, runId: row.runId, runAttempt: row.runAttempt, jobId: row.jobId, startedAt: row.startedAt,
+    completedAt: job.completedAt!, conclusion: job.conclusion ?? "completed", installationId, source: "rest", ...(job.names ? { names: job.names } : {}),
+  };
+}

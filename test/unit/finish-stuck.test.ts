@@ -1,0 +1,69 @@
+// A held deletion finished (src/reaper/finish-stuck.ts): never while GitHub says the job runs or cannot be asked,
+// never a finalizer not ARC's, and a changed object (409/422) or a 403 leaves it stuck with the reason.
+import { describe, expect, it } from "vitest";
+import type { FinishOutcome } from "../../src/cluster/finish-patch.ts";
+import type { DeletionWatch } from "../../src/model/runner.ts";
+import { finishStuck } from "../../src/reaper/finish-stuck.ts";
+import type { PassDeps } from "../../src/reaper/reconcile-all.ts";
+
+const NOW = Date.parse("2026-12-01T12:00:00Z");
+const watch: DeletionWatch = { rowId: 1, name: "r", cluster: "default", namespace: "arc", uid: "u1", repo: "o/r", jobId: 7, installationId: 1, deletedAt: NOW - 1_000_000, dueAt: NOW, reason: "job 7 is over" };
+const ARC = ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"];
+const stuck = { kind: "stuck" as const, reason: "stuck: deleted 1000s ago", dueAt: NOW + 900_000, newly: false };
+
+function deps(o: { job?: { status: string; conclusion: string | null } | Error; github?: Error; outcome?: FinishOutcome }) {
+  const patches: string[][] = [];
+  const counted: string[] = [];
+  const github = o.github ?? {
+    job: async () => {
+      if (o.job instanceof Error) throw o.job;
+      return o.job ?? { status: "completed", conclusion: "success" };
+    },
+    installationFor: async () => 1,
+  };
+  const cluster = {
+    finishDeletion: async (_r: unknown, f: readonly string[]) => {
+      patches.push([...f]);
+      return o.outcome ?? { kind: "finished" as const };
+    },
+  };
+  const d = { watched: [{ name: "default", cluster, namespaces: ["arc"] }], github, settings: { stuckSeconds: 900 }, now: NOW, ledger: { countFinish: (k: string) => counted.push(k) } } as unknown as PassDeps;
+  return { d, patches, counted };
+}
+const runner = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", finalizers });
+
+describe("finishStuck", () => {
+  it("finishes once GitHub says completed: ARC's finalizers, exactly those seen, and how long ARC held it", async () => {
+    const { d, patches, counted } = deps({});
+    expect(await finishStuck(watch, runner(), stuck, d)).toEqual({ kind: "went", reason: `finished: ARC held it 1000s after our delete; GitHub says job 7 is completed (success), so its finalizers (${ARC.join(", ")}) were removed (REAPER_FINISH_STUCK)` });
+    expect(patches).toEqual([ARC]);
+    expect(counted).toEqual(["finished"]);
+  });
+
+  it.each([
+    ["GitHub says the job runs", { job: { status: "in_progress", conclusion: null } }, /not finished: GitHub says job 7 is in_progress$/],
+    ["GitHub cannot be asked", { github: new Error("no private key") }, /not finished: GitHub cannot be asked \(no private key\)$/],
+    ["GitHub's read fails", { job: new Error("HTTP 502") }, /not finished: GitHub could not be read \(HTTP 502\)$/],
+  ] as const)("never when %s: no patch", async (_what, o, reason) => {
+    const { d, patches } = deps(o);
+    const check = await finishStuck(watch, runner(), stuck, d);
+    expect(check).toMatchObject({ kind: "stuck", reason: expect.stringMatching(reason) });
+    expect(patches).toEqual([]);
+  });
+
+  it("never removes a finalizer that is not ARC's, nor patches an object with none seen", async () => {
+    for (const f of [[...ARC, "example.com/keep"], []]) {
+      const { d, patches } = deps({});
+      expect((await finishStuck(watch, runner(f), stuck, d)).kind).toBe("stuck");
+      expect(patches).toEqual([]);
+    }
+  });
+
+  it("the object changed (409/422) or the Role refused (403): stuck, with why; a 403 names the overlay and is remembered", async () => {
+    const changed = await finishStuck(watch, runner(), stuck, deps({ outcome: { kind: "conflict", why: "HTTP 422: testing value /metadata/finalizers failed" } }).d);
+    expect(changed).toMatchObject({ kind: "stuck", reason: expect.stringMatching(/the object changed since it was read \(HTTP 422: .*\); looked at again in 900s$/) });
+    expect(changed).not.toHaveProperty("finishRefused");
+    const refused = await finishStuck(watch, runner(), stuck, deps({ outcome: { kind: "refused", why: "HTTP 403: forbidden" } }).d);
+    expect(refused).toMatchObject({ kind: "stuck", finishRefused: "HTTP 403: forbidden", reason: expect.stringContaining("kubectl apply -k infra/kubernetes/finish-stuck") });
+  });
+});
