@@ -76,8 +76,10 @@ describe("migration 9", () => {
     await s.runner({ name: open, workflowRunId: 1800 });
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
       const sql = state.storage.sql;
-      // Back to schema 8: migration 9 undone, rows as release 8 wrote them (a closed row's due_at is its prune time).
+      // Back to schema 8: migrations 9 and 11's columns undone (10 and 11's tables are IF NOT EXISTS), rows as
+      // release 8 wrote them (a closed row's due_at is its prune time).
       for (const statement of [
+        "ALTER TABLE agent_view DROP COLUMN arc", "ALTER TABLE agent_snapshot DROP COLUMN arc",
         "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
       ]) sql.exec(statement);
       const row = (runner: string, jobId: number, state: string, dueAt: number | null, completed: boolean) =>
