@@ -99,7 +99,8 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const schedule = (index: number, at: number) => {
     const t0 = tracked(trace.jobs[index]!, at);
     if (!t0) return;
-    const due = scheduleFromFacts(t0, at, policy).dueAt;
+    const next = scheduleFromFacts(t0, at, policy).next;
+    const due = "at" in next ? next.at : null;
     if (due === null) return;
     alarms.set(index, Math.max(at, due - trace.epoch) + latency());
   };
@@ -195,7 +196,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
         if (job.completedAt > a && verdict.cause !== "over-bound") wrongDeletions++;
         cluster.delete(job, a);
         close(index);
-      } else if (verdict.dueAt) alarms.set(index, Date.parse(verdict.dueAt) - trace.epoch + latency());
+      } else if (verdict.dueAt) alarms.set(index, verdict.dueAt - trace.epoch + latency());
     }
   };
 

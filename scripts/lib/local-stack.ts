@@ -63,7 +63,7 @@ export interface LocalCluster {
   agent: LocalAgent;
 }
 
-/** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/sweep.ts). */
+/** The lines a sweep logs: its summary, and one per runner's decision (src/reaper/run-pass.ts). */
 export type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/log-lines.ts";
 
 export interface LocalStack {

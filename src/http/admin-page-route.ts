@@ -6,7 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { adminPageHtml, errorPageHtml, githubWebUrl, loginPageHtml, PAGE_CSS } from "../admin/page.tsx";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import { runnerQuery } from "./admin-runners-route.ts";
 import { logLine } from "../log.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
@@ -52,7 +52,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [view, agent] = await Promise.all([ledger.adminView(query, now), settings.cluster.mode === "agent" ? ledger.agentStatuses() : null]);
+  const [view, agent] = await Promise.all([withAdmin(ledger, (admin) => admin.adminView(query, now)), settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null]);
   const { page, snapshot, day } = view;
   const html = adminPageHtml({
     day,

@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import { errorPageHtml } from "../admin/page.tsx";
 import type { Settings } from "../config/settings.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { pageHeaders } from "./admin-page-route.ts";
 import { isAdmin } from "./admin-session.ts";
@@ -19,9 +19,9 @@ export async function adminPauseSwitch(c: Context<AppEnv>, settings: Settings, t
   }
   const ledger = ledgerFor(c.env, settings.ledgerName);
   if (to === "pause") {
-    const paused = await ledger.pause(auth);
+    const paused = await withAdmin(ledger, (admin) => admin.pause(auth));
     return auth === "session" ? c.redirect("/admin", 303) : c.json({ paused });
   }
-  const { wasPaused, madeDue } = await ledger.resume(auth);
+  const { wasPaused, madeDue } = await withAdmin(ledger, (admin) => admin.resume(auth));
   return auth === "session" ? c.redirect("/admin", 303) : c.json({ paused: null, wasPaused, madeDue });
 }

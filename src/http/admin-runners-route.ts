@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { stateFilter } from "../admin/runner-rows.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import { MAX_PAGE, parseCursor, type RunnerQuery } from "../ledger/queries.ts";
 import { DNS_LABEL } from "../model/dns-label.ts";
 
@@ -27,7 +27,7 @@ export function runnerQuery(c: Context): { query?: RunnerQuery; error?: string }
 export async function listRunners(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const { query, error } = runnerQuery(c);
   if (!query) return c.json({ error }, 400);
-  return c.json(await ledgerFor(c.env, settings.ledgerName).runners(query));
+  return c.json(await withAdmin(ledgerFor(c.env, settings.ledgerName), (admin) => admin.runners(query)));
 }
 
 /** A Kubernetes object name, as every runner's is. */
@@ -37,7 +37,7 @@ export const isRunnerName = (name: string): boolean => /^[a-z0-9]([-a-z0-9.]{0,2
 export async function runnerStory(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const name = c.req.param("name") ?? "";
   if (!isRunnerName(name)) return c.json({ error: `runner name ${JSON.stringify(name)} is not a Kubernetes object name` }, 400);
-  const story = await ledgerFor(c.env, settings.ledgerName).story(name);
+  const story = await withAdmin(ledgerFor(c.env, settings.ledgerName), (admin) => admin.story(name));
   if (story.jobs.length === 0) return c.json({ error: `no runner named ${name} in the ledger` }, 404);
   return c.json(story);
 }

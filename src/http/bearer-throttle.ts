@@ -4,7 +4,8 @@
 // answered 429 even with the right token. Requests without a bearer cost nothing.
 import type { Context, Next } from "hono";
 import { logLine } from "../log.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withSessions } from "../ledger/ledger-for.ts";
+import type { BearerOutcome } from "../ledger/sessions-table.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clientAddress } from "./client-address.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
@@ -17,7 +18,8 @@ export function throttleBearer(accepts: "admin" | "metrics") {
     const settings = c.get("settings");
     const expected = accepts === "metrics" ? settings.metricsToken : settings.adminToken;
     const client = clientAddress(c.req.header("cf-connecting-ip"));
-    const outcome = await ledgerFor(c.env, settings.ledgerName).bearer({ client, tokenMatches: constantTimeEqual(token, expected), now: Date.now() });
+    const attempt = { client, tokenMatches: constantTimeEqual(token, expected), now: Date.now() };
+    const outcome: BearerOutcome = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions): Promise<BearerOutcome> => await sessions.bearer(attempt));
     if (outcome.kind === "throttled") {
       logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
       return c.json({ error: `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s` }, 429, { "retry-after": String(outcome.retryAfterSeconds) });

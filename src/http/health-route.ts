@@ -4,7 +4,7 @@
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
 import type { Context } from "hono";
 import { settingsFor } from "../config/settings-for.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
@@ -26,6 +26,6 @@ export function healthz(c: Context<AppEnv>): Response {
 /** 200 when every check passed, else 503; each check says in words what it tried; settings to change (old names) are listed. */
 export async function deepHealthz(c: Context<AppEnv>): Promise<Response> {
   const settings = c.get("settings");
-  const health = await ledgerFor(c.env, settings.ledgerName).deepHealth();
+  const health = await withAdmin(ledgerFor(c.env, settings.ledgerName), (admin) => admin.deepHealth());
   return c.json(settings.warnings.length > 0 ? { ...health, warnings: settings.warnings } : health, health.ok ? 200 : 503);
 }

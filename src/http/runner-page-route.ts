@@ -3,7 +3,7 @@
 import type { Context, Next } from "hono";
 import { errorPageHtml, githubWebUrl, loginPageHtml } from "../admin/page.tsx";
 import { runnerPageHtml } from "../admin/runner-page.tsx";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { pageHeaders } from "./admin-page-route.ts";
 import { isRunnerName } from "./admin-runners-route.ts";
@@ -16,7 +16,7 @@ export async function storyPageOrNext(c: Context<AppEnv>, next: Next): Promise<R
   if (!(await isAdmin(c, settings))) return c.html(loginPageHtml({}), 401, headers);
   const name = c.req.param("name") ?? "";
   if (!isRunnerName(name)) return c.html(errorPageHtml(`runner name ${JSON.stringify(name)} is not a Kubernetes object name`), 400, headers);
-  const story = await ledgerFor(c.env, settings.ledgerName).story(name);
+  const story = await withAdmin(ledgerFor(c.env, settings.ledgerName), (admin) => admin.story(name));
   if (story.jobs.length === 0) return c.html(errorPageHtml(`no runner named ${name} in the ledger`), 404, headers);
   return c.html(runnerPageHtml({ story, githubWebUrl: githubWebUrl(settings.githubApiUrl), policy: settings }), 200, headers);
 }

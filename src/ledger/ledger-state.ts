@@ -11,6 +11,7 @@ import { failedPort } from "./failed-port.ts";
 import { FailedTable } from "./failed-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
+import { dueAtOf } from "../model/next-look.ts";
 import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
@@ -107,7 +108,7 @@ export class LedgerState implements LedgerPort {
     for (const record of records) {
       const next: RunnerRecord = { ...record, checkedAt: now };
       // The due time moves with the recheck only when the facts' schedule set it (no hold, no earlier look asked for).
-      if (record.dueAt === this.opts.schedule(record).dueAt) next.dueAt = this.opts.schedule(next).dueAt;
+      if (record.dueAt === dueAtOf(this.opts.schedule(record).next)) next.dueAt = dueAtOf(this.opts.schedule(next).next);
       this.runners.update(next, record, { closing: false });
     }
   }
@@ -134,7 +135,7 @@ export class LedgerState implements LedgerPort {
     let next: RunnerRecord;
     if (r.close) {
       next = withStory(
-        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: now + this.opts.historyDays * 86_400_000, heldFor: undefined },
+        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: null, pruneAt: now + this.opts.historyDays * 86_400_000, failures: 0, heldFor: undefined },
         { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
@@ -149,7 +150,7 @@ export class LedgerState implements LedgerPort {
         });
       }
     } else {
-      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: r.dueAt, heldFor: r.heldFor };
+      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
       if (r.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;
@@ -158,7 +159,7 @@ export class LedgerState implements LedgerPort {
     }
     const changed =
       key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid || next.cluster !== record.cluster ||
-      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor;
+      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor || (next.failures ?? 0) !== (record.failures ?? 0);
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
@@ -172,8 +173,8 @@ export class LedgerState implements LedgerPort {
       return unseen.reason !== "";
     }
     const fresh = unseen.reason === "";
-    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: r.dueAt, heldFor: r.heldFor };
-    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor) this.unseenRunners.put(next);
+    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
+    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures) this.unseenRunners.put(next);
     return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
   }
 
@@ -214,8 +215,8 @@ export class LedgerState implements LedgerPort {
   private restate(rowId: number, from: "reaped" | "stuck", to: "reaped" | "stuck", reason: string, what: string, now: number, by: Caller): boolean {
     const record = this.runners.byId(rowId);
     if (record?.state !== from) return false;
-    const dueAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : null; // a stuck row is never pruned
-    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt }, { at: new Date(now).toISOString(), what, source: by }));
+    const pruneAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : undefined; // a stuck row is never pruned
+    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt: null, pruneAt }, { at: new Date(now).toISOString(), what, source: by }));
     this.counters.add("arc_reaper_closed_runners", { state: from }, -1);
     this.counters.add("arc_reaper_closed_runners", { state: to });
     return true;
@@ -273,7 +274,7 @@ export class LedgerState implements LedgerPort {
   prune(now: number): number {
     let pruned = 0;
     for (const state of ["reaped", "gone"] as const) {
-      const n = this.sql.run(`DELETE FROM runners WHERE state = ? AND due_at <= ?`, state, now);
+      const n = this.sql.run(`DELETE FROM runners WHERE state = ? AND prune_at <= ?`, state, now);
       this.counters.add("arc_reaper_closed_runners", { state }, -n);
       pruned += n;
     }

@@ -1,8 +1,9 @@
 // The ledger: one SQLite-backed Durable Object, the only place arc-reaper's
 // state lives. Webhooks record facts here (RPC), the alarm fires at the
-// earliest due time, the cron's sweep runs here, and the admin views and
-// /metrics read from here. Instance fields are only caches: any call may meet
-// a fresh instance.
+// earliest due time, the cron's sweep runs here (one pass: ledger-pass.ts), and
+// the admin views, /metrics and the sessions are reached through the RpcTargets
+// it returns (admin(), sessions()). The class only delegates. Instance fields
+// are only caches: any call may meet a fresh instance.
 import { DurableObject } from "cloudflare:workers";
 import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
@@ -12,31 +13,24 @@ import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
-import { runAlarm } from "../reaper/alarm.ts";
-import type { SweepLine } from "../reaper/log-lines.ts";
 import type { Watched } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
-import { sweep, type SweepReport } from "../reaper/sweep.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
-import { adminView, type AdminView } from "./admin-view.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } from "./receive-delivery.ts";
+import { LedgerAdmin, type AdminHost } from "./ledger-admin.ts";
+import { ledgerPass, type PassHost, type PassOutcome } from "./ledger-pass.ts";
+import { LedgerSessions } from "./ledger-sessions.ts";
 import { LedgerState } from "./ledger-state.ts";
-import { lastSweepOf, ledgerQueries, type LastSweep, type RunnerPage, type RunnerQuery, type LedgerSnapshot } from "./queries.ts";
 import { migrate } from "./schema.ts";
-import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
-import { knownInstallations } from "./known-installations.ts";
-import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
-import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "./sessions-table.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 import { errorText } from "../model/error-text.ts";
 
-const PRUNE_EVERY_MS = 3_600_000;
 /** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
 const CONFIRM_TIMEOUT_MS = 4_000;
 
@@ -103,77 +97,19 @@ export class Ledger extends DurableObject<WorkerEnv> {
     rememberBatch(this.sql, new MemoryTable(this.sql), batch, Date.now());
   }
 
-  /** A bearer token on an admin or metrics route: the login's throttle per client address. */
-  async bearer(attempt: { client: string; tokenMatches: boolean; now: number }): Promise<BearerOutcome> {
-    return new SessionsTable(this.sql).bearer(attempt);
-  }
-
-  /** One sweep at the cron's scheduled time. */
-  async sweep(now: number): Promise<SweepReport & { cost: SqlCost; clusterCalls: number; durationMs: number }> {
-    return this.exclusive(() => this.sweepNow(now));
+  /** One sweep at the cron's scheduled time (one pass; skipped when a sweep already ran after that time). */
+  async sweep(scheduledTime: number): Promise<PassOutcome> {
+    return this.exclusive(() => ledgerPass(this.host(), "sweep", scheduledTime));
   }
 
   /** Fires at the earliest due time; delivered at least once, so it is safe to run twice. */
   override async alarm(): Promise<void> {
-    await this.exclusive(() => this.alarmNow());
+    await this.exclusive(() => ledgerPass(this.host(), "alarm", Date.now()));
   }
-
 
   /** Resolves once no sweep or alarm is running (tests and the local demo wait on it). */
   async idle(): Promise<void> {
     await this.exclusive(async () => undefined);
-  }
-
-  protected exclusive<T>(run: () => Promise<T>): Promise<T> {
-    const next = this.acting.then(run, run);
-    this.acting = next.catch(() => undefined);
-    return next;
-  }
-
-  private async sweepNow(now: number): Promise<SweepReport & { cost: SqlCost; clusterCalls: number; durationMs: number }> {
-    const started = Date.now();
-    const before = this.cost();
-    const settings = this.settings();
-    const state = this.state(settings);
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
-    const report = await sweep({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
-    const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
-    if (now - pruneMark >= PRUNE_EVERY_MS) {
-      state.prune(now);
-      state.memory.set("pruned-at", now);
-    }
-    state.counters.add("arc_reaper_sweeps_total");
-    const durationMs = Date.now() - started;
-    state.memory.set("last-sweep", lastSweepOf(report, budget, now, durationMs) satisfies LastSweep);
-    await this.rearm(state);
-    const cost = this.costSince(before);
-    logLine({ msg: "sweep", ...report, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs } satisfies SweepLine);
-    return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
-  }
-
-  protected async alarmNow(now = Date.now()): Promise<void> {
-    const result = this.settingsResult();
-    if (!result.ok) {
-      logLine({ msg: "alarm skipped: arc-reaper is misconfigured", errors: result.errors });
-      return;
-    }
-    const settings = result.settings;
-    const state = this.state(settings);
-    const before = this.cost();
-    const githubTimes = state.githubTimes(now, settings.maxGithubCallsPerMinute);
-    const { watched, github, budget, clusterCalls } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - githubTimes.length);
-    const report = await runAlarm({ ledger: state, watched, github, budget, githubTimes, settings, now });
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
-    state.counters.add("arc_reaper_alarms_total");
-    await this.rearm(state);
-    const cost = this.costSince(before);
-    const judged = report.results.length;
-    if (judged > 0) {
-      const errors = report.results.filter((r) => r.verdict.error).length;
-      logLine({ msg: "alarm", judged, deleted: report.deleted, errors, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
-    }
   }
 
   /** GET /agent, forwarded by the Worker once it checked AGENT_TOKEN: accepted with the Hibernation API. */
@@ -193,6 +129,50 @@ export class Ledger extends DurableObject<WorkerEnv> {
     this.agent.closed(ws, 1006, errorText(error));
   }
 
+  /** Whether a cluster's agent is connected and what it said (agent mode). */
+  async agentStatus(cluster = "default"): Promise<AgentStatus> {
+    return this.agent.status(cluster);
+  }
+
+  /** The admin views and switches: runners, story, adminView, snapshot, agentStatuses, pause, resume, deepHealth. */
+  admin(): LedgerAdmin {
+    return new LedgerAdmin(this.adminHost());
+  }
+
+  /** Logins, sessions and bearer tokens. */
+  sessions(): LedgerSessions {
+    return new LedgerSessions(this.sql);
+  }
+
+  protected exclusive<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.acting.then(run, run);
+    this.acting = next.catch(() => undefined);
+    return next;
+  }
+
+  /** What a pass needs of this object (the test ledger runs passes at simulated times through it). */
+  protected host(): PassHost {
+    return {
+      settingsResult: () => this.settingsResult(),
+      state: (settings) => this.state(settings),
+      edges: (settings, state, tokens, githubCalls) => this.edges(settings, state, tokens, githubCalls),
+      rearm: (state) => this.rearm(state),
+      cost: () => this.cost(),
+      log: logLine,
+    };
+  }
+
+  private adminHost(): AdminHost {
+    return {
+      ...this.host(),
+      sql: this.sql,
+      storage: this.ctx.storage,
+      settings: () => this.settings(),
+      agentStatuses: (settings) => this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []),
+      idle: () => this.idle(),
+    };
+  }
+
   /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
   private async wakeAfterAgent(cluster: string): Promise<void> {
     try {
@@ -201,88 +181,6 @@ export class Ledger extends DurableObject<WorkerEnv> {
     } catch (e) {
       logLine({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
     }
-  }
-
-  /** Whether a cluster's agent is connected and what it said (agent mode). */
-  async agentStatus(cluster = "default"): Promise<AgentStatus> {
-    return this.agent.status(cluster);
-  }
-
-  /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode: /metrics, /admin, /healthz/deep). */
-  async agentStatuses(): Promise<AgentStatus[]> {
-    const settings = this.settings();
-    return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
-  }
-
-  async runners(query: RunnerQuery): Promise<RunnerPage> {
-    return ledgerQueries(this.sql).page(query);
-  }
-
-  async story(name: string): Promise<ReturnType<ReturnType<typeof ledgerQueries>["story"]>> {
-    return ledgerQueries(this.sql).story(name);
-  }
-
-  /** GET /admin: the page of runners, the snapshot and the day at a glance, with the rows read for them. */
-  async adminView(query: RunnerQuery, now: number): Promise<AdminView> {
-    return adminView(this.sql, this.ctx.storage, query, now);
-  }
-
-  async snapshot(): Promise<LedgerSnapshot> {
-    return ledgerQueries(this.sql).snapshot(this.ctx.storage);
-  }
-
-  /** A login attempt at the admin form: throttled per client address, then refused (counted) or a session. */
-  async login(attempt: LoginAttempt): Promise<LoginOutcome> {
-    return new SessionsTable(this.sql).login(attempt);
-  }
-
-  /** Whether a session cookie's id (hashed) is live and was made with this ADMIN_TOKEN (hashed). */
-  async checkSession(idHash: string, tokenHash: string, now: number): Promise<boolean> {
-    return new SessionsTable(this.sql).check(idHash, tokenHash, now);
-  }
-
-  /** Logout: the session ends for every copy of its cookie. */
-  async endSession(idHash: string): Promise<boolean> {
-    return new SessionsTable(this.sql).end(idHash);
-  }
-
-  /**
-   * POST /admin/pause: nothing is deleted until resumed; decisions are still made and logged.
-   * In force for every step that reads the switch from now on; answers once a sweep or alarm
-   * already deleting (it read the switch before it was set) has finished, so the answer means it.
-   */
-  async pause(by: PausedBy): Promise<PauseState> {
-    const state = pause(this.sql, by, Date.now());
-    logLine({ msg: "paused", since: state.since, by: state.by });
-    await this.idle();
-    return state;
-  }
-
-  /** POST /admin/resume: the runners the pause kept are due now, and the alarm is set for them. */
-  async resume(by: PausedBy): Promise<{ wasPaused: boolean; madeDue: number }> {
-    const { wasPaused } = resume(this.sql);
-    const settings = this.settingsResult();
-    let madeDue = 0;
-    if (settings.ok) {
-      const state = this.state(settings.settings);
-      madeDue = state.release("paused", Date.now());
-      await this.rearm(state);
-    }
-    logLine({ msg: "resumed", by, wasPaused, madeDue });
-    return { wasPaused, madeDue };
-  }
-
-  /** GET /healthz/deep: each namespace listed, a token minted per known installation, the deliveries listed. */
-  async deepHealth(): Promise<DeepHealth> {
-    const settings = this.settings();
-    const state = this.state(settings);
-    // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
-    const connected = settings.cluster.mode === "agent" ? this.agent.statuses(settings.cluster.expectedClusters).filter((a) => a.connected).map((a) => a.cluster) : undefined;
-    const finishRefused = settings.finishStuck ? state.deletionWatches().flatMap((w) => (w.finishRefused ? [{ name: w.name, namespace: w.namespace, cluster: w.cluster, why: w.finishRefused }] : [])) : undefined;
-    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.sql), finishRefused });
-    logLine({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
-    return health;
   }
 
   /** Ensures the alarm is at the earliest due time (now when already due). */
@@ -356,9 +254,5 @@ export class Ledger extends DurableObject<WorkerEnv> {
 
   private cost(): SqlCost {
     return { ...this.sql.cost };
-  }
-
-  private costSince(before: SqlCost): SqlCost {
-    return { rowsRead: this.sql.cost.rowsRead - before.rowsRead, rowsWritten: this.sql.cost.rowsWritten - before.rowsWritten };
   }
 }

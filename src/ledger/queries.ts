@@ -2,7 +2,7 @@
 // in the store), one runner's story, and a snapshot of counts and counters that
 // reads the open rows' index and the counters, never the closed history.
 import type { CallBudget } from "../github/call-budget.ts";
-import type { SweepReport } from "../reaper/sweep.ts";
+import type { PassReport } from "../reaper/run-pass.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -68,10 +68,10 @@ export interface RunnerPage {
 }
 
 /** The last sweep's figures, for /metrics and the admin page: its report's counts, its time and what GitHub said. */
-export type LastSweep = Pick<SweepReport, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
+export type LastSweep = Pick<PassReport, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
   Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number> };
 
-export function lastSweepOf(report: SweepReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
+export function lastSweepOf(report: PassReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
   const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
   return {
     at: new Date(now).toISOString(), durationMs, checked, deleted, kept, waiting, gone, heldBack, errors: report.errorsByKind,
@@ -113,7 +113,7 @@ function toRunnerRow(r: RunnerRecord): RunnerRow {
     decidedAt: iso(r.decidedAt),
     closedAt: open ? null : iso(r.decidedAt),
     cause: open ? null : (r.cause ?? null),
-    prunedAt: open ? null : iso(r.dueAt),
+    prunedAt: open ? null : iso(r.pruneAt ?? null),
     reason: r.reason || "recorded; not judged yet",
     workflow: r.names?.workflow ?? null,
     job: r.names?.job ?? null,

@@ -2,6 +2,7 @@
 // run completion adds one run row and touches the open rows of its jobs. A fact
 // already known writes nothing, so duplicates and any order give one state.
 import type { Fact, JobNames, RunCompleted } from "../model/facts.ts";
+import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import type { TrackedRunner } from "../model/runner.ts";
 import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
 import type { RunnerRecord } from "../model/runner.ts";
@@ -24,7 +25,7 @@ export interface Recorded {
 }
 
 /** The due time and reason the facts alone give a row: decided by the reaper (src/reaper/schedule-facts.ts), passed in. */
-export type ScheduleFacts = (record: TrackedRunner) => { dueAt: number | null; reason: string };
+export type ScheduleFacts = (record: TrackedRunner) => { next: NextLook; reason: string };
 
 /** `now` dates the story; `factAt` (the ledger's clock) marks when the row last learned something. */
 export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fact[], now: number, schedule: ScheduleFacts, factAt: number): Recorded {
@@ -34,7 +35,7 @@ export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fac
     if (after === before) return;
     // Until the alarm or a sweep judges it with the cluster's view, the facts' own words stand as its reason.
     const planned = schedule(after);
-    const record: RunnerRecord = { ...after, dueAt: planned.dueAt, reason: after.verdictKey ? after.reason : planned.reason, factAt };
+    const record: RunnerRecord = { ...after, dueAt: dueAtOf(planned.next), reason: after.verdictKey ? after.reason : planned.reason, factAt };
     delete record.heldFor;
     runners.put(record);
     changed.push(record);

@@ -38,6 +38,8 @@ interface Row extends SqlRow {
   job_name: string | null;
   head_branch: string | null;
   run_url: string | null;
+  prune_at: number | null;
+  failures: number;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -66,6 +68,8 @@ function toRecord(row: Row): RunnerRecord {
     story: JSON.parse(row.story) as StoryEntry[],
   };
   if (row.held_for !== null) record.heldFor = row.held_for as HeldFor;
+  if (row.prune_at !== null) record.pruneAt = row.prune_at;
+  if (row.failures > 0) record.failures = row.failures;
   if (row.cluster !== null) record.cluster = row.cluster;
   if (row.fact_at !== null) record.factAt = row.fact_at;
   const names = namesOf(row);
@@ -91,6 +95,7 @@ const COLUMNS = [
   "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
   "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
   "verdict_key", "cause", "decided_at", "due_at", "story", "held_for", "cluster", "fact_at", "workflow_name", "job_name", "head_branch", "run_url",
+  "prune_at", "failures",
 ] as const;
 
 // Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
@@ -103,6 +108,7 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
     r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story), r.heldFor ?? null, r.cluster ?? null, r.factAt ?? null,
     r.names?.workflow ?? null, r.names?.job ?? null, r.names?.branch ?? null, r.names?.runUrl ?? null,
+    r.pruneAt ?? null, r.failures ?? 0,
   ];
 }
 
@@ -186,6 +192,11 @@ export class RunnersTable {
     const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, ...args)?.n ?? 0);
     if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
     return n;
+  }
+
+  /** Closed rows whose history time ran out are deleted. */
+  prune(now: number): number {
+    return this.sql.run(`DELETE FROM runners WHERE state IN ('reaped', 'gone') AND prune_at <= ?`, now);
   }
 
   countsByState(): Record<RunnerState, number> {

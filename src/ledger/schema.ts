@@ -196,6 +196,17 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
   [
+    // One owner of the next look (issue 22): a closed row's prune time has a column of its own
+    // (due_at is only ever an open row's next look), and a row's failed asks in a row are counted,
+    // so that reconcile backs each off (1 minute doubling to 1 hour) and the budget serves it last.
+    `ALTER TABLE runners ADD COLUMN prune_at INTEGER`,
+    `UPDATE runners SET prune_at = due_at, due_at = NULL WHERE state IN ('reaped', 'gone')`,
+    `UPDATE runners SET due_at = NULL WHERE state = 'stuck'`,
+    `CREATE INDEX runners_by_prune ON runners (prune_at) WHERE prune_at IS NOT NULL`,
+    `ALTER TABLE runners ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE unseen ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
+  ],
+  [
     // Migration 10 (i22-agent; i22-core's 9 goes before it). How whole each agent namespace is: absence
     // dates from its own time (whole_at, the ledger's clock), and one it cannot read holds its runners.
     `CREATE TABLE IF NOT EXISTS agent_namespaces (cluster TEXT NOT NULL, namespace TEXT NOT NULL, whole_at INTEGER, unreadable TEXT, PRIMARY KEY (cluster, namespace)) WITHOUT ROWID`,

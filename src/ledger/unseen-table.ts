@@ -18,6 +18,7 @@ interface Row extends SqlRow {
   reason: string;
   held_for: string | null;
   cluster: string | null;
+  failures: number;
 }
 
 const toUnseen = (r: Row): UnseenRunner => ({
@@ -31,6 +32,7 @@ const toUnseen = (r: Row): UnseenRunner => ({
   firstSeen: r.first_seen,
   dueAt: r.due_at,
   reason: r.reason,
+  ...(r.failures > 0 ? { failures: r.failures } : {}),
 });
 
 export class UnseenTable {
@@ -49,10 +51,10 @@ export class UnseenTable {
 
   put(u: UnseenRunner): void {
     this.sql.run(
-      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name, uid) DO UPDATE SET namespace = excluded.namespace, run_id = excluded.run_id, repo = excluded.repo,
-       due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster`,
-      u.name, u.uid, u.namespace, u.runId, u.repo, u.firstSeen, u.dueAt, u.reason, u.heldFor ?? null, u.cluster ?? null,
+       due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster, failures = excluded.failures`,
+      u.name, u.uid, u.namespace, u.runId, u.repo, u.firstSeen, u.dueAt, u.reason, u.heldFor ?? null, u.cluster ?? null, u.failures ?? 0,
     );
   }
 

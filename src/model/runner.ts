@@ -74,8 +74,12 @@ export interface RunnerRecord extends TrackedRunner {
   verdictKey?: string;
   cause?: DeleteCause;
   decidedAt?: number;
-  /** Open: when reconcile next looks at it (ms); null: the sweep's minute. Closed: when it is pruned. */
+  /** Open: when reconcile next looks at it (ms); null: the sweep's minute. Closed: null. */
   dueAt: number | null;
+  /** Closed: when it is pruned (ms); a stuck row never is. */
+  pruneAt?: number;
+  /** Failed asks in a row (reconcile's back-off); 0 or absent: none. */
+  failures?: number;
   /** What holds its decision back, if anything. */
   heldFor?: HeldFor;
   story: StoryEntry[];
@@ -93,6 +97,8 @@ export interface UnseenRunner {
   repo: string | null;
   firstSeen: number;
   dueAt: number | null;
+  /** Failed asks in a row (reconcile's back-off); 0 or absent: none. */
+  failures?: number;
   heldFor?: HeldFor;
   reason: string;
 }

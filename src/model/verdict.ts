@@ -8,8 +8,8 @@ export type DeleteCause = "job-completed" | "run-completed" | "over-bound";
 export interface Verdict {
   verdict: VerdictKind;
   reason: string;
-  /** When a wait or a keep within the bound turns into a decision. */
-  dueAt?: string;
+  /** When a wait or a keep within the bound turns into a decision (ms since the epoch). */
+  dueAt?: number;
   /** The judge needs GitHub's word on this runner before it can decide. */
   askGithub?: boolean;
   /** The ask is a periodic re-read of a running job (row 10), not a bound check. */

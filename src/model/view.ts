@@ -23,7 +23,7 @@ export interface Lookup {
 /** The one object the facts (or the unseen row) name, or why none can be named. */
 export type ClusterView =
   | { kind: "found"; runner: ClusterRunner }
-  | { kind: "missing" }
+  | { kind: "missing"; why?: string }
   | { kind: "unknown"; why: string; agent?: boolean; stale?: boolean };
 
 /** A place: one namespace of one cluster. */

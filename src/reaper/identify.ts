@@ -4,18 +4,22 @@
 //  - the object with the uid the facts' runner had (uids are unique: this holds
 //    even when another place could not be read);
 //  - else the one object busy on the facts' run; several such: ambiguous;
-//  - else, when no place failed, the only object of that name (the judge then
-//    finds it idle, moved on or replaced); several: ambiguous;
+//  - an object of that name that carries no run, or another run, is never the
+//    facts' runner (ARC writes `status.workflowRunId` when a job starts): it is
+//    idle or moved on and is never deleted on those facts. One created after the
+//    job started (or of another uid) is named, so the judge closes the facts as
+//    replaced; otherwise the facts' runner is looked for as absent;
 //  - a place that failed in another cluster does not stand in the way of an
-//    object's own cluster (its agent away keeps only its own runners): the one
-//    object busy on the run, or the absence of the uid seen doing the job in its
-//    own cluster, is judged as usual;
-//  - none: missing only on fresh evidence (a read by name, or a view taken after
-//    the runner's last fact); a stale view or a place that could not be read is
+//    object's own cluster (its agent away keeps only its own runners);
+//  - absent: missing only on fresh evidence (a read by name, or a view taken after
+//    the runner's last fact) in the runner's own cluster once it is known (a
+//    cluster without a view, its agent away or not in AGENT_CLUSTERS, never closes
+//    another cluster's rows); a stale view or a place that could not be read is
 //    not evidence of absence.
 // Never the first place that answers. Pure.
 import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";
+import { notTheJobsRunner } from "./judge.ts";
 
 const where = (r: ClusterRunner): string => (r.cluster && r.cluster !== "default" ? `${r.cluster}/${r.namespace}` : r.namespace);
 
@@ -28,15 +32,19 @@ export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): Cluster
   }
   const onRun = lookup.found.filter((r) => r.workflowRunId === tracked.runId);
   if (onRun.length > 1) return ambiguous(name, onRun, `busy on run ${tracked.runId}`);
+  const ownCluster = tracked.cluster ?? (tracked.uid && tracked.namespace ? "default" : undefined);
   if (onRun.length === 1 && !blocks(lookup, onRun[0]!.cluster ?? "default")) return { kind: "found", runner: onRun[0]! };
-  const seenIn = tracked.uid && tracked.namespace && lookup.found.length === 0 ? (tracked.cluster ?? "default") : undefined;
+  const seenIn = ownCluster !== undefined && lookup.found.length === 0 ? ownCluster : undefined;
   if (blocks(lookup, seenIn)) return unreadable(lookup);
   if (onRun.length === 1) return { kind: "found", runner: onRun[0]! };
-  if (lookup.found.length > 1) return ambiguous(name, lookup.found, "none of them busy on the facts' run");
-  if (lookup.found.length === 1) return { kind: "found", runner: lookup.found[0]! };
-  // The object seen doing the job lived in one place: its absence there is enough.
-  const own = tracked.uid && tracked.namespace ? { cluster: tracked.cluster ?? "default", namespace: tracked.namespace } : undefined;
-  return absence(name, lookup.absentAsOf(own), tracked.factAt ?? 0);
+  // None carries the facts' run: idle or moved on, never the facts' runner. One that cannot be it
+  // by its uid or creation time is named (the judge closes the facts as replaced, deletes nothing).
+  const replaced = lookup.found.filter((r) => notTheJobsRunner(tracked, r) !== undefined);
+  if (replaced.length === 1 && lookup.found.length === 1) return { kind: "found", runner: replaced[0]! };
+  const others = lookup.found.map((r) => `${where(r)} (${r.workflowRunId === undefined ? "idle" : `on run ${r.workflowRunId}`})`).sort();
+  // Rows from before clusters were recorded: the oldest view over all places.
+  const own = tracked.cluster !== undefined ? { cluster: tracked.cluster, namespace: tracked.namespace ?? "" } : undefined;
+  return absence(name, lookup.absentAsOf(own), tracked.factAt ?? 0, others, own?.cluster);
 }
 
 /** The very object an unseen row was seen busy as (by uid); another object of the name means it was replaced. */
@@ -45,7 +53,8 @@ export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterVie
   if (same) return { kind: "found", runner: same };
   if (blocks(lookup, unseen.cluster ?? "default")) return unreadable(lookup);
   // Seen busy at firstSeen: a view from before then says nothing of it.
-  return absence(unseen.name, lookup.absentAsOf({ cluster: unseen.cluster ?? "default", namespace: unseen.namespace }), unseen.firstSeen);
+  const own = unseen.cluster !== undefined ? { cluster: unseen.cluster, namespace: unseen.namespace } : undefined;
+  return absence(unseen.name, lookup.absentAsOf(own), unseen.firstSeen, [], own?.cluster);
 }
 
 /** Whether places that could not be read leave the answer open: any of them, or (when known) one in `cluster`. */
@@ -54,11 +63,16 @@ function blocks(lookup: Lookup, cluster: string | undefined): boolean {
   return lookup.unreadable.some((u) => u.place.cluster === cluster);
 }
 
-function absence(name: string, asOf: number, lastFactAt: number): ClusterView {
-  if (asOf > lastFactAt) return { kind: "missing" };
+function absence(name: string, asOf: number, lastFactAt: number, others: string[], cluster?: string): ClusterView {
+  const besides = others.length > 0 ? ` (only objects of its name that are not it: ${others.join(", ")})` : "";
+  if (asOf > lastFactAt) return besides ? { kind: "missing", why: `runner ${name} is no longer in the cluster${besides}` } : { kind: "missing" };
+  if (asOf <= 0 && cluster !== undefined) {
+    // Its cluster has no view now (its agent away, or not in AGENT_CLUSTERS): other clusters' views say nothing of it.
+    return { kind: "unknown", why: `runner ${name} was seen in cluster ${cluster}, which has no view now${besides}: kept until it has one`, agent: true };
+  }
   return {
     kind: "unknown",
-    why: `runner ${name} is not in the view, but the view (as of ${iso(asOf)}) is not newer than its last fact (${iso(lastFactAt)}): kept until a fresh look`,
+    why: `runner ${name} is not in the view${besides}, but the view (as of ${iso(asOf)}) is not newer than its last fact (${iso(lastFactAt)}): kept until a fresh look`,
     // Held for the agent (its next snapshot releases it) and looked at again soon (a read by name).
     agent: true,
     stale: true,

@@ -5,13 +5,13 @@
 //
 // | # | what is known | verdict |
 // |---|---|---|
-// | 1 | facts; no object of the runner's name in any watched place, on fresh evidence (a read by name, or a view newer than the runner's last fact) | gone: close the facts (never over a `reaped`) |
+// | 1 | facts; no object that is the facts' runner (its uid, or busy on the facts' run: an object of its name that carries no run or another run is idle or moved on, never it), on fresh evidence (a read by name, or a view newer than the runner's last fact) in its own cluster once known | gone: close the facts (never over a `reaped`); the idle object is never deleted on them |
 // | 2 | the cluster, the agent or a watched place could not be read; several objects could be the facts' runner; a view older than the facts | keep, counted as an error: cannot judge (ambiguous: checked again) |
 // | 3 | facts; the object's uid differs from the one seen busy on the job's run | gone: it was replaced; the new object is judged on its own |
 // | 4 | facts; the object was created after the job started (+60 s skew) | gone: not that job's runner; the new object is judged on its own |
 // | 5 | no facts, no `status.workflowRunId` | keep: idle |
 // | 6 | the object has a `deletionTimestamp` | keep: already being deleted |
-// | 7 | `status.workflowRunId` names another run than the facts' | keep: runner moved on |
+// | 7 | the very object seen busy on the job (its uid): `status.workflowRunId` names another run than the facts' | keep: runner moved on |
 // | 8 | no facts, `status.workflowRunId` set (busy, nobody told us), seen busy for 3 minutes | keep; ask GitHub (the run, then its jobs), record what it says, judge |
 // | 9 | the job, or its run (this attempt or a later one), completed | < grace ago: wait (due at the grace end); ≥ grace ago: delete "job J in owner/repo is <conclusion>, completed Ns ago" or "run X in owner/repo is <conclusion>, completed Ns ago" |
 // | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; re-read the job from GitHub (a completion it reports counts like the webhook's) |
@@ -37,11 +37,10 @@ export interface JudgeInput {
 }
 
 const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Verdict {
   if (tracked && cluster.kind === "missing") {
-    return { verdict: "gone", reason: `runner ${tracked.runner} is no longer in the cluster` };
+    return { verdict: "gone", reason: cluster.why ?? `runner ${tracked.runner} is no longer in the cluster` };
   }
   if (cluster.kind === "unknown") {
     return { verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };
@@ -120,7 +119,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     return {
       verdict: "keep",
       reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, within the bound of ${policy.maxJobSeconds}s`,
-      dueAt: iso(due),
+      dueAt: due,
     };
   }
   if (!github) {
@@ -181,7 +180,7 @@ function afterCompletion(f: Finished, now: number, policy: Policy): Verdict {
   const agoMs = now - completedMs;
   const story = `${f.what} in ${f.repo} is ${f.conclusion}, completed ${seconds(agoMs)}s ago`;
   if (agoMs < policy.graceSeconds * 1000) {
-    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: iso(completedMs + policy.graceSeconds * 1000) };
+    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: completedMs + policy.graceSeconds * 1000 };
   }
   return { verdict: "delete", reason: story, cause: f.cause };
 }

@@ -3,7 +3,7 @@
 import type { VerdictKind } from "../model/verdict.ts";
 import type { HeldFor } from "../model/verdict.ts";
 import type { Caller, ErrorKind } from "./reconcile.ts";
-import type { SweepReport } from "./sweep.ts";
+import type { PassReport } from "./run-pass.ts";
 
 /** One line when a runner's verdict or reason changes, and for every delete and every error. */
 export interface DecisionLine {
@@ -22,4 +22,4 @@ export interface DecisionLine {
 }
 
 /** One line per sweep: what it found and did, and what it cost. */
-export type SweepLine = { msg: "sweep" } & SweepReport & { clusterCalls: number; rowsRead: number; rowsWritten: number; durationMs: number };
+export type SweepLine = { msg: "sweep" } & Omit<PassReport, "kind"> & { clusterCalls: number; rowsRead: number; rowsWritten: number; durationMs: number };

@@ -90,8 +90,14 @@ function unreadablePlace(watched: readonly Watched[], w: Watched, ns: string, e:
 
 const key = (p: Place): string => `${p.cluster}\u0000${p.namespace}`;
 
-/** In one place (when it was looked in), else the oldest over all places looked in. */
+/**
+ * In one place (when it was looked in), else the oldest over the places looked in of its cluster; a
+ * cluster not looked in at all (its agent away, or not in AGENT_CLUSTERS) is no evidence: 0. Without
+ * a place: the oldest over all places looked in.
+ */
 function absentAsOf(asOf: ReadonlyMap<string, number>, place?: Place): number {
   if (place && asOf.has(key(place))) return asOf.get(key(place))!;
-  return asOf.size === 0 ? Number.POSITIVE_INFINITY : Math.min(...asOf.values());
+  const inCluster = place ? [...asOf].filter(([k]) => k.startsWith(`${place.cluster}\u0000`)).map(([, v]) => v) : [...asOf.values()];
+  if (place && inCluster.length === 0) return 0;
+  return inCluster.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...inCluster);
 }

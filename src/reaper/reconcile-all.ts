@@ -1,5 +1,6 @@
-// Reconcile over the runners one caller brings, oldest first (so the GitHub
-// budget goes to the oldest), then the ledger stores what came of each.
+// Reconcile over the runners a pass brings, oldest first (so the GitHub budget
+// goes to the oldest), rows whose last ask failed after all others, then the
+// ledger stores what came of each.
 import type { Settings } from "../config/settings.ts";
 import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
@@ -18,7 +19,10 @@ export interface PassDeps {
   /** GitHub calls made in the last 60 s before this pass (the budget's limit is what they leave). */
   githubTimes: readonly number[];
   settings: Settings;
+  /** The pass's one clock: max(the cron's scheduled time, Date.now()) at its start. */
   now: number;
+  /** The real clock at the moment of a call (never earlier than `now`): the windows are stamped with it. */
+  clock: () => number;
 }
 
 export interface PassReport {
@@ -31,18 +35,22 @@ export const policyOf = (s: Settings): Policy => ({ graceSeconds: s.graceSeconds
 export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): Promise<PassReport> {
   const { ledger, settings, now, github, budget } = deps;
   if (items.length === 0) return { results: [], deleted: 0 };
-  const deletions = ledger.deletions(now);
+  const deletions = ledger.deletions(deps.clock());
   const reapedUids = new Set<string>();
   // Rechecks grouped per run: one read of a run's jobs answers for all of them (issue 25).
   const reads = shareRunReads(items, github, ledger);
   // One context for the pass: every runner shares its windows and what was deleted in it.
   const ctx: ReconcileContext = {
     now,
+    clock: deps.clock,
     policy: policyOf(settings),
     dryRun: settings.dryRun,
     paused: ledger.paused(),
     github: reads.github,
-    githubFreeAt: () => new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(now)], settings.maxGithubCallsPerMinute, now).freeAt(now),
+    githubFreeAt: () => {
+      const at = deps.clock();
+      return new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(at)], settings.maxGithubCallsPerMinute, at).freeAt(at);
+    },
     deletions,
     deleteRunner: (runner, context) => {
       const w = clusterOf(deps.watched, runner);
@@ -53,18 +61,20 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     reapedUids,
   };
   const results: Result[] = [];
-  for (const item of oldestFirst(items, github)) results.push(await reconcile(item, ctx));
+  for (const item of oldestFirst(items, github, now)) results.push(await reconcile(item, ctx));
   ledger.saveDeletions(deletions);
   ledger.store(results, by, now);
   await reads.apply(results, now);
   return { results, deleted: reapedUids.size };
 }
 
-/** Oldest first (a job's start, or a runner's creation); repositories whose installation could not be found go last. */
-function oldestFirst(items: Item[], github: Github | Error): Item[] {
+/**
+ * Oldest first (a job's start, or a runner's creation); rows whose last ask failed, and repositories whose
+ * installation could not be found, after all others: they must not eat the budget rechecks and unseen runners need.
+ */
+export function oldestFirst(items: Item[], github: Github | Error, now: number): Item[] {
   // Keys computed once per item, and the installation memory read once per repository (the ledger's
   // SQL): a comparator that read it was O(n log n) statements, 2 s of CPU a sweep at 10,000 runners.
-  const now = Date.now();
   const failedRepos = new Map<string, number>();
   const failed = (repo: string | undefined): number => {
     if (!repo || github instanceof Error) return 0;
@@ -77,7 +87,8 @@ function oldestFirst(items: Item[], github: Github | Error): Item[] {
   };
   const keyed = items.map((i) => {
     const runner = i.view.kind === "found" ? i.view.runner : undefined;
-    return { i, failed: failed(i.record?.repo ?? runner?.jobRepositoryName), age: i.record?.startedAt ?? runner?.createdAt ?? "" };
+    const askFailed = (i.record?.failures ?? i.unseen?.failures ?? 0) > 0 ? 1 : 0;
+    return { i, failed: Math.max(askFailed, failed(i.record?.repo ?? runner?.jobRepositoryName)), age: i.record?.startedAt ?? runner?.createdAt ?? "" };
   });
   keyed.sort((a, b) => a.failed - b.failed || (a.age < b.age ? -1 : a.age > b.age ? 1 : 0));
   return keyed.map((k) => k.i);

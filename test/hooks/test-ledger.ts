@@ -6,6 +6,7 @@
 //  - seedHistory: closed rows in bulk (the bench's sweep against history);
 //  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate).
 import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
+import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
 import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
@@ -23,7 +24,7 @@ export class Ledger extends ProductionLedger {
 
   async alarmAt(now: number): Promise<void> {
     this.refuseUnlessTesting("alarmAt");
-    await this.exclusive(() => this.alarmNow(now));
+    await this.exclusive(() => ledgerPass(this.host(), "alarm", now));
   }
 
   async seedHistory(from: number, count: number): Promise<number> {

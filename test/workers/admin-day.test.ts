@@ -147,7 +147,7 @@ describe("the day at a glance", () => {
       const read: Record<string, number> = {};
       for (const q of views) {
         const params = new URLSearchParams(q);
-        const view = await ledgerOf(env).adminView({ state: (params.get("state") ?? undefined) as "reaped" | undefined, repo: params.get("repo") ?? undefined }, Date.now());
+        const view = await ledgerOf(env).admin().adminView({ state: (params.get("state") ?? undefined) as "reaped" | undefined, repo: params.get("repo") ?? undefined }, Date.now());
         read[q || "(all)"] = view.rowsRead;
       }
       return read;

@@ -7,7 +7,7 @@ import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, runner } from "./support/fake-agent.ts";
 import { before } from "./support/stack.ts";
 import { jobStartedFact, recordFacts } from "./support/seed.ts";
-import { ledgerOf, report } from "./support/worker.ts";
+import { ledgerOf, ran, report } from "./support/worker.ts";
 
 const PER_PART = 1000;
 const settle = () => new Promise((r) => setTimeout(r, 100));
@@ -42,7 +42,7 @@ async function measure(clusters: string[], perCluster: number): Promise<Measured
   await settle();
   for (const cluster of clusters) expect((await ledgerOf(env).agentStatus(cluster)).runners).toBe(perCluster);
   const one = async (at: number) => {
-    const r = await ledgerOf(env).sweep(at);
+    const r = ran(await ledgerOf(env).sweep(at));
     expect(r.checked).toBe(clusters.length * perCluster);
     return { rowsRead: r.cost.rowsRead, rowsWritten: r.cost.rowsWritten, ms: r.durationMs };
   };

@@ -124,7 +124,7 @@ describe("two clusters, one ledger", () => {
     us.ws.close(1000, "done");
   });
 
-  it("twins across clusters: the one busy on the facts' run is reaped, the idle twin never; twins with no run between them are kept", async () => {
+  it("twins across clusters: the one busy on the facts' run is reaped, the idle twin never; twins that carry no run are kept", async () => {
     const env = agentEnv({ AGENT_CLUSTERS: `${EU},${US}` });
     const [twin, idleTwins] = [`${SCALE_SET}-runner-twin1`, `${SCALE_SET}-runner-twin2`];
     const eu = await clusterAgent(env, EU, [runner(twin, { uid: "eu-twin1", workflowRunId: 701, jobRepositoryName: REPO }), runner(idleTwins, { uid: "eu-twin2" })]);
@@ -137,7 +137,8 @@ describe("two clusters, one ledger", () => {
     expect(eu.orders.map((o) => [o.name, o.uid])).toEqual([[twin, "eu-twin1"]]);
     expect(us.orders).toEqual([]);
     expect(await rowOf(env, twin)).toMatchObject({ state: "reaped", cluster: EU });
-    expect(await rowOf(env, idleTwins)).toMatchObject({ state: "finished", reason: expect.stringContaining(`ambiguous: runners named ${idleTwins} in ${EU}/${NS}, ${US}/${NS}`) });
+    // Neither twin carries run 702: neither is its runner, and neither is ever deleted on its facts.
+    expect(await rowOf(env, idleTwins)).toMatchObject({ reason: expect.stringContaining(`only objects of its name that are not it: ${EU}/${NS} (idle), ${US}/${NS} (idle)`) });
     eu.ws.close(1000, "done");
     us.ws.close(1000, "done");
   });
@@ -190,6 +191,27 @@ describe("two clusters, one ledger", () => {
     expect(await ledgerOf(env).agentStatus(EU)).toMatchObject({ connected: true, complete: true, runners: 1 });
     eu.ws.close(1000, "done");
     us2.ws.close(1000, "done");
+  });
+});
+
+describe("a row's known cluster (issue 22)", () => {
+  it("a cluster missing from AGENT_CLUSTERS, its agent restarting: its open rows are not closed as gone by another cluster's fresh view", async () => {
+    const env = agentEnv({ AGENT_CLUSTERS: EU });
+    await configureLedger(env);
+    const name = `${SCALE_SET}-runner-ap001`;
+    const longAgo = Date.now() - 3_600_000;
+    // Seen busy in ap-south (its agent connected then), its job completed; now its agent restarts.
+    await runInDurableObject(ledgerOf(env), (_i, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, uid, namespace, cluster, state, reason, due_at, fact_at, story) VALUES (?, 1, ?, 1, 1, ?, ?, 'success', 'ap-uid', ?, 'ap-south', 'finished', '', ?, ?, '[]')",
+        name, REPO, new Date(longAgo - 600_000).toISOString(), new Date(longAgo).toISOString(), NS, longAgo, longAgo,
+      );
+    });
+    const eu = await clusterAgent(env, EU, []); // a whole view, newer than the row's facts, of another cluster
+    await runScheduled(env, Date.now());
+    expect(eu.orders).toEqual([]);
+    expect(await rowOf(env, name)).toMatchObject({ state: "finished", reason: expect.stringContaining("was seen in cluster ap-south, which has no view now") });
+    eu.ws.close(1000, "done");
   });
 });
 
@@ -299,6 +321,8 @@ describe("migration 5", () => {
       const sql = state.storage.sql;
       const cols = "namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, creation_timestamp TEXT NOT NULL, deletion_timestamp TEXT, workflow_run_id INTEGER, job_repository_name TEXT, PRIMARY KEY (namespace, name)";
       for (const s of [
+        // Migration 9 (next looks) undone too: it runs again after 7.
+        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
         "DROP INDEX runners_held_by_cluster", "DROP TABLE agent_view", "DROP TABLE agent_snapshot", "DROP TABLE agent_removed",
         `CREATE TABLE agent_view (${cols}) WITHOUT ROWID`, `CREATE TABLE agent_snapshot (${cols}) WITHOUT ROWID`,
         "CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID",

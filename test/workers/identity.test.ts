@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
-import { adminRunners } from "./support/worker.ts";
+import { adminRunners, settleAlarms } from "./support/worker.ts";
 import { NOW, deletes } from "./support/kube-calls.ts";
 
 // The sweeps run on the cron's time, a day ahead of the clock: no ledger alarm fires meanwhile.
@@ -114,5 +114,26 @@ describe("identity: a name reused after its row closed", () => {
     expect((await s.kube.get(NS, name))?.metadata.uid).toBe(second.metadata.uid);
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
     expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "reaped", reason: "run 941 in octo-org/octo-repo is failure, completed 600s ago" })]);
+  });
+});
+
+describe("identity: an object that carries no run is never the facts' runner (issue 22)", () => {
+  it("the job's runner in the other namespace, never seen by a sweep, removed by ARC: the idle object of its name is not deleted", async () => {
+    const OTHER = "other-runners";
+    const s = await stack({ REAPER_NAMESPACES: `${NS},${OTHER}` });
+    const name = "arc-runners-twin9-runner-id";
+    const now = Date.now();
+    // An idle object of the name in NS, created before the job started (no status.workflowRunId).
+    const idle = await s.runner({ name, namespace: NS, createdAt: created(now, 3600) });
+    // The job's runner in the other namespace: busy on run 990, never seen by a sweep (no uid recorded).
+    await s.runner({ name, namespace: OTHER, workflowRunId: 990, createdAt: created(now, 1000) });
+    await s.jobStarted({ runner: name, runId: 990, jobId: 9900, startedAt: before(now, 900) });
+    // ARC removes it a second after the job completes; the grace is over at once.
+    await s.kube.remove(OTHER, name);
+    await s.jobCompleted({ runner: name, runId: 990, jobId: 9900, startedAt: before(now, 900), completedAt: before(now, 600), conclusion: "success" });
+    await settleAlarms(s.env);
+    expect(await deletes(s)).toEqual([]);
+    expect((await s.kube.get(NS, name))?.metadata.uid).toBe(idle.metadata.uid);
+    expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "gone", reason: expect.stringContaining(`${NS} (idle)`) })]);
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
-import { adminRunners, configureLedger, evictLedger, ledgerOf, report, testEnv } from "./support/worker.ts";
+import { adminRunners, configureLedger, evictLedger, ledgerOf, ran, report, testEnv } from "./support/worker.ts";
 import { NOW, deletes } from "./support/kube-calls.ts";
 
 // Simulated times a day ahead of the clock: the runtime never fires these ledgers' alarms on its own.
@@ -131,7 +131,7 @@ describe("cost follows the open runners", () => {
     const s = await stack({ REAPER_HISTORY_DAYS: "1" });
     await s.runner({ name: "arc-runners-abcde-runner-c0", workflowRunId: 1400 });
     await s.jobStarted({ runner: "arc-runners-abcde-runner-c0", runId: 1400, jobId: 14000, startedAt: before(NOW, 60) });
-    const cost = async (t: number) => (await ledgerOf(s.env).sweep(t)).cost.rowsRead;
+    const cost = async (t: number) => ran(await ledgerOf(s.env).sweep(t)).cost.rowsRead;
     await cost(NOW);
     const withoutHistory = await cost(NOW + 60_000);
     // 40 runners that left the cluster: closed as gone by one sweep, then history.

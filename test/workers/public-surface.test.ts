@@ -95,8 +95,9 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE login_failures");
       state.storage.sql.exec("DROP TABLE agent_view"); // migration 3 (agent mode), rerun too
       state.storage.sql.exec("DROP TABLE agent_snapshot");
-      // Migrations 4 (one reconcile), 5 (watched deletions), 6 (names) and 7 (many clusters), undone too.
+      // Migrations 4 (one reconcile), 5 (watched deletions), 6 (names), 7 (many clusters) and 9 (next looks), undone too.
       for (const statement of [
+        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
         "DROP TABLE deletions",
         "DROP INDEX runners_held_by_cluster", "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
         "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
@@ -177,11 +178,11 @@ describe("Origin on POST routes", () => {
       expect((await post(env, path, { headers: { ...bearer, origin: "https://evil.example" } })).status).toBe(403);
       expect((await post(env, path)).status).toBe(401);
     }
-    expect((await ledgerOf(env).snapshot()).paused).toBeNull(); // nothing refused above took effect
+    expect((await ledgerOf(env).admin().snapshot()).paused).toBeNull(); // nothing refused above took effect
     const byForm = await post(env, "/admin/pause", { headers: { cookie, origin: BASE } });
     expect(byForm.status).toBe(303);
     expect(byForm.headers.get("location")).toBe("/admin");
-    expect((await ledgerOf(env).snapshot()).paused).toMatchObject({ by: "session" });
+    expect((await ledgerOf(env).admin().snapshot()).paused).toMatchObject({ by: "session" });
     const byApi = await post(env, "/admin/resume", { headers: bearer });
     expect(byApi.status).toBe(200);
     expect(await byApi.json()).toMatchObject({ paused: null, wasPaused: true });

@@ -158,12 +158,14 @@ describe("redelivery over several listings", () => {
     await s.github.addDelivery({ guid: "guid-r1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: before(T, 30) });
     await s.github.setRedeliveryStatus(503); // the redelivered attempt fails too
     const listings = async () => (await s.github.calls()).filter((c) => c.method === "GET" && c.path === "/app/hook/deliveries").length;
+    // The first sweep runs late (its now is the real clock, after the setup): later ones are timed from it.
+    const late = Date.now() - T + 1_000;
     await s.sweep(T);
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-r1"]);
-    for (const t of [T + 60_000, T + 120_000, T + 240_000]) await s.sweep(t); // no listing before 300 s
+    for (const t of [T + 60_000, T + 120_000, T + 240_000]) await s.sweep(t + late); // no listing before 300 s
     expect(await listings()).toBe(1);
     expect(await s.github.redeliveries()).toHaveLength(1);
-    await s.sweep(T + 300_000); // the next listing sees the failed redelivery and asks once more
+    await s.sweep(T + 300_000 + late); // the next listing sees the failed redelivery and asks once more
     expect(await listings()).toBe(2);
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-r1", "guid-r1"]);
   });
@@ -175,11 +177,13 @@ describe("redelivery over several listings", () => {
     for (let i = 0; i < 250; i++) {
       await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: i === 5 ? "completed" : "queued", statusCode: 500, deliveredAt: before(T, 600 - i) });
     }
+    // The first sweep runs late (its now is the real clock, after the setup): later ones are timed from it.
+    const late = Date.now() - T + 1_000;
     await s.sweep(T);
     const pages = async () => (await s.github.calls()).filter((c) => c.path === "/app/hook/deliveries");
     expect((await pages()).map((c) => c.query.cursor ?? "first")).toEqual(["first", expect.any(String)]); // 2 calls: half of 4
     await s.github.clearCalls();
-    await s.sweep(T + 60_000); // resumes with the cursor, not from the top
+    await s.sweep(T + 60_000 + late); // resumes with the cursor, not from the top
     expect((await pages()).map((c) => c.query.cursor ?? "first")).toEqual([expect.any(String)]);
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-p5"]);
   });
@@ -206,11 +210,12 @@ describe("redelivery lists failed deliveries only", () => {
     await s.github.setDeliveriesStatusFilter(false);
     await s.github.addDelivery({ guid: "guid-g1", event: "workflow_run", action: "completed", statusCode: 500, deliveredAt: before(T, 30) });
     await s.github.addDelivery({ guid: "guid-g2", event: "workflow_run", action: "completed", statusCode: 200, deliveredAt: before(T, 20) });
+    const late = Date.now() - T + 1_000; // the first sweep's now is the real clock, after the setup
     await s.sweep(T);
     expect((await listings(s)).map((c) => `${c.status} ${c.query.status ?? "all"}`)).toEqual(["422 failure", "200 all"]);
     expect((await s.github.redeliveries()).map((r) => r.guid)).toEqual(["guid-g1"]);
     await s.github.clearCalls();
-    await s.sweep(T + 300_000);
+    await s.sweep(T + 300_000 + late);
     expect((await listings(s)).map((c) => `${c.status} ${c.query.status ?? "all"}`)).toEqual(["200 all"]);
   });
 });

@@ -159,3 +159,9 @@ export async function report(line: string): Promise<void> {
   const { inject } = await import("vitest");
   await fetch(inject("reportUrl"), { method: "POST", body: line });
 }
+
+/** A sweep's report; a sweep that was skipped (misconfigured, or queued behind another) fails the test, saying why. */
+export function ran<T extends object>(outcome: T): Exclude<T, { skipped: string }> {
+  if ("skipped" in outcome) throw new Error(`the sweep was skipped: ${String(outcome.skipped)}`);
+  return outcome as Exclude<T, { skipped: string }>;
+}

@@ -1,18 +1,19 @@
-// The alarm: edge-triggered, at the exact time a runner is due (a grace end, a
-// bound, a recheck, the end of the wait for a webhook, a freed window). It reads
-// each due runner by name in every watched place and hands it to reconcile,
-// like the sweep does with its lists. A runner reaped on a webhook's word costs
-// one read per watched namespace and one delete.
+// What the alarm's pass looks at: edge-triggered, at the exact time a runner is
+// due (a grace end, a bound, a recheck, the end of the wait for a webhook, a
+// freed window, a back-off's end). Each due runner is read by name in every
+// watched place; a runner reaped on a webhook's word costs one read per watched
+// namespace and one delete.
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { readByName } from "./look.ts";
 import type { Item } from "./reconcile.ts";
-import { reconcileAll, type PassDeps, type PassReport } from "./reconcile-all.ts";
+import type { PassDeps } from "./reconcile-all.ts";
+import type { Gathered } from "./gather-listed.ts";
 
 /** At most this many due runners per alarm run; the rest are due still and set the next alarm at once. */
 const ALARM_BATCH = 100;
 
-export async function runAlarm(deps: PassDeps): Promise<PassReport> {
+export async function gatherDue(deps: PassDeps): Promise<Gathered> {
   const { ledger, now } = deps;
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const kind = deps.watched[0]?.cluster.errorKind ?? "cluster";
@@ -25,7 +26,11 @@ export async function runAlarm(deps: PassDeps): Promise<PassReport> {
     const lookup = await readByName(deps.watched, unseen.name, unseen.firstSeen);
     items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: kind });
   }
-  const report = await reconcileAll(items, deps, "alarm");
-  for (const w of ledger.dueDeletions(now, ALARM_BATCH)) await lookAtDeletion(w, deps, "alarm");
-  return report;
+  return {
+    items,
+    lookAtDeletions: async () => {
+      for (const w of ledger.dueDeletions(now, ALARM_BATCH)) await lookAtDeletion(w, deps, "alarm");
+      return 0;
+    },
+  };
 }

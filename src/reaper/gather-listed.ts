@@ -1,0 +1,74 @@
+// What the sweep's pass looks at: the level-triggered net, once a minute. It
+// lists every watched place once, reads the ledger's open runners and unseen
+// rows only (never the closed history), and brings every busy runner that no
+// open row accounts for.
+import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
+import { identifyTracked, identifyUnseen } from "./identify.ts";
+import { notTheJobsRunner } from "./judge.ts";
+import { lookAtFailed } from "./failed-runners.ts";
+import { lookAtDeletion } from "./look-at-deletion.ts";
+import { listWatched } from "./look.ts";
+import type { Item } from "./reconcile.ts";
+import type { PassDeps } from "./reconcile-all.ts";
+
+/** The runners a pass reconciles, and its look at our deletions (after them): answers how many it deleted itself. */
+export interface Gathered {
+  items: Item[];
+  lookAtDeletions: () => Promise<number>;
+}
+
+export async function gatherListed(deps: PassDeps): Promise<Gathered> {
+  const { now, ledger } = deps;
+  // The ledger's rows are read before the cluster is listed: a row whose facts come in while the
+  // lists are out is judged by the next look, never against lists taken before it existed.
+  const open = ledger.openRunners();
+  const unseen = ledger.unseen();
+  const listing = await listWatched(deps.watched);
+  // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
+  const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
+
+  const items: Item[] = open.map((record) => ({ name: record.runner, record, view: identifyTracked(record, listing.lookup(record.runner)), viewErrorKind }));
+  // A replaced runner's facts close as gone; the object of that name is judged on its own below.
+  const accounted = new Set(items.filter((i) => !(i.view.kind === "found" && notTheJobsRunner(i.record!, i.view.runner))).map((i) => i.name));
+  const remembered = new Map(unseen.map((u) => [`${u.name}#${u.uid}`, u]));
+  for (const name of listing.names()) {
+    if (accounted.has(name)) continue;
+    for (const runner of listing.lookup(name).found) {
+      if (runner.workflowRunId === undefined || runner.deletionTimestamp) continue; // idle or being deleted: nothing to do, nothing to log
+      const known = remembered.get(`${name}#${runner.uid}`);
+      remembered.delete(`${name}#${runner.uid}`);
+      items.push({ name, unseen: known ?? firstSeen(runner, now), view: { kind: "found", runner } });
+    }
+  }
+  // Unseen rows whose object the lists no longer show busy: judged on the same lookups (gone only when they are fresh).
+  for (const u of remembered.values()) items.push({ name: u.name, unseen: u, view: identifyUnseen(u, listing.lookup(u.name)), viewErrorKind });
+
+  return {
+    items,
+    // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
+    lookAtDeletions: async () => {
+      // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
+      const failed = (await lookAtFailed(listing, deps)).deleted;
+      for (const w of ledger.deletionWatches()) {
+        const lookup = listing.lookup(w.name);
+        const there = lookup.found.some((r) => r.uid === w.uid);
+        if ((!there && lookup.unreadable.length === 0) || w.dueAt <= now) await lookAtDeletion(w, deps, "sweep", lookup);
+      }
+      return failed;
+    },
+  };
+}
+
+function firstSeen(runner: ClusterRunner, now: number): UnseenRunner {
+  return {
+    name: runner.name,
+    uid: runner.uid,
+    cluster: runner.cluster,
+    namespace: runner.namespace,
+    runId: runner.workflowRunId ?? 0,
+    repo: runner.jobRepositoryName ?? null,
+    firstSeen: now,
+    dueAt: null,
+    reason: "",
+  };
+}

@@ -1,0 +1,79 @@
+// One pass, for the alarm and the sweep alike: gather the runners to look at
+// (the alarm: the due rows, read by name; the sweep: every place listed once),
+// reconcile each with one clock and one set of windows, look at our deletions,
+// and (the sweep) redeliver failed deliveries now and then. The ledger builds
+// the edges once and stores what comes of it.
+import { gatherDue } from "./gather-due.ts";
+import { gatherListed } from "./gather-listed.ts";
+import type { Caller } from "./reconcile.ts";
+import { reconcileAll, type PassDeps } from "./reconcile-all.ts";
+import { redeliverFailed, type RedeliveryReport } from "./redeliver-failed.ts";
+import { errorText } from "../model/error-text.ts";
+
+export type PassKind = Caller;
+
+export interface PassReport {
+  kind: PassKind;
+  checked: number;
+  deleted: number;
+  kept: number;
+  waiting: number;
+  gone: number;
+  heldBack: number;
+  errors: number;
+  errorsByKind: Record<string, number>;
+  dryRun: boolean;
+  paused: boolean;
+  githubCalls: number;
+  /** The sweep's redelivery of failed deliveries (the alarm redelivers nothing). */
+  redelivery?: RedeliveryReport | { error: string };
+}
+
+export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassReport> {
+  const { items, lookAtDeletions } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
+  const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
+  const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
+  const deleted = reaped + (await lookAtDeletions());
+
+  const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;
+  const errorsByKind: Record<string, number> = { cluster: 0, github: 0 };
+  if (redelivery) errorsByKind.redelivery = "error" in redelivery ? 1 : redelivery.failed.length;
+  for (const r of results) if (r.verdict.error) errorsByKind[r.errorKind ?? "github"] = (errorsByKind[r.errorKind ?? "github"] ?? 0) + 1;
+  const report: PassReport = {
+    kind,
+    checked: results.length,
+    deleted,
+    kept: count("keep") + count("delete"),
+    waiting: count("wait"),
+    gone: results.filter((r) => r.close === "gone").length,
+    heldBack: results.filter((r) => r.heldFor === "cap").length,
+    errors: Object.values(errorsByKind).reduce((a, b) => a + b, 0),
+    errorsByKind,
+    dryRun: deps.settings.dryRun,
+    paused: deps.ledger.paused(),
+    githubCalls: deps.budget.used,
+  };
+  if (redelivery) report.redelivery = redelivery;
+  return report;
+}
+
+async function redeliverIfDue(deps: PassDeps): Promise<RedeliveryReport | { error: string }> {
+  const { ledger, settings, now, github, budget } = deps;
+  if (github instanceof Error) return { error: github.message };
+  try {
+    const result = await redeliverFailed({
+      github,
+      store: ledger.redeliveries,
+      mark: ledger.deliveriesMark(),
+      now,
+      lookbackSeconds: settings.redeliveryLookbackSeconds,
+      everySeconds: settings.deliveriesEverySeconds,
+      // Never more than half the budget: runner checks need the rest.
+      maxCallsUsed: () => budget.used >= Math.floor(budget.limit / 2),
+    });
+    ledger.setDeliveriesMark(result.mark);
+    return result.report;
+  } catch (e) {
+    return { error: errorText(e) };
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { ClusterRunner, TrackedRunner } from "../../src/model/runner.ts";
+import type { Lookup, Place } from "../../src/model/view.ts";
+import { identifyTracked } from "../../src/reaper/identify.ts";
+
+const T0 = Date.parse("2026-12-01T12:00:00Z");
+const iso = (ms: number) => new Date(ms).toISOString();
+const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => ({ runner: "r-1", repo: "o/r", runId: 7, runAttempt: 1, jobId: 70, startedAt: iso(T0 - 900_000), factAt: T0 - 60_000, ...o });
+const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner => ({ name: "r-1", uid: `uid-${o.namespace}`, createdAt: iso(T0 - 3_600_000), cluster: "default", ...o });
+/** A lookup whose places were all looked in at `asOf` (a fresh read), unless given. */
+const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: Place[]; unreadable?: Lookup["unreadable"] } = {}): Lookup => {
+  const places = o.places ?? [{ cluster: "default", namespace: "arc-a" }, { cluster: "default", namespace: "arc-b" }];
+  return {
+    found,
+    unreadable: o.unreadable ?? [],
+    absentAsOf: (p?: Place) => {
+      if (!p) return o.asOf ?? T0;
+      return places.some((x) => x.cluster === p.cluster) ? (o.asOf ?? T0) : 0;
+    },
+  };
+};
+
+describe("identifyTracked (plain Node)", () => {
+  it("the issue's bug: the only object of the name is idle in arc-a, created before the job started: never the facts' runner, which is gone on fresh evidence", () => {
+    const view = identifyTracked(facts(), lookup([obj({ namespace: "arc-a" })]));
+    expect(view).toEqual({ kind: "missing", why: "runner r-1 is no longer in the cluster (only objects of its name that are not it: arc-a (idle))" });
+  });
+
+  it("an idle object while the view is older than the facts: kept as unknown (stale)", () => {
+    const view = identifyTracked(facts(), lookup([obj({ namespace: "arc-a" })], { asOf: T0 - 120_000 }));
+    expect(view).toMatchObject({ kind: "unknown", stale: true });
+  });
+
+  it("an object on another run is moved on, never the facts' runner", () => {
+    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 8 })]))).toMatchObject({ kind: "missing", why: expect.stringContaining("arc-a (on run 8)") });
+  });
+
+  it("the object busy on the facts' run is named, and the very uid seen busy even when idle now", () => {
+    const busy = obj({ namespace: "arc-b", workflowRunId: 7 });
+    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a" }), busy]))).toEqual({ kind: "found", runner: busy });
+    const same = obj({ namespace: "arc-a", uid: "u-seen" });
+    expect(identifyTracked(facts({ uid: "u-seen", namespace: "arc-a", cluster: "default" }), lookup([same]))).toEqual({ kind: "found", runner: same });
+  });
+
+  it("an object created after the job started is named so the judge closes the facts as replaced (it deletes nothing)", () => {
+    const fresh = obj({ namespace: "arc-a", createdAt: iso(T0 - 60_000) });
+    expect(identifyTracked(facts(), lookup([fresh]))).toEqual({ kind: "found", runner: fresh });
+  });
+
+  it("two objects busy on the facts' run are ambiguous", () => {
+    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 7 }), obj({ namespace: "arc-b", workflowRunId: 7 })]))).toMatchObject({ kind: "unknown", why: expect.stringContaining("ambiguous") });
+  });
+
+  it("a row whose cluster is known is never closed by another cluster's view: kept, held for its agent", () => {
+    const view = identifyTracked(facts({ uid: "u-ap", namespace: "arc-a", cluster: "ap-south" }), lookup([], { places: [{ cluster: "eu", namespace: "arc-a" }] }));
+    expect(view).toMatchObject({ kind: "unknown", agent: true, why: expect.stringContaining("was seen in cluster ap-south, which has no view now") });
+  });
+
+  it("a place that could not be read leaves a row of no known place open", () => {
+    const view = identifyTracked(facts(), lookup([], { unreadable: [{ place: { cluster: "default", namespace: "arc-b" }, why: "arc-b: HTTP 503" }] }));
+    expect(view).toEqual({ kind: "unknown", why: "arc-b: HTTP 503", agent: undefined });
+  });
+});
