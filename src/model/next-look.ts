@@ -16,8 +16,8 @@ export const dueAtOf = (next: NextLook): number | null => ("at" in next ? next.a
 /** A stored due time read back as a next look. */
 export const nextLookOf = (dueAt: number | null): NextLook => (dueAt === null ? WITH_SWEEP : lookAt(dueAt));
 
-export const BACKOFF_FIRST_MS = 60_000;
-export const BACKOFF_MAX_MS = 3_600_000;
+const BACKOFF_FIRST_MS = 60_000;
+const BACKOFF_MAX_MS = 3_600_000;
 
 /** How long after its `failures`-th failed ask in a row a row is asked again. */
 export function backoffMs(failures: number): number {

@@ -72,7 +72,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
  * Oldest first (a job's start, or a runner's creation); rows whose last ask failed, and repositories whose
  * installation could not be found, after all others: they must not eat the budget rechecks and unseen runners need.
  */
-export function oldestFirst(items: Item[], github: Github | Error, now: number): Item[] {
+function oldestFirst(items: Item[], github: Github | Error, now: number): Item[] {
   // Keys computed once per item, and the installation memory read once per repository (the ledger's
   // SQL): a comparator that read it was O(n log n) statements, 2 s of CPU a sweep at 10,000 runners.
   const failedRepos = new Map<string, number>();

@@ -220,7 +220,7 @@ export class FakeGithub {
 
 export const policy: Policy = { graceSeconds: 300, maxJobSeconds: 432_000, recheckSeconds: 3600 };
 
-export function settingsFor(p: Policy, cap: number, budget: number): Settings {
+function settingsFor(p: Policy, cap: number, budget: number): Settings {
   return {
     graceSeconds: p.graceSeconds, maxJobSeconds: p.maxJobSeconds, recheckSeconds: p.recheckSeconds, dryRun: false,
     maxDeletionsPerMinute: cap, maxGithubCallsPerMinute: budget, redeliveryLookbackSeconds: 0, deliveriesEverySeconds: 300,
