@@ -21,7 +21,8 @@ module.exports = {
     {
       name: "ledger-imports-no-decision",
       severity: "error",
-      comment: "src/ledger stores: only its facade (ledger.ts, and its one pass in ledger-pass.ts) wires the reaper in; the tables use its types and ports only.",
+      comment:
+        "src/ledger stores: only its facade (ledger.ts, and its one pass in ledger-pass.ts) wires the reaper in; the tables use its types and ports only.",
       from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger(-pass)?\\.ts$" },
       to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|redeliver-failed)\\.ts$", dependencyTypesNot: ["type-only"] },
     },
@@ -35,7 +36,8 @@ module.exports = {
     {
       name: "agent-link-wired-by-the-facade",
       severity: "error",
-      comment: "Of the ledger, only its facade (ledger.ts) wires the agent's link in; the tables never import it (its types only: the admin RpcTarget answers its statuses).",
+      comment:
+        "Of the ledger, only its facade (ledger.ts) wires the agent's link in; the tables never import it (its types only: the admin RpcTarget answers its statuses).",
       from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger\\.ts$" },
       to: { path: "^src/agent-link/", dependencyTypesNot: ["type-only"] },
     },

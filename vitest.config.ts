@@ -13,7 +13,13 @@ export default defineConfig({
         // GitHub and Kubernetes servers (started in Node by globalSetup) over HTTP.
         // The test entry (test/hooks/entry.ts): the production Worker with the test ledger, whose
         // hooks (ARC_REAPER_TEST_HOOKS) let each test give its own ledger its stand-in tenants' settings.
-        plugins: [cloudflareTest({ main: "./test/hooks/entry.ts", wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ARC_REAPER_TEST_HOOKS: "on" } } })],
+        plugins: [
+          cloudflareTest({
+            main: "./test/hooks/entry.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { ARC_REAPER_TEST_HOOKS: "on" } },
+          }),
+        ],
         resolve: { alias: { undici: undiciShim } },
         test: {
           name: "workers",

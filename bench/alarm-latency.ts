@@ -20,10 +20,22 @@ export async function measureAlarmLatency(runners: number, log: (line: string) =
   const stack = await startLocalStack({ repositories: [REPO], settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_DRY_RUN: "false" } });
   try {
     const names = Array.from({ length: runners }, (_, i) => `arc-runners-alarm-runner-${i}`);
-    await stack.kube.seedAll(names.map((name, i) => makeEphemeralRunner({ namespace: stack.namespace, scaleSet: "arc-runners", name, workflowRunId: 700_000 + i, jobRepositoryName: REPO })));
+    await stack.kube.seedAll(
+      names.map((name, i) =>
+        makeEphemeralRunner({ namespace: stack.namespace, scaleSet: "arc-runners", name, workflowRunId: 700_000 + i, jobRepositoryName: REPO }),
+      ),
+    );
     const due = new Map<string, number>();
     for (const [i, runner] of names.entries()) {
-      const job = { runner, repo: REPO, runId: 700_000 + i, runAttempt: 1, jobId: 900_000 + i, installationId: stack.installationId, startedAt: new Date(Date.now() - 60_000).toISOString() };
+      const job = {
+        runner,
+        repo: REPO,
+        runId: 700_000 + i,
+        runAttempt: 1,
+        jobId: 900_000 + i,
+        installationId: stack.installationId,
+        startedAt: new Date(Date.now() - 60_000).toISOString(),
+      };
       await stack.postWebhook("workflow_job", workflowJobPayload("in_progress", job));
       // completed_at carries whole seconds, as GitHub sends it: the due time is that second + the grace.
       const completedAt = new Date(Math.floor(Date.now() / 1000) * 1000);

@@ -66,7 +66,20 @@ export function runDay(alarmLatencyMs: readonly number[], fleets = DAY_FLEETS): 
     }),
   );
   const table = markdownTable(
-    ["fleet", "reaper", "GitHub calls/h (mean)", "peak hour", "hours at 5,000/h", "stuck runners reaped", "reap delay p50", "p99", "after the grace p50", "p99", "stuck runner-hours", "wrong deletes"],
+    [
+      "fleet",
+      "reaper",
+      "GitHub calls/h (mean)",
+      "peak hour",
+      "hours at 5,000/h",
+      "stuck runners reaped",
+      "reap delay p50",
+      "p99",
+      "after the grace p50",
+      "p99",
+      "stuck runner-hours",
+      "wrong deletes",
+    ],
     rows,
     [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
   );
@@ -88,7 +101,14 @@ function fleetDay(name: string, spec: DaySpec, alarmLatencyMs: readonly number[]
       `${stuck.filter((j) => j.stuck === "cancelled").length} runners stuck after a cancelled run, ${stuck.filter((j) => j.stuck === "hung").length} hung after their job; ` +
       `at most ${int(trace.peakRunning)} jobs running at once (maxRunners ${int(trace.spec.maxRunners)}).`,
     `${name}: arc-reaper's GitHub calls per hour are ${fixed(sharePercent, 2)}% of the polling reaper's (goal: at most 1%); the alarm judged ${int(outcomes[0]!.alarmFirings ?? 0)} runners; ${int(outcomes[0]!.rechecks ?? 0)} rechecks of a run, one read each.`,
-    ...outcomes.map((o) => `${name}, ${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind).map(([k, n]) => `${k} ${int(n)}`).join(", ")}${o.skippedChecks ? `; ${int(o.skippedChecks)} busy-runner checks skipped because the hour's ${int(GITHUB_REQUESTS_PER_HOUR)} requests were spent` : ""}.`),
+    ...outcomes.map(
+      (o) =>
+        `${name}, ${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind)
+          .map(([k, n]) => `${k} ${int(n)}`)
+          .join(
+            ", ",
+          )}${o.skippedChecks ? `; ${int(o.skippedChecks)} busy-runner checks skipped because the hour's ${int(GITHUB_REQUESTS_PER_HOUR)} requests were spent` : ""}.`,
+    ),
   ];
   return { name, trace, outcomes, sharePercent, facts };
 }
@@ -102,7 +122,10 @@ function afterGrace(ms: number): string {
 
 if (import.meta.main) {
   // Alone, without a measurement: the latencies given on the command line (ms), else 1 s.
-  const given = process.argv.slice(2).map(Number).filter((n) => Number.isFinite(n));
+  const given = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => Number.isFinite(n));
   const r = runDay(given.length > 0 ? given : [1_000]);
   console.log(r.table);
   for (const f of r.facts) console.log(`- ${f}`);

@@ -24,7 +24,9 @@ export class Deliveries extends DurableObject<DurableBaselineEnv> {
 
   /** One INSERT; the answer leaves once the write is stored. */
   store(guid: string, event: string, body: string): boolean {
-    return this.sql.exec("INSERT INTO deliveries (guid, event, body, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", guid, event, body, Date.now()).rowsWritten > 0;
+    return (
+      this.sql.exec("INSERT INTO deliveries (guid, event, body, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", guid, event, body, Date.now()).rowsWritten > 0
+    );
   }
 }
 

@@ -31,13 +31,31 @@ try {
   let first = 1;
   for (const event of ["workflow_job", "push"]) {
     // Warm up first, outside the profile.
-    const warm = await loadFromSecondProcess({ url: `${stack.url}/webhook`, secret, event, concurrency: CONCURRENCY, warmupMs: 0, durationMs: 1500, firstJobId: first });
+    const warm = await loadFromSecondProcess({
+      url: `${stack.url}/webhook`,
+      secret,
+      event,
+      concurrency: CONCURRENCY,
+      warmupMs: 0,
+      durationMs: 1500,
+      firstJobId: first,
+    });
     first += warm.sent + 1;
     const session = await startCpuProfile(port);
-    const r = await loadFromSecondProcess({ url: `${stack.url}/webhook`, secret, event, concurrency: CONCURRENCY, warmupMs: 0, durationMs: 4000, firstJobId: first });
+    const r = await loadFromSecondProcess({
+      url: `${stack.url}/webhook`,
+      secret,
+      event,
+      concurrency: CONCURRENCY,
+      warmupMs: 0,
+      durationMs: 4000,
+      firstJobId: first,
+    });
     first += r.sent + 1;
     const p = await session.stop();
-    process.stdout.write(`\n${event}: ${r.sent} requests at ${CONCURRENCY} connections (${r.perSecond.toFixed(0)}/s), ${p.totalMs.toFixed(0)} ms of CPU sampled (${(p.totalMs / Math.max(1, r.sent)).toFixed(2)} ms/request); load average ${loadAverage()}\n`);
+    process.stdout.write(
+      `\n${event}: ${r.sent} requests at ${CONCURRENCY} connections (${r.perSecond.toFixed(0)}/s), ${p.totalMs.toFixed(0)} ms of CPU sampled (${(p.totalMs / Math.max(1, r.sent)).toFixed(2)} ms/request); load average ${loadAverage()}\n`,
+    );
     process.stdout.write(`by module (top 25 functions): ${byModule(p.top)}\n\n${profileTable(p.top)}\n`);
   }
 } finally {

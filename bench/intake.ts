@@ -45,7 +45,12 @@ function pooled(rounds: readonly (LoadResult & { cpuMs: number })[]): IntakeSide
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     // CPU over warm-up and window alike, so divide by every request sent.
-    cpuMsPerRequest: rounds.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, rounds.reduce((s, r) => s + r.sent, 0)),
+    cpuMsPerRequest:
+      rounds.reduce((s, r) => s + r.cpuMs, 0) /
+      Math.max(
+        1,
+        rounds.reduce((s, r) => s + r.sent, 0),
+      ),
   };
 }
 
@@ -104,25 +109,51 @@ export async function measureIntake(log: (line: string) => void): Promise<{ rows
       rows.push(row);
     }
     // The split: the same three kinds of request, alternated, at one level.
-    const kinds = { recorded: { target: targets.product, event: "workflow_job" }, ignored: { target: targets.product, event: "push" }, baseline: { target: targets.baseline, event: "workflow_job" } };
+    const kinds = {
+      recorded: { target: targets.product, event: "workflow_job" },
+      ignored: { target: targets.product, event: "push" },
+      baseline: { target: targets.baseline, event: "workflow_job" },
+    };
     const splitRounds: Record<keyof typeof kinds, (LoadResult & { cpuMs: number })[]> = { recorded: [], ignored: [], baseline: [] };
     for (let round = 0; round < INTAKE.rounds; round++) {
       for (const name of Object.keys(kinds) as (keyof typeof kinds)[]) {
         const { target, event } = kinds[name];
         const cpu0 = cpuMs(target.pids);
-        const r = await loadFromSecondProcess({ url: target.url, secret, event, concurrency: PROFILE_CONCURRENCY, warmupMs: INTAKE.warmupMs, durationMs: INTAKE.durationMs, firstJobId });
+        const r = await loadFromSecondProcess({
+          url: target.url,
+          secret,
+          event,
+          concurrency: PROFILE_CONCURRENCY,
+          warmupMs: INTAKE.warmupMs,
+          durationMs: INTAKE.durationMs,
+          firstJobId,
+        });
         firstJobId += r.sent + 1;
         splitRounds[name].push({ ...r, cpuMs: cpuMs(target.pids) - cpu0 });
       }
     }
-    const split = { concurrency: PROFILE_CONCURRENCY, recorded: pooled(splitRounds.recorded), ignored: pooled(splitRounds.ignored), baseline: pooled(splitRounds.baseline) };
-    log(`  split at ${PROFILE_CONCURRENCY}: recorded ${split.recorded.cpuMsPerRequest.toFixed(1)}, ignored ${split.ignored.cpuMsPerRequest.toFixed(1)}, baseline ${split.baseline.cpuMsPerRequest.toFixed(1)} ms CPU/req`);
+    const split = {
+      concurrency: PROFILE_CONCURRENCY,
+      recorded: pooled(splitRounds.recorded),
+      ignored: pooled(splitRounds.ignored),
+      baseline: pooled(splitRounds.baseline),
+    };
+    log(
+      `  split at ${PROFILE_CONCURRENCY}: recorded ${split.recorded.cpuMsPerRequest.toFixed(1)}, ignored ${split.ignored.cpuMsPerRequest.toFixed(1)}, baseline ${split.baseline.cpuMsPerRequest.toFixed(1)} ms CPU/req`,
+    );
     // Best effort: wrangler's inspector proxy, busy forwarding a log line per delivery, may not answer.
     let profile: IntakeProfile | undefined;
     try {
       const port = Number(wranglerFlag(Number(new URL(product.url).port), "--inspector-port"));
       const session = await startCpuProfile(port);
-      const r = await loadFromSecondProcess({ url: targets.product.url, secret, concurrency: PROFILE_CONCURRENCY, warmupMs: 0, durationMs: INTAKE.durationMs, firstJobId });
+      const r = await loadFromSecondProcess({
+        url: targets.product.url,
+        secret,
+        concurrency: PROFILE_CONCURRENCY,
+        warmupMs: 0,
+        durationMs: INTAKE.durationMs,
+        firstJobId,
+      });
       const p = await session.stop();
       log(`  profiled ${r.sent} requests at ${PROFILE_CONCURRENCY} connections: ${p.totalMs.toFixed(0)} ms sampled`);
       profile = { concurrency: PROFILE_CONCURRENCY, requests: r.sent, totalMs: p.totalMs, top: p.top };

@@ -24,7 +24,10 @@ export interface LedgerRateRow {
 
 export async function measureLedgerRate(log: (line: string) => void): Promise<LedgerRateRow[]> {
   const secret = `bench-${randomBytes(18).toString("base64url")}`;
-  const stack = await startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret, ARC_REAPER_TEST_HOOKS: "on" }, startTimeoutMs: 120_000 });
+  const stack = await startLocalStack({
+    settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret, ARC_REAPER_TEST_HOOKS: "on" },
+    startTimeoutMs: 120_000,
+  });
   try {
     const rows: LedgerRateRow[] = [];
     let first = 1;
@@ -38,15 +41,32 @@ export async function measureLedgerRate(log: (line: string) => void): Promise<Le
       loopRates.push(LEDGER_RATE.loopCount / seconds);
       log(`  in the ledger, one after another: ${LEDGER_RATE.loopCount} in ${seconds.toFixed(2)} s = ${(LEDGER_RATE.loopCount / seconds).toFixed(0)}/s`);
     }
-    rows.push({ how: `inside the ledger, one after another (${LEDGER_RATE.loopRounds} × ${LEDGER_RATE.loopCount.toLocaleString("en-US")}, median)`, perSecond: percentile(loopRates, 50), p50Ms: null, p99Ms: null, errors: 0 });
-    const levels: { concurrency: number; mode: "" | "rpc" | "dry" }[] = [...LEDGER_RATE.concurrency.map((c) => ({ concurrency: c, mode: "" as const })), { concurrency: 8, mode: "rpc" }, { concurrency: 8, mode: "dry" }];
+    rows.push({
+      how: `inside the ledger, one after another (${LEDGER_RATE.loopRounds} × ${LEDGER_RATE.loopCount.toLocaleString("en-US")}, median)`,
+      perSecond: percentile(loopRates, 50),
+      p50Ms: null,
+      p99Ms: null,
+      errors: 0,
+    });
+    const levels: { concurrency: number; mode: "" | "rpc" | "dry" }[] = [
+      ...LEDGER_RATE.concurrency.map((c) => ({ concurrency: c, mode: "" as const })),
+      { concurrency: 8, mode: "rpc" },
+      { concurrency: 8, mode: "dry" },
+    ];
     for (const { concurrency, mode } of levels) {
       const latencies: number[] = [];
       let requests = 0;
       let seconds = 0;
       let errors = 0;
       for (let round = 0; round < LEDGER_RATE.rounds; round++) {
-        const r = await loadFromSecondProcess({ url: `${stack.url}/test/ledger-receive${mode ? `?${mode}=1` : ""}`, secret, concurrency, warmupMs: LEDGER_RATE.warmupMs, durationMs: LEDGER_RATE.durationMs, firstJobId: first + 10_000_000 });
+        const r = await loadFromSecondProcess({
+          url: `${stack.url}/test/ledger-receive${mode ? `?${mode}=1` : ""}`,
+          secret,
+          concurrency,
+          warmupMs: LEDGER_RATE.warmupMs,
+          durationMs: LEDGER_RATE.durationMs,
+          firstJobId: first + 10_000_000,
+        });
         first += r.sent + 1;
         latencies.push(...r.latenciesMs);
         requests += r.requests;
@@ -54,9 +74,11 @@ export async function measureLedgerRate(log: (line: string) => void): Promise<Le
         errors += r.errors;
       }
       const how =
-        mode === "dry" ? `the same route without the ledger call (the floor: wrangler dev, the Worker, JSON), ${concurrency} connections`
-        : mode === "rpc" ? `the same route with an RPC that writes nothing instead of receive, ${concurrency} connections`
-        : `over RPC from the Worker, ${concurrency} connection${concurrency === 1 ? "" : "s"}`;
+        mode === "dry"
+          ? `the same route without the ledger call (the floor: wrangler dev, the Worker, JSON), ${concurrency} connections`
+          : mode === "rpc"
+            ? `the same route with an RPC that writes nothing instead of receive, ${concurrency} connections`
+            : `over RPC from the Worker, ${concurrency} connection${concurrency === 1 ? "" : "s"}`;
       const row = { how, perSecond: requests / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
       log(`  ${row.how}: ${row.perSecond.toFixed(0)}/s, p50 ${row.p50Ms.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms, ${errors} errors`);
       rows.push(row);
@@ -107,5 +129,7 @@ ${ledgerRateTable(rows)}
 if (import.meta.main) {
   const load0 = loadAverage();
   const rows = await measureLedgerRate((line) => process.stdout.write(`${line}\n`));
-  process.stdout.write(ledgerSection(rows, `Load average (1 min) on this shared 2-core machine: ${load0} when this table started, ${loadAverage()} when it ended.`));
+  process.stdout.write(
+    ledgerSection(rows, `Load average (1 min) on this shared 2-core machine: ${load0} when this table started, ${loadAverage()} when it ended.`),
+  );
 }

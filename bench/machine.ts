@@ -26,7 +26,9 @@ function packageVersion(dir: string): string {
 
 function cpuModel(): string {
   try {
-    const line = readFileSync("/proc/cpuinfo", "utf8").split("\n").find((l) => l.startsWith("model name"));
+    const line = readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("model name"));
     if (line) return line.split(":")[1]!.trim();
   } catch {
     // not Linux: fall back to what Node says

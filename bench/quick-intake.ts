@@ -19,14 +19,21 @@ try {
   let first = 1;
   const totals = { product: 0, baseline: 0 };
   for (let round = 0; round < rounds; round++) {
-    for (const [name, url] of [["product", product.url], ["baseline", baseline.url]] as const) {
+    for (const [name, url] of [
+      ["product", product.url],
+      ["baseline", baseline.url],
+    ] as const) {
       const r = await loadFromSecondProcess({ url: `${url}/webhook`, secret, event, concurrency, warmupMs: 1000, durationMs: 4000, firstJobId: first });
       first += r.sent + 1;
       totals[name] += r.perSecond;
-      process.stdout.write(`${name} ${event} at ${concurrency}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50Ms?.toFixed(1)} ms p99 ${r.p99Ms?.toFixed(1)} ms ${JSON.stringify(r.statuses)}\n`);
+      process.stdout.write(
+        `${name} ${event} at ${concurrency}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50Ms?.toFixed(1)} ms p99 ${r.p99Ms?.toFixed(1)} ms ${JSON.stringify(r.statuses)}\n`,
+      );
     }
   }
-  process.stdout.write(`mean: arc-reaper ${(totals.product / rounds).toFixed(0)}/s, baseline ${(totals.baseline / rounds).toFixed(0)}/s: ${(totals.product / totals.baseline).toFixed(2)}x\n`);
+  process.stdout.write(
+    `mean: arc-reaper ${(totals.product / rounds).toFixed(0)}/s, baseline ${(totals.baseline / rounds).toFixed(0)}/s: ${(totals.product / totals.baseline).toFixed(2)}x\n`,
+  );
 } finally {
   await Promise.all([product.stop(), baseline.stop()]);
 }

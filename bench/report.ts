@@ -14,7 +14,19 @@ import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "
 import { MIX } from "./sweep-mix.ts";
 import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
-import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, mean, median, profileTable } from "./tables.ts";
+import {
+  bigSweepTable,
+  durableHeadline,
+  FLEET_GOALS,
+  fleetHeadline,
+  historyTable,
+  intakeDurableTable,
+  intakeSplitTable,
+  intakeTable,
+  mean,
+  median,
+  profileTable,
+} from "./tables.ts";
 
 export interface Report {
   machine: Machine;
@@ -141,20 +153,28 @@ Of the ${fixed(r.intake.split.recorded.cpuMsPerRequest - r.intake.split.baseline
 ${fixed(r.intake.split.ignored.cpuMsPerRequest - r.intake.split.baseline.cpuMsPerRequest, 2)} ms is already spent on a delivery that is only parsed, logged and counted, and
 ${fixed(r.intake.split.recorded.cpuMsPerRequest - r.intake.split.ignored.cpuMsPerRequest, 2)} ms is the recording (the awaited RPC and the ledger's SQL writes of the runner row
 and counter, and re-arming the alarm). So most of the gap is in the Worker's own path, not
-in the ledger.${it ? ` In the profile below, look for the closure that logs and answers (\`answer\` in
+in the ledger.${
+    it
+      ? ` In the profile below, look for the closure that logs and answers (\`answer\` in
 src/http/webhook-route.ts, bundled as an anonymous arrow inside \`receiveWebhook\`) and the
-runtime's \`Response\`: when they lead, the time is the per-delivery log line and the answer.` : ""}
+runtime's \`Response\`: when they lead, the time is the per-delivery log line and the answer.`
+      : ""
+  }
 Under \`wrangler dev\` each \`console.log\` is also forwarded to wrangler (and, while
 profiling, over the inspector), which inflates that share here; on the edge the line goes
 to Workers Logs. Not changed in this work: the log line per delivery is a behaviour of issue 9 ("logs an
 operator can read"), and trimming it is a decision for the intake's owner.
 
-${it ? `A CPU profile of one more ${INTAKE.durationMs / 1000} s round at ${it.concurrency} connections (${int(it.requests)} requests; ${fixed(it.totalMs, 0)} ms sampled):
+${
+  it
+    ? `A CPU profile of one more ${INTAKE.durationMs / 1000} s round at ${it.concurrency} connections (${int(it.requests)} requests; ${fixed(it.totalMs, 0)} ms sampled):
 ${pct(shareOf(it.top, /exec|\ball\b|\brun\b|first|put|record|merge|sql/i))} of the sampled CPU is in the ledger's SQL (statements and their cursors),
 ${pct(shareOf(it.top, /parse|JSON/))} in JSON parsing, ${pct(shareOf(it.top, /verify|sign|hmac|digest|subtle|crypto/i))} in the signature check
 and ${pct(shareOf(it.top, /garbage/))} in garbage collection (from the functions listed):
 
-${profileTable(it.top)}` : "(No CPU profile of the intake in this run: wrangler's inspector proxy, busy forwarding a log line per delivery, did not answer.)"}
+${profileTable(it.top)}`
+    : "(No CPU profile of the intake in this run: wrangler's inspector proxy, busy forwarding a log line per delivery, did not answer.)"
+}
 
 ## 2. Sweep cost against history
 
@@ -201,7 +221,9 @@ rows read, identical, are the sharper measure.
 ## 3. One sweep over ${int(big.runners)} live runners
 
 The same setup as table 2 with ${int(big.runners)} live runners and no history, with the
-production settings of wrangler.toml (${Object.entries(PRODUCTION_SETTINGS).map(([k, v]) => `${k}=${v}`).join(", ")}).
+production settings of wrangler.toml (${Object.entries(PRODUCTION_SETTINGS)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ")}).
 The runners are split over two namespaces, as two scale sets (REAPER_NAMESPACES=${NAMESPACES.join(",")}):
 the Kubernetes stand-in holds 5,000 objects per tenant, so each namespace is a tenant of
 its own behind one API URL (bench/kube-router.ts). Goal: under 1 s of workerd CPU, at
@@ -337,11 +359,15 @@ rows never judged, under ${FLEET_GOALS.firstCpuMs / 1000} s. ${load}
 ${bigSweepTable(f, FLEET_GOALS)}
 
 ${fleetHeadline(f)}
-${snap ? `
+${
+  snap
+    ? `
 **The agent's snapshot** of ${int(snap.runners)} runners (bench/snapshot-size.ts, the agent's own split,
 src/agent/runner-view.ts): ${int(snap.messages)} messages of at most ${int(snap.perPart)} runners, the largest
 ${fixed(snap.largestBytes / 1024, 1)} KiB (${fixed((100 * snap.largestBytes) / (32 * 1024 * 1024), 2)}% of the 32 MiB a Durable Object receives in one message),
 ${fixed(snap.totalBytes / 1024 / 1024, 1)} MiB in all. The ledger applies each message as it comes (one INSERT per runner into
 the snapshot table) and swaps the view in with three statements when the last part is in.
-` : ""}`;
+`
+    : ""
+}`;
 }

@@ -21,7 +21,17 @@ import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
 import { measureSnapshot, type SnapshotSize } from "./snapshot-size.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
-import { bigSweepTable, durableHeadline, FLEET_GOALS, fleetHeadline, historyTable, intakeDurableTable, intakeSplitTable, intakeTable, profileTable } from "./tables.ts";
+import {
+  bigSweepTable,
+  durableHeadline,
+  FLEET_GOALS,
+  fleetHeadline,
+  historyTable,
+  intakeDurableTable,
+  intakeSplitTable,
+  intakeTable,
+  profileTable,
+} from "./tables.ts";
 
 const GUARD_MS = 90 * 60_000;
 export const HISTORY_SIZES = [0, 10_000, 100_000];
@@ -30,7 +40,10 @@ export const BIG_SWEEP = 10_000;
 export const FLEET_SWEEP = 50_000;
 export const ALARM_SAMPLES = 20;
 
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",") ?? ["intake", "history", "sweep", "day", "ledger", "fleet"];
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",") ?? ["intake", "history", "sweep", "day", "ledger", "fleet"];
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 // The stacks kill their process groups on exit, so exiting here leaves nothing behind.
@@ -59,7 +72,9 @@ let intake: Report["intake"] | undefined;
 if (only.includes("intake")) {
   log("\n1. Webhook intake (wrangler dev, load from a second process)");
   intake = await section("intake", () => measureIntake(log));
-  log(`\n${intakeTable(intake.rows)}\n\n${intakeDurableTable(intake.rows)}\n\n${durableHeadline(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`);
+  log(
+    `\n${intakeTable(intake.rows)}\n\n${intakeDurableTable(intake.rows)}\n\n${durableHeadline(intake.rows)}\n\n${intakeSplitTable(intake.split)}\n\n${intake.profile ? profileTable(intake.profile.top) : "(no intake profile)"}`,
+  );
 }
 
 let history: SweepCost[] | undefined;
@@ -89,7 +104,9 @@ let fleet: SweepCost | undefined;
 let snapshot: SnapshotSize | undefined;
 if (only.includes("fleet")) {
   snapshot = measureSnapshot(FLEET_SWEEP);
-  log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`);
+  log(
+    `\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`,
+  );
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
   fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
@@ -118,7 +135,20 @@ const loadAfter = loadAverage();
 log(`\nbench took ${seconds.toFixed(0)} s; load average ${loadBefore} before, ${loadAfter} after`);
 if (intake && history && big && day && fleet) {
   const path = join(ROOT, "BENCHMARKS.md");
-  const report: Report = { machine, loadBefore, loadAfter, loads, seconds, intake, history, big, day, fleet, ...(snapshot ? { snapshot } : {}), ...(ledger ? { ledger } : {}) };
+  const report: Report = {
+    machine,
+    loadBefore,
+    loadAfter,
+    loads,
+    seconds,
+    intake,
+    history,
+    big,
+    day,
+    fleet,
+    ...(snapshot ? { snapshot } : {}),
+    ...(ledger ? { ledger } : {}),
+  };
   await writeFile(path, renderReport(report));
   // The raw figures, so the report's prose can be re-rendered from this run (bench/render-report.ts).
   await mkdir(join(ROOT, ".bench"), { recursive: true });

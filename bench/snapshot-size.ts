@@ -34,7 +34,14 @@ export function measureSnapshot(count: number): SnapshotSize {
   const t0 = performance.now();
   const sizes = snapshotMessages(runners, "bench-snapshot").map((m) => Buffer.byteLength(JSON.stringify(m)));
   const buildMs = performance.now() - t0;
-  return { runners: count, messages: sizes.length, perPart: RUNNERS_PER_PART, largestBytes: Math.max(...sizes), totalBytes: sizes.reduce((s, n) => s + n, 0), buildMs };
+  return {
+    runners: count,
+    messages: sizes.length,
+    perPart: RUNNERS_PER_PART,
+    largestBytes: Math.max(...sizes),
+    totalBytes: sizes.reduce((s, n) => s + n, 0),
+    buildMs,
+  };
 }
 
 if (import.meta.main) {

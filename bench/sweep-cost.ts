@@ -88,7 +88,8 @@ async function pool<T>(items: readonly T[], concurrency: number, work: (item: T)
 function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, unknown> }[] {
   const job = { runner: r.runner, repo: REPO, runId: r.runId, runAttempt: 1, jobId: r.jobId, installationId: INSTALLATION, startedAt: r.startedAt };
   const hooks = [{ event: "workflow_job", payload: workflowJobPayload("in_progress", job) }];
-  if (r.completedAt) hooks.push({ event: "workflow_job", payload: workflowJobPayload("completed", { ...job, completedAt: r.completedAt, conclusion: "success" }) });
+  if (r.completedAt)
+    hooks.push({ event: "workflow_job", payload: workflowJobPayload("completed", { ...job, completedAt: r.completedAt, conclusion: "success" }) });
   return hooks;
 }
 
@@ -101,27 +102,35 @@ async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runne
   if (runners.length > BULK_ABOVE) {
     for (let i = 0; i < hooks.length; i += BULK_BATCH) {
       const batch = hooks.slice(i, i + BULK_BATCH).map((h, k) => ({ ...h, guid: `seed-${i + k}` }));
-      const res = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" }, body: JSON.stringify(batch) }).catch(async (e: unknown) => {
-        const probe = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` }, body: "[]" }).then(async (r) => `${r.status} ${await r.text()}`, (x: unknown) => String(x));
+      const res = await fetch(`${stack.url}/test/seed-live`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(batch),
+      }).catch(async (e: unknown) => {
+        const probe = await fetch(`${stack.url}/test/seed-live`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` }, body: "[]" }).then(
+          async (r) => `${r.status} ${await r.text()}`,
+          (x: unknown) => String(x),
+        );
         throw new Error(`seeding live runners in bulk (batch at ${i}): ${String(e)}; an empty batch answers ${probe}`);
       });
       const body = (await res.json()) as { written?: number };
       if (res.status !== 200 || body.written !== batch.length) throw new Error(`seeding live runners in bulk: answered ${res.status}: ${JSON.stringify(body)}`);
     }
-  } else await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
-    // wrangler dev's proxy may drop a connection on a loaded machine: a delivery is retried (twice), as GitHub would.
-    const post = async (tries: number): Promise<Awaited<ReturnType<LocalStack["postWebhook"]>>> => {
-      try {
-        return await stack.postWebhook(event, payload);
-      } catch (e) {
-        if (tries <= 1) throw e;
-        await new Promise((r) => setTimeout(r, 500));
-        return post(tries - 1);
-      }
-    };
-    const res = await post(3);
-    if (res.status !== 202) throw new Error(`seeding: POST /webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
-  });
+  } else
+    await pool(hooks, SEED_CONCURRENCY, async ({ event, payload }) => {
+      // wrangler dev's proxy may drop a connection on a loaded machine: a delivery is retried (twice), as GitHub would.
+      const post = async (tries: number): Promise<Awaited<ReturnType<LocalStack["postWebhook"]>>> => {
+        try {
+          return await stack.postWebhook(event, payload);
+        } catch (e) {
+          if (tries <= 1) throw e;
+          await new Promise((r) => setTimeout(r, 500));
+          return post(tries - 1);
+        }
+      };
+      const res = await post(3);
+      if (res.status !== 202) throw new Error(`seeding: POST /webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
+    });
   for (const [n, namespace] of namespaces.entries()) {
     const inCluster = runners.filter((r) => r.inCluster && r.index % namespaces.length === n);
     for (let i = 0; i < inCluster.length; i += CLUSTER_BATCH) {
@@ -145,7 +154,10 @@ async function seedLive(stack: LocalStack, tenants: readonly KubeTenant[], runne
 async function seedHistory(stack: LocalStack, count: number): Promise<void> {
   for (let from = 0; from < count; from += HISTORY_BATCH) {
     const n = Math.min(HISTORY_BATCH, count - from);
-    const res = await fetch(`${stack.url}/test/seed-history?from=${from}&count=${n}`, { method: "POST", headers: { authorization: `Bearer ${stack.adminToken}` } });
+    const res = await fetch(`${stack.url}/test/seed-history?from=${from}&count=${n}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.adminToken}` },
+    });
     const body = (await res.json()) as { written?: number };
     if (res.status !== 200 || (body.written ?? 0) < n) throw new Error(`seeding history: answered ${res.status}: ${JSON.stringify(body)}`);
   }
@@ -232,7 +244,9 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       }
     }
     const open = first.checked;
-    log(`  first sweep: ${open} checked, ${first.rowsRead} rows read, ${first.rowsWritten} written, ${first.cpuMs} ms CPU; steady: ${steady.map((s) => `${s.rowsRead} read / ${s.cpuMs} ms`).join(", ")}`);
+    log(
+      `  first sweep: ${open} checked, ${first.rowsRead} rows read, ${first.rowsWritten} written, ${first.cpuMs} ms CPU; steady: ${steady.map((s) => `${s.rowsRead} read / ${s.cpuMs} ms`).join(", ")}`,
+    );
     return { runners: c.runners, history, seedSeconds, webhooks, first, steady, profile };
   } finally {
     await stack?.stop();

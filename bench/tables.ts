@@ -9,7 +9,18 @@ export const CPU_GOAL_MS = 1_000;
 
 export function intakeTable(rows: readonly IntakeRow[]): string {
   return markdownTable(
-    ["connections", "arc-reaper req/s", "p50 ms", "p99 ms", "baseline req/s", "p50 ms", "p99 ms", "req/s ratio", "workerd CPU ms/req (arc-reaper / baseline)", "errors"],
+    [
+      "connections",
+      "arc-reaper req/s",
+      "p50 ms",
+      "p99 ms",
+      "baseline req/s",
+      "p50 ms",
+      "p99 ms",
+      "req/s ratio",
+      "workerd CPU ms/req (arc-reaper / baseline)",
+      "errors",
+    ],
     rows.map((r) => [
       String(r.concurrency),
       fixed(r.product.perSecond, 1),
@@ -30,13 +41,31 @@ export function intakeTable(rows: readonly IntakeRow[]): string {
 export function intakeDurableTable(rows: readonly IntakeRow[]): string {
   const measured = rows.filter((r) => r.durable);
   return markdownTable(
-    ["connections", "arc-reaper req/s", "p50 ms", "p99 ms", "durable minimum req/s", "p50 ms", "p99 ms", "ratio to the durable minimum", "workerd CPU ms/req (arc-reaper / durable minimum)", "errors"],
+    [
+      "connections",
+      "arc-reaper req/s",
+      "p50 ms",
+      "p99 ms",
+      "durable minimum req/s",
+      "p50 ms",
+      "p99 ms",
+      "ratio to the durable minimum",
+      "workerd CPU ms/req (arc-reaper / durable minimum)",
+      "errors",
+    ],
     measured.map((r) => {
       const d = r.durable!;
       return [
-        String(r.concurrency), fixed(r.product.perSecond, 1), fixed(r.product.p50Ms, 1), fixed(r.product.p99Ms, 1),
-        fixed(d.perSecond, 1), fixed(d.p50Ms, 1), fixed(d.p99Ms, 1), fixed(r.product.perSecond / d.perSecond, 2),
-        `${fixed(r.product.cpuMsPerRequest, 1)} / ${fixed(d.cpuMsPerRequest, 1)}`, `${r.product.errors} / ${d.errors}`,
+        String(r.concurrency),
+        fixed(r.product.perSecond, 1),
+        fixed(r.product.p50Ms, 1),
+        fixed(r.product.p99Ms, 1),
+        fixed(d.perSecond, 1),
+        fixed(d.p50Ms, 1),
+        fixed(d.p99Ms, 1),
+        fixed(r.product.perSecond / d.perSecond, 2),
+        `${fixed(r.product.cpuMsPerRequest, 1)} / ${fixed(d.cpuMsPerRequest, 1)}`,
+        `${r.product.errors} / ${d.errors}`,
       ];
     }),
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
@@ -61,7 +90,15 @@ export function intakeSplitTable(s: IntakeSplit): string {
   ];
   return markdownTable(
     ["request", "what it does", "req/s", "p50 ms", "p99 ms", "workerd CPU ms/req", "CPU over the baseline"],
-    rows.map(([name, what, r]) => [name, what, fixed(r.perSecond, 1), fixed(r.p50Ms, 1), fixed(r.p99Ms, 1), fixed(r.cpuMsPerRequest, 2), `+${fixed(r.cpuMsPerRequest - s.baseline.cpuMsPerRequest, 2)}`]),
+    rows.map(([name, what, r]) => [
+      name,
+      what,
+      fixed(r.perSecond, 1),
+      fixed(r.p50Ms, 1),
+      fixed(r.p99Ms, 1),
+      fixed(r.cpuMsPerRequest, 2),
+      `+${fixed(r.cpuMsPerRequest - s.baseline.cpuMsPerRequest, 2)}`,
+    ]),
     [2, 3, 4, 5, 6],
   );
 }
@@ -69,7 +106,12 @@ export function intakeSplitTable(s: IntakeSplit): string {
 /** The middle value (the lower of the two middles for an even count). */
 export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
 
-const verbs = (s: OneSweep) => `${int(s.clusterCalls)} (${Object.entries(s.clusterByVerb).map(([verb, n]) => `${n} ${verb}`).join(", ") || "none"})`;
+const verbs = (s: OneSweep) =>
+  `${int(s.clusterCalls)} (${
+    Object.entries(s.clusterByVerb)
+      .map(([verb, n]) => `${n} ${verb}`)
+      .join(", ") || "none"
+  })`;
 
 /** The arithmetic mean. */
 export const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
@@ -79,7 +121,17 @@ export function historyTable(rows: readonly SweepCost[]): string {
   // The mean, not the median: each figure moves in 10 ms clock ticks, and the mean of several keeps more of the signal.
   const base = rows[0] ? mean(rows[0].steady.map((s) => s.cpuMs)) : Number.NaN;
   return markdownTable(
-    ["closed rows in history", "open rows judged", "rows read: first / steady", "rows written: first / steady", "cluster calls", "GitHub calls", "workerd CPU: first", `steady (mean of ${rows[0]?.steady.length ?? 0})`, "steady ÷ 0-history"],
+    [
+      "closed rows in history",
+      "open rows judged",
+      "rows read: first / steady",
+      "rows written: first / steady",
+      "cluster calls",
+      "GitHub calls",
+      "workerd CPU: first",
+      `steady (mean of ${rows[0]?.steady.length ?? 0})`,
+      "steady ÷ 0-history",
+    ],
     rows.map((r) => {
       const steady = mean(r.steady.map((s) => s.cpuMs));
       const s = r.steady[r.steady.length - 1]!;
@@ -103,7 +155,20 @@ export function historyTable(rows: readonly SweepCost[]): string {
 export function bigSweepTable(r: SweepCost, goals: { subrequests: number; cpuMs: number } = { subrequests: SUBREQUEST_GOAL, cpuMs: CPU_GOAL_MS }): string {
   const sweeps: [string, OneSweep][] = [["first", r.first], ...r.steady.map((s, i): [string, OneSweep] => [`steady ${i + 1}`, s])];
   return markdownTable(
-    ["sweep", "open rows judged", "rows read", "rows written", "decision lines", "cluster calls", "GitHub calls", "subrequests", `≤ ${goals.subrequests}`, "wall", "workerd CPU", `< ${goals.cpuMs / 1000} s`],
+    [
+      "sweep",
+      "open rows judged",
+      "rows read",
+      "rows written",
+      "decision lines",
+      "cluster calls",
+      "GitHub calls",
+      "subrequests",
+      `≤ ${goals.subrequests}`,
+      "wall",
+      "workerd CPU",
+      `< ${goals.cpuMs / 1000} s`,
+    ],
     sweeps.map(([label, s]) => {
       const sub = s.clusterCalls + s.githubCalls;
       return [

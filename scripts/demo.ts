@@ -154,7 +154,8 @@ function agentLine(l: { msg: string; fields: Record<string, unknown> }): void {
   const who = typeof l.fields.cluster === "string" && AGENTS > 1 ? `agent of ${l.fields.cluster}` : "agent";
   if (l.msg === "connected to the ledger") say(`${who}: dialed out to ${String(l.fields.url)}, connected`);
   else if (l.msg === "snapshot sent") say(`${who}: sent its whole view (${String(l.fields.runners)} runners) as a snapshot`);
-  else if (l.msg === "order") say(`${who}: order for ${String(l.fields.name)} (run ${String(l.fields.runId)}): checked against its watch, ${String(l.fields.outcome)}`);
+  else if (l.msg === "order")
+    say(`${who}: order for ${String(l.fields.name)} (run ${String(l.fields.runId)}): checked against its watch, ${String(l.fields.outcome)}`);
 }
 
 // --agents 2: a job in the second cluster, reaped there by its own agent. ARC's HA layout
@@ -166,15 +167,43 @@ async function secondCluster(stack: LocalStack): Promise<NonNullable<DemoOutcome
   const [first, second] = stack.clusters!;
   const ns = stack.namespace;
   console.log(`\nA second cluster, ${second!.name}: the same scale set, its own agent and token, the same Worker.`);
-  await second!.kube.seed(makeEphemeralRunner({ namespace: ns, scaleSet: "arc-runners", name: SECOND.name, workflowRunId: SECOND.runId, jobRepositoryName: REPO, creationTimestamp: iso(3 * 3600_000) }));
+  await second!.kube.seed(
+    makeEphemeralRunner({
+      namespace: ns,
+      scaleSet: "arc-runners",
+      name: SECOND.name,
+      workflowRunId: SECOND.runId,
+      jobRepositoryName: REPO,
+      creationTimestamp: iso(3 * 3600_000),
+    }),
+  );
   await second!.kube.seed(makeEphemeralRunner({ namespace: ns, scaleSet: "arc-runners", name: CAST.idle.name, creationTimestamp: iso(3 * 3600_000) }));
   say(`cluster ${second!.name}: ARC created ${SECOND.name} (run ${SECOND.runId}) and an idle twin named ${CAST.idle.name}`);
-  const job = { runner: SECOND.name, repo: REPO, runId: SECOND.runId, runAttempt: 1, jobId: SECOND.jobId, installationId: INSTALLATION, startedAt: iso(120_000) };
+  const job = {
+    runner: SECOND.name,
+    repo: REPO,
+    runId: SECOND.runId,
+    runAttempt: 1,
+    jobId: SECOND.jobId,
+    installationId: INSTALLATION,
+    startedAt: iso(120_000),
+  };
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${SECOND.jobId}`, workflowJobPayload("in_progress", job));
   const completedAt = iso(0);
-  await deliver(stack, "workflow_job", `workflow_job.completed job ${SECOND.jobId} (cancelled)`, workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }));
-  const deletedAt = await waitUntil(`the alarm to reap ${SECOND.name} in ${second!.name}`, async () => (await second!.kube.get(ns, SECOND.name))?.metadata.deletionTimestamp, (GRACE_SECONDS + 10) * 1000);
-  say(`the ledger's alarm ordered ${second!.name}'s agent to delete ${SECOND.name}, ${((Date.parse(deletedAt) - Date.parse(completedAt)) / 1000).toFixed(0)}s after completed_at`);
+  await deliver(
+    stack,
+    "workflow_job",
+    `workflow_job.completed job ${SECOND.jobId} (cancelled)`,
+    workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }),
+  );
+  const deletedAt = await waitUntil(
+    `the alarm to reap ${SECOND.name} in ${second!.name}`,
+    async () => (await second!.kube.get(ns, SECOND.name))?.metadata.deletionTimestamp,
+    (GRACE_SECONDS + 10) * 1000,
+  );
+  say(
+    `the ledger's alarm ordered ${second!.name}'s agent to delete ${SECOND.name}, ${((Date.parse(deletedAt) - Date.parse(completedAt)) / 1000).toFixed(0)}s after completed_at`,
+  );
   const result = [];
   for (const c of [first!, second!]) {
     const orders = c.agent.logs.filter((l) => l.msg === "order").map((l) => String(l.fields.name));
@@ -182,9 +211,13 @@ async function secondCluster(stack: LocalStack): Promise<NonNullable<DemoOutcome
     detail(`${pad(c.name, 8)} orders to its agent: ${orders.join(", ") || "none"}; DELETEs at its API server: ${deletes.join(", ") || "none"}`);
     result.push({ name: c.name, orders, deletes });
   }
-  const twins = await Promise.all([first!, second!].map(async (c) => `${c.name}: ${(await c.kube.get(ns, CAST.idle.name))?.metadata.deletionTimestamp ? "deleted" : "untouched"}`));
+  const twins = await Promise.all(
+    [first!, second!].map(async (c) => `${c.name}: ${(await c.kube.get(ns, CAST.idle.name))?.metadata.deletionTimestamp ? "deleted" : "untouched"}`),
+  );
   detail(`the idle twins named ${CAST.idle.name}: ${twins.join(", ")}`);
-  const connected = (await stack.metrics()).split("\n").filter((l) => l.startsWith("arc_reaper_agent_connected{") || l.startsWith("arc_reaper_cluster_deletions_total{"));
+  const connected = (await stack.metrics())
+    .split("\n")
+    .filter((l) => l.startsWith("arc_reaper_agent_connected{") || l.startsWith("arc_reaper_cluster_deletions_total{"));
   for (const line of connected) detail(line);
   return result;
 }
@@ -214,10 +247,25 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
 
   // 2. GitHub tells arc-reaper which runner took which job (real payloads, fields set).
   const job = (c: Cast, startedMsAgo: number) => ({
-    runner: c.name, repo: REPO, runId: c.runId ?? 0, runAttempt: 1, jobId: c.jobId ?? 0, installationId: INSTALLATION, startedAt: iso(startedMsAgo),
+    runner: c.name,
+    repo: REPO,
+    runId: c.runId ?? 0,
+    runAttempt: 1,
+    jobId: c.jobId ?? 0,
+    installationId: INSTALLATION,
+    startedAt: iso(startedMsAgo),
   });
   // GitHub says the hung job is still in progress (what the alarm will ask once it is past the bound).
-  await stack.github.putJob({ repo: REPO, id: CAST.hung.jobId, run_id: CAST.hung.runId, run_attempt: 1, status: "in_progress", started_at: iso(2 * 3600_000), runner_name: CAST.hung.name, labels: ["arc-runners"] });
+  await stack.github.putJob({
+    repo: REPO,
+    id: CAST.hung.jobId,
+    run_id: CAST.hung.runId,
+    run_attempt: 1,
+    status: "in_progress",
+    started_at: iso(2 * 3600_000),
+    runner_name: CAST.hung.name,
+    labels: ["arc-runners"],
+  });
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.cancelled.jobId}`, workflowJobPayload("in_progress", job(CAST.cancelled, 120_000)));
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.busy.jobId}`, workflowJobPayload("in_progress", job(CAST.busy, 60_000)));
   await deliver(stack, "workflow_job", `workflow_job.in_progress job ${CAST.hung.jobId}`, workflowJobPayload("in_progress", job(CAST.hung, 2 * 3600_000)));
@@ -239,7 +287,14 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
     stack,
     "workflow_run",
     `workflow_run.completed run ${CAST.cancelled.runId} (cancelled)`,
-    workflowRunPayload({ repo: REPO, runId: CAST.cancelled.runId, runAttempt: 1, installationId: INSTALLATION, updatedAt: completedAt, conclusion: "cancelled" }),
+    workflowRunPayload({
+      repo: REPO,
+      runId: CAST.cancelled.runId,
+      runAttempt: 1,
+      installationId: INSTALLATION,
+      updatedAt: completedAt,
+      conclusion: "cancelled",
+    }),
   );
 
   // 5. The cron fires: the cancelled runner is inside its grace, the busy one within its bound.

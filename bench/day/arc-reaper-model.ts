@@ -111,13 +111,28 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const factOf = (d: TraceDelivery, source: string): Fact | undefined => {
     const run = trace.runs[d.run]!;
     if (d.kind === "run-completed") {
-      return { type: "run-completed", repo: run.repo, runId: run.id, runAttempt: 1, updatedAt: iso(run.completedAt), conclusion: run.conclusion, installationId: 4242, source } satisfies RunCompleted;
+      return {
+        type: "run-completed",
+        repo: run.repo,
+        runId: run.id,
+        runAttempt: 1,
+        updatedAt: iso(run.completedAt),
+        conclusion: run.conclusion,
+        installationId: 4242,
+        source,
+      } satisfies RunCompleted;
     }
     if (d.job === null || (d.kind !== "job-in_progress" && d.kind !== "job-completed")) return undefined; // answered 200 "ignored"
     const job = trace.jobs[d.job]!;
     const common = { runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source };
     if (d.kind === "job-in_progress") return { type: "job-started", ...common, startedAt: iso(job.startedAt) } satisfies JobStarted;
-    return { type: "job-completed", ...common, startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion } satisfies JobCompleted;
+    return {
+      type: "job-completed",
+      ...common,
+      startedAt: iso(job.startedAt),
+      completedAt: iso(job.completedAt),
+      conclusion: job.conclusion,
+    } satisfies JobCompleted;
   };
   const deliver = (d: TraceDelivery, arrivesAt: number, source: string) => {
     const fact = factOf(d, source);
@@ -155,7 +170,24 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     for (const index of members) {
       const job = trace.jobs[index]!;
       if (job.completedAt <= t) {
-        record({ visibleAt: t, fact: { type: "job-completed", runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source: "rest", startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion }, job: index, run: runIndex });
+        record({
+          visibleAt: t,
+          fact: {
+            type: "job-completed",
+            runner: job.runner,
+            repo: run.repo,
+            runId: run.id,
+            runAttempt: 1,
+            jobId: job.id,
+            installationId: 4242,
+            source: "rest",
+            startedAt: iso(job.startedAt),
+            completedAt: iso(job.completedAt),
+            conclusion: job.conclusion,
+          },
+          job: index,
+          run: runIndex,
+        });
       } else {
         checkedAt.set(index, trace.epoch + t);
         schedule(index, t);
@@ -279,7 +311,13 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
           if (!recheckRun(c.job.run, t, budget)) break;
           readNow.add(c.job.run);
         }
-        c.verdict = judge({ tracked: { ...c.tracked, checkedAt: now }, cluster: { kind: "found", runner: cluster.runner(c.job) }, github: githubWord(c.job, t), now, policy });
+        c.verdict = judge({
+          tracked: { ...c.tracked, checkedAt: now },
+          cluster: { kind: "found", runner: cluster.runner(c.job) },
+          github: githubWord(c.job, t),
+          now,
+          policy,
+        });
         continue;
       }
       // Reconcile (learnFromGithub): the installation (once), the run, then the run's jobs.
@@ -293,14 +331,30 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
       const common = { runner: c.job.runner, repo: run.repo, runId: run.id, runAttempt: 1, installationId: 4242, source: "rest" };
       if (run.completedAt <= t) {
         learned.push(
-          { type: "run-completed", repo: run.repo, runId: run.id, runAttempt: 1, updatedAt: iso(run.completedAt), conclusion: run.conclusion, installationId: 4242, source: "rest" },
+          {
+            type: "run-completed",
+            repo: run.repo,
+            runId: run.id,
+            runAttempt: 1,
+            updatedAt: iso(run.completedAt),
+            conclusion: run.conclusion,
+            installationId: 4242,
+            source: "rest",
+          },
           { type: "job-started", ...common, jobId: 0, startedAt: iso(c.job.startedAt - 5_000) },
         );
       } else {
         if (!installationCall(t, budget, "run jobs read")) break;
         learned.push(
           c.job.completedAt <= t
-            ? { type: "job-completed", ...common, jobId: c.job.id, startedAt: iso(c.job.startedAt), completedAt: iso(c.job.completedAt), conclusion: c.job.conclusion }
+            ? {
+                type: "job-completed",
+                ...common,
+                jobId: c.job.id,
+                startedAt: iso(c.job.startedAt),
+                completedAt: iso(c.job.completedAt),
+                conclusion: c.job.conclusion,
+              }
             : { type: "job-started", ...common, jobId: c.job.id, startedAt: iso(c.job.startedAt) },
         );
       }

@@ -69,9 +69,7 @@ export function trackedRunners(facts: readonly (Fact | RunnerClosed)[]): Tracked
 // attempt's job is not covered by an earlier attempt's completion.
 function coveringRunCompletion(completions: RunCompleted[], attempt: number): RunCompleted | undefined {
   if (attempt < 1) return undefined; // attempt unknown: only the job's own completion counts
-  return completions
-    .filter((c) => c.runAttempt >= attempt)
-    .sort((a, b) => a.runAttempt - b.runAttempt || a.updatedAt.localeCompare(b.updatedAt))[0];
+  return completions.filter((c) => c.runAttempt >= attempt).sort((a, b) => a.runAttempt - b.runAttempt || a.updatedAt.localeCompare(b.updatedAt))[0];
 }
 
 function isLater(a: TrackedRunner, b: TrackedRunner): boolean {

@@ -43,11 +43,22 @@ export function runPollingReaper(trace: Trace, policy: Policy, horizonMs: number
       // What GitHub answers at t, as facts.
       const common = { runner: job.runner, repo: run.repo, runId: run.id, runAttempt: 1, jobId: job.id, installationId: 4242, source: "rest" };
       const facts: Fact[] = [{ type: "job-started", ...common, startedAt: iso(job.startedAt) }];
-      if (job.completedAt <= t) facts.push({ type: "job-completed", ...common, startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion });
-      if (run.completedAt <= t) facts.push({ type: "run-completed", repo: run.repo, runId: run.id, runAttempt: 1, updatedAt: iso(run.completedAt), conclusion: run.conclusion, source: "rest" });
-      const word: GithubWord = job.completedAt <= t
-        ? { kind: "job", status: "completed", conclusion: job.conclusion, completedAt: iso(job.completedAt) }
-        : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
+      if (job.completedAt <= t)
+        facts.push({ type: "job-completed", ...common, startedAt: iso(job.startedAt), completedAt: iso(job.completedAt), conclusion: job.conclusion });
+      if (run.completedAt <= t)
+        facts.push({
+          type: "run-completed",
+          repo: run.repo,
+          runId: run.id,
+          runAttempt: 1,
+          updatedAt: iso(run.completedAt),
+          conclusion: run.conclusion,
+          source: "rest",
+        });
+      const word: GithubWord =
+        job.completedAt <= t
+          ? { kind: "job", status: "completed", conclusion: job.conclusion, completedAt: iso(job.completedAt) }
+          : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
       const tracked = trackedRunners(facts)[0]!;
       const verdict = judge({ tracked, cluster: { kind: "found", runner: cluster.runner(job) }, github: word, now: trace.epoch + t, policy });
       if (verdict.verdict !== "delete") continue;

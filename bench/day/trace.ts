@@ -124,7 +124,15 @@ export function generateDay(spec: DaySpec = DEFAULT_DAY): Trace {
   const jobs: TraceJob[] = [];
   for (const [r, size] of runSizes.entries()) {
     const queuedAt = arrivals[r]!;
-    const run: TraceRun = { index: r, id: 7_000_000_000 + r, repo: REPOS[Math.floor(rng.next() * REPOS.length)]!, queuedAt, jobs: [], completedAt: 0, conclusion: "success" };
+    const run: TraceRun = {
+      index: r,
+      id: 7_000_000_000 + r,
+      repo: REPOS[Math.floor(rng.next() * REPOS.length)]!,
+      queuedAt,
+      jobs: [],
+      completedAt: 0,
+      conclusion: "success",
+    };
     // Drawn only when the spec has long runs, so the first fleet's random stream is unchanged.
     const long = spec.longShare !== undefined && spec.longSeconds !== undefined && rng.next() < spec.longShare ? spec.longSeconds : undefined;
     for (let j = 0; j < size; j++) {

@@ -130,7 +130,9 @@ export async function agentRelay(workerUrl: string): Promise<AgentRelay> {
   };
   server.on("connection", (down, req) => {
     const cluster = req.headers["x-arc-reaper-cluster"];
-    const up = new WebSocket(upstreamUrl, { headers: { authorization: req.headers.authorization ?? "", ...(typeof cluster === "string" ? { "x-arc-reaper-cluster": cluster } : {}) } });
+    const up = new WebSocket(upstreamUrl, {
+      headers: { authorization: req.headers.authorization ?? "", ...(typeof cluster === "string" ? { "x-arc-reaper-cluster": cluster } : {}) },
+    });
     const pair = { down, up };
     pairs.add(pair);
     const queued: string[] = [];

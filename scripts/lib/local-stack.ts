@@ -281,12 +281,18 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       "dev",
       // A stack that asks for the test hooks runs the test entry (the test ledger, the bench route).
       ...(vars.ARC_REAPER_TEST_HOOKS === "on" ? [join(ROOT, "test/hooks/entry.ts")] : []),
-      "--ip", "127.0.0.1",
-      "--port", String(port),
-      "--inspector-port", String(inspectorPort),
-      "--env-file", join(ROOT, ".dev.vars.example"),
-      "--env-file", secretsFile,
-      "--persist-to", join(stateDir, "wrangler-state"),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--env-file",
+      join(ROOT, ".dev.vars.example"),
+      "--env-file",
+      secretsFile,
+      "--persist-to",
+      join(stateDir, "wrangler-state"),
       "--show-interactive-dev-session=false",
       ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ];
@@ -365,20 +371,47 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         await addAgentServiceAccount(clusterKube, [namespace], saToken);
         const token = createHmac("sha256", agentToken).update(name).digest("hex");
         const onLog = opts.agent.onLog;
-        const clusterAgent = localAgent({ workerUrl: url, agentToken: token, cluster: name, kube: clusterKube, serviceAccountToken: saToken, namespaces: [namespace], dryRun: opts.agent.dryRun, onLog: onLog ? (l) => onLog({ ...l, fields: { ...l.fields, cluster: name } }) : undefined });
+        const clusterAgent = localAgent({
+          workerUrl: url,
+          agentToken: token,
+          cluster: name,
+          kube: clusterKube,
+          serviceAccountToken: saToken,
+          namespaces: [namespace],
+          dryRun: opts.agent.dryRun,
+          onLog: onLog ? (l) => onLog({ ...l, fields: { ...l.fields, cluster: name } }) : undefined,
+        });
         clusters.push({ name, kube: clusterKube, agent: clusterAgent });
         clusterAgent.start();
       }
       agent = undefined;
       const snapshots = () => new Set(jsonLog.filter((l) => l.msg === "agent snapshot").map((l) => String(l.cluster)));
-      await waitFor("every cluster's agent to connect and send its snapshot", async () => (opts.agent!.clusters!.every((c) => snapshots().has(c)) ? true : undefined), 30_000, 100);
+      await waitFor(
+        "every cluster's agent to connect and send its snapshot",
+        async () => (opts.agent!.clusters!.every((c) => snapshots().has(c)) ? true : undefined),
+        30_000,
+        100,
+      );
     } else if (opts.agent && agentToken) {
       const saToken = `local-agent-sa-${randomBytes(18).toString("base64url")}`;
       await addAgentServiceAccount(kube, [namespace], saToken);
       if (opts.agent.relay) relay = await agentRelay(url);
-      agent = localAgent({ workerUrl: relay?.url ?? url, agentToken, kube, serviceAccountToken: saToken, namespaces: [namespace], dryRun: opts.agent.dryRun, onLog: opts.agent.onLog });
+      agent = localAgent({
+        workerUrl: relay?.url ?? url,
+        agentToken,
+        kube,
+        serviceAccountToken: saToken,
+        namespaces: [namespace],
+        dryRun: opts.agent.dryRun,
+        onLog: opts.agent.onLog,
+      });
       agent.start();
-      await waitFor("the agent to connect and send its snapshot", async () => (jsonLog.some((l) => l.msg === "agent snapshot") ? true : undefined), 30_000, 100);
+      await waitFor(
+        "the agent to connect and send its snapshot",
+        async () => (jsonLog.some((l) => l.msg === "agent snapshot") ? true : undefined),
+        30_000,
+        100,
+      );
     }
 
     const stack: LocalStack = {
@@ -506,7 +539,14 @@ export function workflowJobPayload(action: "in_progress" | "completed", o: JobPa
 }
 
 /** workflow_run.completed with the fields of the case set. */
-export function workflowRunPayload(o: { repo: string; runId: number; runAttempt: number; installationId: number; updatedAt: string; conclusion: string }): Json {
+export function workflowRunPayload(o: {
+  repo: string;
+  runId: number;
+  runAttempt: number;
+  installationId: number;
+  updatedAt: string;
+  conclusion: string;
+}): Json {
   const payload = examplePayload("workflow_run", "completed");
   const run = payload.workflow_run as Json;
   Object.assign(run, { id: o.runId, run_attempt: o.runAttempt, updated_at: o.updatedAt, status: "completed", conclusion: o.conclusion });

@@ -5,7 +5,19 @@ import { join, resolve } from "node:path";
 import { GITHUB_COM, githubPlace, type GithubPlace } from "./github-urls.ts";
 import type { Flags } from "./options.ts";
 import type { Prompter } from "./prompter.ts";
-import { checkAppId, checkFile, checkImage, checkLabels, checkLogin, checkPrivateKey, checkWaitMinutes, checkWebUrl, checkWorkerName, splitList, type Check } from "./validate.ts";
+import {
+  checkAppId,
+  checkFile,
+  checkImage,
+  checkLabels,
+  checkLogin,
+  checkPrivateKey,
+  checkWaitMinutes,
+  checkWebUrl,
+  checkWorkerName,
+  splitList,
+  type Check,
+} from "./validate.ts";
 
 export interface Answers {
   org: string;
@@ -46,49 +58,165 @@ function dotcomOverride(env: NodeJS.ProcessEnv): { web: string; api: string } | 
 }
 
 export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, root: string, env: NodeJS.ProcessEnv): Promise<Answers> {
-  const q = async <T extends string>(flag: string | undefined, fallback: T | undefined, question: (() => Promise<string>) | undefined, what: string): Promise<string> => {
+  const q = async <T extends string>(
+    flag: string | undefined,
+    fallback: T | undefined,
+    question: (() => Promise<string>) | undefined,
+    what: string,
+  ): Promise<string> => {
     if (flag !== undefined) return flag;
     if (ask && question) return question();
     if (fallback !== undefined) return fallback;
     throw new AnswerError(`${what} is needed: give it as a flag (npm run setup -- --help lists them)`);
   };
 
-  const accountType = await q(flags["account-type"], "org", ask && (() => ask.select({ message: "Who owns the GitHub App?", options: [{ value: "org", label: "an organization", hint: "recommended" }, { value: "user", label: "my personal account" }], initial: "org" })), "--account-type");
+  const accountType = await q(
+    flags["account-type"],
+    "org",
+    ask &&
+      (() =>
+        ask.select({
+          message: "Who owns the GitHub App?",
+          options: [
+            { value: "org", label: "an organization", hint: "recommended" },
+            { value: "user", label: "my personal account" },
+          ],
+          initial: "org",
+        })),
+    "--account-type",
+  );
   if (accountType !== "org" && accountType !== "user") throw new AnswerError(`--account-type ${JSON.stringify(accountType)} must be org or user`);
   const orgWhat = accountType === "org" ? "--org (the organization)" : "--org (your GitHub user name)";
-  const org = await q(flags.org, undefined, ask && (() => ask.text({ message: accountType === "org" ? "The organization's name on GitHub" : "Your GitHub user name", placeholder: "octo-org", validate: (v) => asMessage(checkLogin("the name", v)) })), orgWhat);
+  const org = await q(
+    flags.org,
+    undefined,
+    ask &&
+      (() =>
+        ask.text({
+          message: accountType === "org" ? "The organization's name on GitHub" : "Your GitHub user name",
+          placeholder: "octo-org",
+          validate: (v) => asMessage(checkLogin("the name", v)),
+        })),
+    orgWhat,
+  );
   must(checkLogin("--org", org));
-  const githubUrl = await q(flags["github-url"], GITHUB_COM, ask && (() => ask.text({ message: "GitHub: https://github.com, or your GitHub Enterprise Server's URL", initial: GITHUB_COM, validate: (v) => asMessage(checkWebUrl("the URL", v)) })), "--github-url");
+  const githubUrl = await q(
+    flags["github-url"],
+    GITHUB_COM,
+    ask &&
+      (() =>
+        ask.text({
+          message: "GitHub: https://github.com, or your GitHub Enterprise Server's URL",
+          initial: GITHUB_COM,
+          validate: (v) => asMessage(checkWebUrl("the URL", v)),
+        })),
+    "--github-url",
+  );
   must(checkWebUrl("--github-url", githubUrl));
   if (flags["github-api-url"] !== undefined) must(checkWebUrl("--github-api-url", flags["github-api-url"]));
   const github = githubPlace(githubUrl, flags["github-api-url"], dotcomOverride(env));
-  const name = await q(flags.name, "arc-reaper", ask && (() => ask.text({ message: "The Worker's name (it is in its URL)", initial: "arc-reaper", validate: (v) => asMessage(checkWorkerName(v)) })), "--name");
+  const name = await q(
+    flags.name,
+    "arc-reaper",
+    ask && (() => ask.text({ message: "The Worker's name (it is in its URL)", initial: "arc-reaper", validate: (v) => asMessage(checkWorkerName(v)) })),
+    "--name",
+  );
   must(checkWorkerName(name));
-  const mode = await q(flags.mode, "agent", ask && (() => ask.select({ message: "How does the Worker reach the cluster?", options: [{ value: "agent", label: "agent mode", hint: "an agent in the cluster dials out; nothing to expose (recommended)" }, { value: "direct", label: "direct mode", hint: "the API server has a public, publicly trusted endpoint" }], initial: "agent" })), "--mode");
+  const mode = await q(
+    flags.mode,
+    "agent",
+    ask &&
+      (() =>
+        ask.select({
+          message: "How does the Worker reach the cluster?",
+          options: [
+            { value: "agent", label: "agent mode", hint: "an agent in the cluster dials out; nothing to expose (recommended)" },
+            { value: "direct", label: "direct mode", hint: "the API server has a public, publicly trusted endpoint" },
+          ],
+          initial: "agent",
+        })),
+    "--mode",
+  );
   if (mode !== "agent" && mode !== "direct") throw new AnswerError(`--mode ${JSON.stringify(mode)} must be agent or direct`);
-  const clustersText = mode === "agent" ? await q(flags.clusters, "default", ask && (() => ask.text({ message: "Cluster names, comma-separated (one agent each)", initial: "default", validate: (v) => asMessage(checkLabels("the clusters", splitList(v))) })), "--clusters") : (flags.clusters ?? "default");
+  const clustersText =
+    mode === "agent"
+      ? await q(
+          flags.clusters,
+          "default",
+          ask &&
+            (() =>
+              ask.text({
+                message: "Cluster names, comma-separated (one agent each)",
+                initial: "default",
+                validate: (v) => asMessage(checkLabels("the clusters", splitList(v))),
+              })),
+          "--clusters",
+        )
+      : (flags.clusters ?? "default");
   const clusters = splitList(clustersText);
   must(checkLabels("--clusters", clusters));
   if (mode === "direct" && clusters.length > 1) throw new AnswerError("--clusters: direct mode serves one cluster; use agent mode for several");
-  const namespaces = splitList(await q(flags.namespaces, "arc-runners", ask && (() => ask.text({ message: "Runner namespaces, comma-separated (where ARC's runners live)", initial: "arc-runners", validate: (v) => asMessage(checkLabels("the namespaces", splitList(v))) })), "--namespaces"));
+  const namespaces = splitList(
+    await q(
+      flags.namespaces,
+      "arc-runners",
+      ask &&
+        (() =>
+          ask.text({
+            message: "Runner namespaces, comma-separated (where ARC's runners live)",
+            initial: "arc-runners",
+            validate: (v) => asMessage(checkLabels("the namespaces", splitList(v))),
+          })),
+      "--namespaces",
+    ),
+  );
   must(checkLabels("--namespaces", namespaces));
   const defaultImage = `ghcr.io/${org.toLowerCase()}/arc-reaper-agent:${version(root)}`;
-  const agentImage = mode === "agent" ? await q(flags["agent-image"], defaultImage, ask && (() => ask.text({ message: "The agent's image (docker build . && docker push it there)", initial: defaultImage, validate: (v) => asMessage(checkImage(v)) })), "--agent-image") : defaultImage;
+  const agentImage =
+    mode === "agent"
+      ? await q(
+          flags["agent-image"],
+          defaultImage,
+          ask &&
+            (() =>
+              ask.text({
+                message: "The agent's image (docker build . && docker push it there)",
+                initial: defaultImage,
+                validate: (v) => asMessage(checkImage(v)),
+              })),
+          "--agent-image",
+        )
+      : defaultImage;
   must(checkImage(agentImage));
   let kubeApiUrl: string | undefined;
   if (mode === "direct") {
-    kubeApiUrl = await q(flags["kube-api-url"], undefined, ask && (() => ask.text({ message: "The API server as the Worker reaches it (https://, publicly trusted)", validate: (v) => asMessage(checkWebUrl("the URL", v)) })), "--kube-api-url");
+    kubeApiUrl = await q(
+      flags["kube-api-url"],
+      undefined,
+      ask &&
+        (() =>
+          ask.text({ message: "The API server as the Worker reaches it (https://, publicly trusted)", validate: (v) => asMessage(checkWebUrl("the URL", v)) })),
+      "--kube-api-url",
+    );
     must(checkWebUrl("--kube-api-url", kubeApiUrl));
   }
   let existingApp: Answers["existingApp"];
   if (flags["app-id"] !== undefined || flags["app-key-file"] !== undefined || flags["webhook-secret-file"] !== undefined) {
-    if (flags["app-id"] === undefined || flags["app-key-file"] === undefined) throw new AnswerError("--app-id and --app-key-file go together (an existing App's id and its private key file)");
+    if (flags["app-id"] === undefined || flags["app-key-file"] === undefined)
+      throw new AnswerError("--app-id and --app-key-file go together (an existing App's id and its private key file)");
     must(checkAppId(flags["app-id"]));
     // Checked here, not when the App step reads them: by then the Worker would be deployed.
-    if (flags["webhook-secret-file"] === undefined) throw new AnswerError(`--app-id ${flags["app-id"]}: setup also needs that App's webhook secret, in a file given with --webhook-secret-file (on the App's settings page, set a new one and save it to that file)`);
+    if (flags["webhook-secret-file"] === undefined)
+      throw new AnswerError(
+        `--app-id ${flags["app-id"]}: setup also needs that App's webhook secret, in a file given with --webhook-secret-file (on the App's settings page, set a new one and save it to that file)`,
+      );
     must(checkPrivateKey(resolve(flags["app-key-file"])));
     must(checkFile("--webhook-secret-file", resolve(flags["webhook-secret-file"])));
-    existingApp = { id: Number(flags["app-id"]), keyFile: resolve(flags["app-key-file"]), webhookSecretFile: flags["webhook-secret-file"] && resolve(flags["webhook-secret-file"]) };
+    existingApp = {
+      id: Number(flags["app-id"]),
+      keyFile: resolve(flags["app-key-file"]),
+      webhookSecretFile: flags["webhook-secret-file"] && resolve(flags["webhook-secret-file"]),
+    };
   }
   if (flags["worker-url"] !== undefined) must(checkWebUrl("--worker-url", flags["worker-url"]));
   if (flags["wrangler-config"] !== undefined) must(checkFile("--wrangler-config", resolve(flags["wrangler-config"])));

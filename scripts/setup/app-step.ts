@@ -17,7 +17,10 @@ export async function appStep(c: StepContext): Promise<void> {
   const app = c.state.app;
   const given = c.a.existingApp;
   if (given && (!app || app.id === given.id)) {
-    if (!given.webhookSecretFile) throw new StepError(`--app-id ${given.id}: setup also needs that App's webhook secret, in a file given with --webhook-secret-file (on the App's settings page, set a new one and save it to that file).`);
+    if (!given.webhookSecretFile)
+      throw new StepError(
+        `--app-id ${given.id}: setup also needs that App's webhook secret, in a file given with --webhook-secret-file (on the App's settings page, set a new one and save it to that file).`,
+      );
     c.memory.set("GITHUB_APP_PRIVATE_KEY", readFileSync(given.keyFile, "utf8").trim());
     c.memory.set("GITHUB_WEBHOOK_SECRET", readFileSync(given.webhookSecretFile, "utf8").trim());
     c.memory.set("GITHUB_APP_ID", String(given.id));

@@ -48,7 +48,11 @@ export async function checkStep(c: StepContext, waitMs: number): Promise<boolean
   for (;;) {
     const { status, body } = await deep(url, admin);
     if (status === 200 && body?.ok) break;
-    const failing = body?.checks?.filter((k) => !k.ok).map((k) => `${k.name}: ${k.detail ?? "failing"}`).join("; ") ?? (status === 0 ? "the Worker does not answer yet" : `answered ${status}`);
+    const failing =
+      body?.checks
+        ?.filter((k) => !k.ok)
+        .map((k) => `${k.name}: ${k.detail ?? "failing"}`)
+        .join("; ") ?? (status === 0 ? "the Worker does not answer yet" : `answered ${status}`);
     if (failing !== last) c.say.info(`not yet: ${failing}`);
     last = failing;
     if (Date.now() > deadline) {

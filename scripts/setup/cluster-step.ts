@@ -33,18 +33,25 @@ export async function agentClusterStep(c: StepContext, serve: SecretServer): Pro
       continue;
     }
     if (agentToken === undefined) {
-      c.say.warn(`cluster ${cluster}: AGENT_TOKEN was on the Worker before setup, so setup cannot make this cluster's token: make Secret arc-reaper-agent-token as docs/deploy.md#several-clusters says, then kubectl apply -k ${shown}`);
+      c.say.warn(
+        `cluster ${cluster}: AGENT_TOKEN was on the Worker before setup, so setup cannot make this cluster's token: make Secret arc-reaper-agent-token as docs/deploy.md#several-clusters says, then kubectl apply -k ${shown}`,
+      );
       continue;
     }
     const token = await clusterToken(agentToken, cluster);
     const context = await contextFor(c.root, cluster, single);
-    const agree = context !== undefined && (c.a.apply || (c.ask !== undefined && (await c.ask.confirm({ message: `Apply the agent to cluster ${cluster} with kubectl context ${context}?`, initial: true }))));
+    const agree =
+      context !== undefined &&
+      (c.a.apply ||
+        (c.ask !== undefined && (await c.ask.confirm({ message: `Apply the agent to cluster ${cluster} with kubectl context ${context}?`, initial: true }))));
     if (context !== undefined && agree) {
       const k = { root: c.root, context };
       const owner = await agentSecretOwner(k);
       if (owner === "other" && !c.a.replace) {
         st.secret = "kept";
-        c.say.warn(`cluster ${cluster}: Secret arc-reaper-agent-token was there before setup: kept (its token must be the one made for ${cluster}; --replace to let setup replace it)`);
+        c.say.warn(
+          `cluster ${cluster}: Secret arc-reaper-agent-token was there before setup: kept (its token must be the one made for ${cluster}; --replace to let setup replace it)`,
+        );
       } else {
         await applyStdin(k, agentSecretYaml(token));
         st.secret = "created";
@@ -60,8 +67,13 @@ export async function agentClusterStep(c: StepContext, serve: SecretServer): Pro
     st.applied = false;
     c.save();
     const ctx = single ? "" : ` --context ${cluster}`;
-    c.say.info(`cluster ${cluster}: overlay written to ${shown}. ${context === undefined ? "kubectl has no context for it here" : "Not applied, as you chose"}; run this where kubectl reaches it, while setup waits below (the token comes from setup, never on the command line):`);
+    c.say.info(
+      `cluster ${cluster}: overlay written to ${shown}. ${context === undefined ? "kubectl has no context for it here" : "Not applied, as you chose"}; run this where kubectl reaches it, while setup waits below (the token comes from setup, never on the command line):`,
+    );
     c.say.info(`  curl -fsS ${url} | kubectl${ctx} apply -f - && kubectl${ctx} apply -k ${shown}`);
   }
-  if (c.a.agentImage) c.say.info(`The agent's image is ${c.a.agentImage}: if it is not in your registry yet, from this directory: docker build -t ${c.a.agentImage} . && docker push ${c.a.agentImage}`);
+  if (c.a.agentImage)
+    c.say.info(
+      `The agent's image is ${c.a.agentImage}: if it is not in your registry yet, from this directory: docker build -t ${c.a.agentImage} . && docker push ${c.a.agentImage}`,
+    );
 }

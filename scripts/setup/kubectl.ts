@@ -15,12 +15,32 @@ export async function contextFor(root: string, cluster: string, single: boolean)
     return r.code === 0 && name !== "" ? name : undefined;
   }
   const r = await run("kubectl", ["config", "get-contexts", "-o", "name"], { cwd: root });
-  return r.code === 0 && r.out.split("\n").map((s) => s.trim()).includes(cluster) ? cluster : undefined;
+  return r.code === 0 &&
+    r.out
+      .split("\n")
+      .map((s) => s.trim())
+      .includes(cluster)
+    ? cluster
+    : undefined;
 }
 
 /** Whether Secret arc-reaper-agent-token exists, and whether setup made it. */
 export async function agentSecretOwner(k: Kubectl): Promise<"none" | "setup" | "other"> {
-  const r = await run("kubectl", ["--context", k.context, "-n", "arc-reaper-agent", "get", "secret", "arc-reaper-agent-token", "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"], { cwd: k.root });
+  const r = await run(
+    "kubectl",
+    [
+      "--context",
+      k.context,
+      "-n",
+      "arc-reaper-agent",
+      "get",
+      "secret",
+      "arc-reaper-agent-token",
+      "-o",
+      "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}",
+    ],
+    { cwd: k.root },
+  );
   if (r.code !== 0) {
     if (/NotFound|not found/i.test(r.out)) return "none";
     throw new Error(`kubectl get secret failed:\n${tail(r.out)}`);

@@ -76,7 +76,11 @@ async function runSetup(flags: Flags): Promise<number> {
     open: openInBrowser,
   };
   const stop = () => {
-    console.error("\nsetup stopped: what is done is recorded in", relative(process.cwd(), a.stateDir) || a.stateDir, "- run npm run setup again to resume where it stopped.");
+    console.error(
+      "\nsetup stopped: what is done is recorded in",
+      relative(process.cwd(), a.stateDir) || a.stateDir,
+      "- run npm run setup again to resume where it stopped.",
+    );
     void serve.close().finally(() => process.exit(130));
   };
   process.once("SIGINT", stop);

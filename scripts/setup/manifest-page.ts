@@ -27,7 +27,12 @@ const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").repl
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
   const html = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><meta name="viewport" content="width=device-width"><style>body{font:16px system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}button{font-size:1.1rem;padding:.6rem 1.2rem}</style></head><body><h1>${esc(title)}</h1>${body}</body></html>`;
-  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action *", "referrer-policy": "no-referrer" });
+  res.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action *",
+    "referrer-policy": "no-referrer",
+  });
   res.end(html);
 }
 
@@ -39,7 +44,12 @@ function parseConversion(value: unknown): Conversion {
   return { id: o["id"], slug: o["slug"], htmlUrl: typeof o["html_url"] === "string" ? o["html_url"] : "", pem: o["pem"], webhookSecret: o["webhook_secret"] };
 }
 
-export async function startManifestFlow(o: { place: GithubPlace; accountType: "org" | "user"; org: string; manifest: Record<string, unknown> }): Promise<ManifestFlow> {
+export async function startManifestFlow(o: {
+  place: GithubPlace;
+  accountType: "org" | "user";
+  org: string;
+  manifest: Record<string, unknown>;
+}): Promise<ManifestFlow> {
   const state = randomBytes(16).toString("hex");
   let settle: { resolve: (c: Conversion) => void; reject: (e: Error) => void } | undefined;
   const done = new Promise<Conversion>((resolve, reject) => (settle = { resolve, reject }));
@@ -50,7 +60,12 @@ export async function startManifestFlow(o: { place: GithubPlace; accountType: "o
     if (req.method === "GET" && url.pathname === "/") {
       const manifest = JSON.stringify({ ...o.manifest, redirect_url: `${base}/created` });
       const action = newAppUrl(o.place, o.accountType, o.org, state);
-      page(res, 200, "Create arc-reaper's GitHub App", `<p>This posts arc-reaper's App manifest to <b>${esc(o.place.web)}</b> for <b>${esc(o.org)}</b>. GitHub shows the App; choose <b>Create GitHub App</b>, and GitHub brings you back here.</p><form method="post" action="${esc(action)}"><input type="hidden" name="manifest" value="${esc(manifest)}"><button type="submit" id="create">Create the GitHub App</button></form>`);
+      page(
+        res,
+        200,
+        "Create arc-reaper's GitHub App",
+        `<p>This posts arc-reaper's App manifest to <b>${esc(o.place.web)}</b> for <b>${esc(o.org)}</b>. GitHub shows the App; choose <b>Create GitHub App</b>, and GitHub brings you back here.</p><form method="post" action="${esc(action)}"><input type="hidden" name="manifest" value="${esc(manifest)}"><button type="submit" id="create">Create the GitHub App</button></form>`,
+      );
       return;
     }
     if (req.method === "GET" && url.pathname === "/created") {
@@ -64,14 +79,23 @@ export async function startManifestFlow(o: { place: GithubPlace; accountType: "o
         return;
       }
       used = true;
-      fetch(conversionUrl(o.place, code), { method: "POST", headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "arc-reaper-setup" }, signal: AbortSignal.timeout(30_000) })
+      fetch(conversionUrl(o.place, code), {
+        method: "POST",
+        headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "arc-reaper-setup" },
+        signal: AbortSignal.timeout(30_000),
+      })
         .then(async (r) => {
           const text = await r.text();
           if (r.status !== 201) throw new Error(`GitHub answered ${r.status} to the code exchange: ${text.slice(0, 300)}`);
           return parseConversion(JSON.parse(text));
         })
         .then((c) => {
-          page(res, 200, "The App is made", `<p>GitHub App <b>${esc(c.slug)}</b> (id ${c.id}) exists. Its key and webhook secret go straight to the Worker: back to the terminal.</p>`);
+          page(
+            res,
+            200,
+            "The App is made",
+            `<p>GitHub App <b>${esc(c.slug)}</b> (id ${c.id}) exists. Its key and webhook secret go straight to the Worker: back to the terminal.</p>`,
+          );
           settle?.resolve(c);
         })
         .catch((e: unknown) => {

@@ -11,7 +11,10 @@ export const FLAGS = {
   mode: { type: "string", help: "agent (default: an agent in the cluster dials out) or direct (the Worker calls the API server)" },
   clusters: { type: "string", help: "agent mode: cluster names, comma-separated DNS labels (default: default)" },
   namespaces: { type: "string", help: "runner namespaces, comma-separated (default arc-runners)" },
-  "agent-image": { type: "string", help: "agent mode: the agent's image, built from the Dockerfile and pushed (default ghcr.io/<org>/arc-reaper-agent:<version>)" },
+  "agent-image": {
+    type: "string",
+    help: "agent mode: the agent's image, built from the Dockerfile and pushed (default ghcr.io/<org>/arc-reaper-agent:<version>)",
+  },
   "kube-api-url": { type: "string", help: "direct mode: the API server as the Worker reaches it (https://, publicly trusted)" },
   "app-id": { type: "string", help: "use an App you already have (its id) instead of making one; with --app-key-file" },
   "app-key-file": { type: "string", help: "that App's private key (.pem); read once, never copied" },
@@ -30,7 +33,9 @@ export const FLAGS = {
 export type Flags = { [K in keyof typeof FLAGS]?: (typeof FLAGS)[K]["type"] extends "string" ? string : boolean };
 
 export function parseFlags(argv: string[]): Flags {
-  const options: ParseArgsConfig["options"] = Object.fromEntries(Object.entries(FLAGS).map(([k, v]) => [k, "short" in v ? { type: v.type, short: v.short } : { type: v.type }]));
+  const options: ParseArgsConfig["options"] = Object.fromEntries(
+    Object.entries(FLAGS).map(([k, v]) => [k, "short" in v ? { type: v.type, short: v.short } : { type: v.type }]),
+  );
   const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   return values as Flags;
 }

@@ -49,19 +49,30 @@ export function writeAgentOverlay(o: { root: string; stateDir: string; cluster: 
   for (const ns of o.namespaces) {
     const nsDir = join(dir, "namespaces", ns);
     mkdirSync(nsDir, { recursive: true });
-    writeFileSync(join(nsDir, "kustomization.yaml"), stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", namespace: ns, resources: [infra(nsDir, "runner-namespace")] }));
+    writeFileSync(
+      join(nsDir, "kustomization.yaml"),
+      stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", namespace: ns, resources: [infra(nsDir, "runner-namespace")] }),
+    );
   }
   return dir;
 }
 
 /** The agent's namespace and token Secret as one YAML stream for `kubectl apply -f -` (stdin only). */
 export function agentSecretYaml(token: string): string {
-  const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "arc-reaper-agent", labels: { "app.kubernetes.io/name": "arc-reaper-agent", "pod-security.kubernetes.io/enforce": "restricted" } } };
+  const ns = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: "arc-reaper-agent", labels: { "app.kubernetes.io/name": "arc-reaper-agent", "pod-security.kubernetes.io/enforce": "restricted" } },
+  };
   const secret = {
     apiVersion: "v1",
     kind: "Secret",
     type: "Opaque",
-    metadata: { name: "arc-reaper-agent-token", namespace: "arc-reaper-agent", labels: { "app.kubernetes.io/name": "arc-reaper-agent", "app.kubernetes.io/managed-by": "arc-reaper-setup" } },
+    metadata: {
+      name: "arc-reaper-agent-token",
+      namespace: "arc-reaper-agent",
+      labels: { "app.kubernetes.io/name": "arc-reaper-agent", "app.kubernetes.io/managed-by": "arc-reaper-setup" },
+    },
     data: { AGENT_TOKEN: Buffer.from(token).toString("base64") },
   };
   return `${stringify(ns)}---\n${stringify(secret)}`;

@@ -28,7 +28,9 @@ export const clackPrompter: Prompter = {
   },
   async select(q) {
     const options = q.options.map((o) => (o.hint === undefined ? { value: o.value, label: o.label } : { value: o.value, label: o.label, hint: o.hint }));
-    return answered<typeof q.initial>(await select({ message: q.message, options: options as Parameters<typeof select<typeof q.initial>>[0]["options"], initialValue: q.initial }));
+    return answered<typeof q.initial>(
+      await select({ message: q.message, options: options as Parameters<typeof select<typeof q.initial>>[0]["options"], initialValue: q.initial }),
+    );
   },
   async confirm(q) {
     return answered<boolean>(await confirm({ message: q.message, initialValue: q.initial }));

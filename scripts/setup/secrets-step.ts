@@ -49,7 +49,9 @@ export async function secretsStep(c: StepContext): Promise<void> {
   }
   await storeSecrets(c, values);
   c.save();
-  c.say.done(`stored ${Object.keys(values).length} secrets on Worker ${c.a.name}: ${Object.keys(values).join(", ") || "none"} (through stdin; not on disk, not on a command line)`);
+  c.say.done(
+    `stored ${Object.keys(values).length} secrets on Worker ${c.a.name}: ${Object.keys(values).join(", ") || "none"} (through stdin; not on disk, not on a command line)`,
+  );
 }
 
 /**

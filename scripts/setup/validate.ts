@@ -27,26 +27,34 @@ export function checkWebUrl(what: string, value: string): Check {
   } catch {
     return bad(`${what} ${JSON.stringify(value)} is not a URL (e.g. https://github.example.com)`);
   }
-  if (url.protocol === "http:" && !LOOPBACK.has(url.hostname)) return bad(`${what} ${JSON.stringify(value)} is http://: GitHub and the Worker talk over https:// only (http:// is taken for 127.0.0.1 alone)`);
+  if (url.protocol === "http:" && !LOOPBACK.has(url.hostname))
+    return bad(`${what} ${JSON.stringify(value)} is http://: GitHub and the Worker talk over https:// only (http:// is taken for 127.0.0.1 alone)`);
   if (url.protocol !== "https:" && url.protocol !== "http:") return bad(`${what} ${JSON.stringify(value)} must start with https://`);
   if (url.search || url.hash || url.username) return bad(`${what} ${JSON.stringify(value)} must have no query, fragment or credentials`);
   return good;
 }
 
 export function checkWorkerName(value: string): Check {
-  return WORKER_NAME.test(value) ? good : bad(`--name ${JSON.stringify(value)} is not a Worker name (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
+  return WORKER_NAME.test(value)
+    ? good
+    : bad(`--name ${JSON.stringify(value)} is not a Worker name (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
 }
 
 export function checkLabels(what: string, values: string[]): Check {
   if (values.length === 0) return bad(`${what} names none: give at least one`);
-  for (const v of values) if (!DNS_LABEL.test(v)) return bad(`${what}: ${JSON.stringify(v)} is not a DNS label (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
+  for (const v of values)
+    if (!DNS_LABEL.test(v))
+      return bad(`${what}: ${JSON.stringify(v)} is not a DNS label (lowercase letters, digits and dashes, at most 63, not starting or ending with a dash)`);
   const dup = values.find((v, i) => values.indexOf(v) !== i);
   return dup === undefined ? good : bad(`${what} names ${dup} twice`);
 }
 
 /** Comma-separated list, blanks dropped. */
 export function splitList(value: string): string[] {
-  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 export function checkAppId(value: string): Check {
@@ -54,7 +62,9 @@ export function checkAppId(value: string): Check {
 }
 
 export function checkImage(value: string): Check {
-  return /^[a-z0-9][\w.:/@-]*$/i.test(value) && !/\s/.test(value) ? good : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.1.0)`);
+  return /^[a-z0-9][\w.:/@-]*$/i.test(value) && !/\s/.test(value)
+    ? good
+    : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.1.0)`);
 }
 
 /** A file the user gives (a key, a secret, a config): there, readable and not empty. Its text, or the problem. */
@@ -70,10 +80,14 @@ export function checkFile(what: string, path: string): Check & { text?: string }
 export function checkPrivateKey(path: string): Check {
   const file = checkFile("--app-key-file", path);
   if (!file.ok) return file;
-  return /-----BEGIN (RSA )?PRIVATE KEY-----/.test(file.text ?? "") ? good : bad(`--app-key-file ${JSON.stringify(path)} is not a private key (.pem, as GitHub's "Generate a private key" saves it)`);
+  return /-----BEGIN (RSA )?PRIVATE KEY-----/.test(file.text ?? "")
+    ? good
+    : bad(`--app-key-file ${JSON.stringify(path)} is not a private key (.pem, as GitHub's "Generate a private key" saves it)`);
 }
 
 export function checkWaitMinutes(value: string): Check {
   const n = Number(value);
-  return value.trim() !== "" && Number.isFinite(n) && n > 0 ? good : bad(`--wait-minutes ${JSON.stringify(value)} is not a number of minutes above 0 (e.g. 30)`);
+  return value.trim() !== "" && Number.isFinite(n) && n > 0
+    ? good
+    : bad(`--wait-minutes ${JSON.stringify(value)} is not a number of minutes above 0 (e.g. 30)`);
 }

@@ -9,7 +9,12 @@ import { renderWranglerConfig } from "./wrangler-config.ts";
 
 export function workerVars(c: StepContext): Record<string, string> {
   const { a } = c;
-  const vars: Record<string, string> = { GITHUB_API_URL: a.github.api, REAPER_NAMESPACES: a.namespaces.join(","), REAPER_DRY_RUN: "true", CLUSTER_MODE: a.mode };
+  const vars: Record<string, string> = {
+    GITHUB_API_URL: a.github.api,
+    REAPER_NAMESPACES: a.namespaces.join(","),
+    REAPER_DRY_RUN: "true",
+    CLUSTER_MODE: a.mode,
+  };
   if (a.mode === "agent" && (a.clusters.length > 1 || a.clusters[0] !== "default")) vars["AGENT_CLUSTERS"] = a.clusters.join(",");
   if (a.mode === "direct") {
     vars["KUBE_API_URL"] = a.kubeApiUrl ?? "";
@@ -43,7 +48,9 @@ export async function workerStep(c: StepContext): Promise<void> {
   const { digest, edited } = writeWorkerConfig(c);
   const done = c.state.worker;
   if (done && edited) {
-    c.say.done(`${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (npx wrangler deploy -c ${c.wrangler.config} deploys it)`);
+    c.say.done(
+      `${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (npx wrangler deploy -c ${c.wrangler.config} deploys it)`,
+    );
     return;
   }
   if (done && done.name === c.a.name && done.digest === digest) {
@@ -58,7 +65,9 @@ export async function workerStep(c: StepContext): Promise<void> {
   const existing = await secretNames(c.wrangler, c.a.name);
   const ours = (done?.name === c.a.name && done.createdBySetup) || (c.state.deploying?.name === c.a.name && c.state.deploying.createdBySetup);
   if (existing !== undefined && !ours && !c.a.replace) {
-    throw new StepError(`A Worker named ${c.a.name} already exists on this Cloudflare account and setup did not make it: kept. Choose another --name, or add --replace to deploy arc-reaper over it.`);
+    throw new StepError(
+      `A Worker named ${c.a.name} already exists on this Cloudflare account and setup did not make it: kept. Choose another --name, or add --replace to deploy arc-reaper over it.`,
+    );
   }
   c.state.deploying = { name: c.a.name, createdBySetup: ours || existing === undefined };
   c.save();
@@ -69,5 +78,7 @@ export async function workerStep(c: StepContext): Promise<void> {
   c.state.worker = { name: c.a.name, url, createdBySetup: ours || existing === undefined, config: c.wrangler.config, digest };
   delete c.state.deploying;
   c.save();
-  c.say.done(`${existing === undefined ? "deployed" : ours ? "deployed again (an answer changed)" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`);
+  c.say.done(
+    `${existing === undefined ? "deployed" : ours ? "deployed again (an answer changed)" : "deployed over the existing"} Worker ${c.a.name} at ${url} (dry run: it deletes nothing)`,
+  );
 }

@@ -12,7 +12,11 @@ export interface Wrangler {
 
 function wranglerRun(w: Wrangler, args: string[], stdin?: string) {
   const bin = join(w.root, "node_modules/wrangler/bin/wrangler.js");
-  return run(process.execPath, [bin, ...args, "--config", w.config], { cwd: w.root, stdin, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0" } });
+  return run(process.execPath, [bin, ...args, "--config", w.config], {
+    cwd: w.root,
+    stdin,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0" },
+  });
 }
 
 /** The names of the Worker's secrets, or undefined when there is no such Worker. */
@@ -48,9 +52,16 @@ export async function ensureLogin(w: Wrangler, interactive: boolean): Promise<"t
   if (process.env["CLOUDFLARE_API_TOKEN"]) return "token";
   const who = await wranglerRunPlain(w, ["whoami"]);
   if (!/not authenticated|wrangler login/i.test(who.out)) return "logged-in";
-  if (!interactive) throw new Error("wrangler is not logged in to Cloudflare: run npx wrangler login, or set CLOUDFLARE_API_TOKEN (and CLOUDFLARE_ACCOUNT_ID), then run setup again");
+  if (!interactive)
+    throw new Error(
+      "wrangler is not logged in to Cloudflare: run npx wrangler login, or set CLOUDFLARE_API_TOKEN (and CLOUDFLARE_ACCOUNT_ID), then run setup again",
+    );
   const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), "login"], { cwd: w.root, stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+    const child = spawn(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), "login"], {
+      cwd: w.root,
+      stdio: "inherit",
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
     child.on("close", (c) => resolve(c ?? 1));
   });
   if (code !== 0) throw new Error("wrangler login did not finish: run npx wrangler login, then setup again");
@@ -58,5 +69,8 @@ export async function ensureLogin(w: Wrangler, interactive: boolean): Promise<"t
 }
 
 function wranglerRunPlain(w: Wrangler, args: string[]) {
-  return run(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), ...args], { cwd: w.root, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } });
+  return run(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), ...args], {
+    cwd: w.root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+  });
 }

@@ -25,8 +25,8 @@ function AgentBanner(props: { agent: AgentStatus; several: boolean }) {
     return (
       <p id={id} data-cluster={a.cluster} class="error" role="alert">
         No agent{of} is connected{a.disconnectedAt ? ` (since ${a.disconnectedAt})` : ""}
-        {a.expected ? " (AGENT_CLUSTERS expects it)" : ""}: nothing{props.several ? " in it" : ""} is deleted, its runners are kept and counted as errors
-        of kind agent until the in-cluster agent reconnects.
+        {a.expected ? " (AGENT_CLUSTERS expects it)" : ""}: nothing{props.several ? " in it" : ""} is deleted, its runners are kept and counted as errors of
+        kind agent until the in-cluster agent reconnects.
       </p>
     );
   }
@@ -42,8 +42,8 @@ function AgentBanner(props: { agent: AgentStatus; several: boolean }) {
     <>
       {unreadable.length > 0 ? (
         <p id={`${id}-unreadable`} data-cluster={a.cluster} class="error" role="alert">
-          The agent{of} cannot read {unreadable.map((u) => `namespace ${u.namespace} (${u.why})`).join(", ")}: its runners there are kept as ambiguous, never judged gone or
-          deleted, until the agent reads it again (check its Role).
+          The agent{of} cannot read {unreadable.map((u) => `namespace ${u.namespace} (${u.why})`).join(", ")}: its runners there are kept as ambiguous, never
+          judged gone or deleted, until the agent reads it again (check its Role).
         </p>
       ) : null}
       <AgentLine agent={a} several={props.several} id={id} />

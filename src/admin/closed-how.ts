@@ -8,7 +8,9 @@ import { formatDuration } from "./format-duration.ts";
 export function closedHow(row: RunnerRow, policy: { graceSeconds: number; maxJobSeconds: number }): string {
   if (row.state === "gone") return "gone";
   const closedAt = row.closedAt === null ? NaN : Date.parse(row.closedAt);
-  const delay = Number.isNaN(closedAt) ? undefined : delayAfterGraceMs({ cause: row.cause, completedAt: row.completedAt, startedAt: row.startedAt, closedAt }, policy);
+  const delay = Number.isNaN(closedAt)
+    ? undefined
+    : delayAfterGraceMs({ cause: row.cause, completedAt: row.completedAt, startedAt: row.startedAt, closedAt }, policy);
   if (delay === undefined) return "reaped";
   return `reaped ${formatDuration(delay)} after the ${row.cause === "over-bound" ? "bound" : "grace"} ended`;
 }

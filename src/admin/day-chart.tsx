@@ -61,7 +61,15 @@ export function DayChart(props: { day: DayAtGlance }) {
   const summary = `${sums.reaped} reaped, ${sums.kept} kept, ${sums.gone} gone in the last 24 hours`;
   return (
     <section id="day" aria-label="The last 24 hours">
-      <svg id="day-chart" role="img" aria-labelledby="day-chart-title" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width={String(WIDTH)} height={String(HEIGHT)} xmlns="http://www.w3.org/2000/svg">
+      <svg
+        id="day-chart"
+        role="img"
+        aria-labelledby="day-chart-title"
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        width={String(WIDTH)}
+        height={String(HEIGHT)}
+        xmlns="http://www.w3.org/2000/svg"
+      >
         <title id="day-chart-title">Runners per hour, last 24 hours (UTC): {summary}</title>
         <line x1={String(LEFT)} y1={String(HEIGHT - BOTTOM)} x2={String(WIDTH - 4)} y2={String(HEIGHT - BOTTOM)} stroke="#d1d9e0" />
         <text class="axis" x={String(LEFT - 6)} y={String(TOP + 10)} text-anchor="end" font-size="11" fill="#59636e">

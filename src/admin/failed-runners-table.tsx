@@ -33,7 +33,9 @@ export function FailedRunnerTable(props: { rows: RunnerRow[]; now: number }) {
               <bdi class="scale-set">{r.scaleSet ?? "—"}</bdi>
             </td>
             <td>
-              <time datetime={r.failedAt ?? undefined} title={r.failedAt ?? undefined}>{ago(r.failedAt ?? null, props.now)}</time>
+              <time datetime={r.failedAt ?? undefined} title={r.failedAt ?? undefined}>
+                {ago(r.failedAt ?? null, props.now)}
+              </time>
             </td>
             <td class="reason arc-message">
               <strong>

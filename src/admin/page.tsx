@@ -98,12 +98,20 @@ function Relative(props: { at: string | null; now: number }) {
   if (!props.at) return <span>—</span>;
   const ms = Date.parse(props.at) - props.now;
   const words = ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`;
-  return <time datetime={props.at} title={props.at}>{words}</time>;
+  return (
+    <time datetime={props.at} title={props.at}>
+      {words}
+    </time>
+  );
 }
 
 function Age(props: { since: string | null; now: number }) {
   if (!props.since) return <span>—</span>;
-  return <time datetime={props.since} title={`job started ${props.since}`}>{formatDuration(props.now - Date.parse(props.since))}</time>;
+  return (
+    <time datetime={props.since} title={`job started ${props.since}`}>
+      {formatDuration(props.now - Date.parse(props.since))}
+    </time>
+  );
 }
 
 export function Layout(props: { title: string; children?: unknown }) {
@@ -142,9 +150,7 @@ function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) 
         {s.dryRun ? " (dry run)" : ""}
       </dd>
       <dt>errors</dt>
-      <dd class={errorTotal > 0 ? "error" : undefined}>
-        {errors.length === 0 ? "none" : errors.map(([kind, n]) => `${kind} ${n}`).join(", ")}
-      </dd>
+      <dd class={errorTotal > 0 ? "error" : undefined}>{errors.length === 0 ? "none" : errors.map(([kind, n]) => `${kind} ${n}`).join(", ")}</dd>
       <dt>GitHub requests</dt>
       <dd>
         {s.githubCalls}
@@ -263,7 +269,9 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
         <h1>arc-reaper</h1>
         <div>
           <form method="post" action={p.paused ? "/admin/resume" : "/admin/pause"}>
-            <button type="submit" id={p.paused ? "resume" : "pause"}>{p.paused ? "Resume deletions" : "Pause deletions"}</button>
+            <button type="submit" id={p.paused ? "resume" : "pause"}>
+              {p.paused ? "Resume deletions" : "Pause deletions"}
+            </button>
           </form>
           {p.auth === "session" ? (
             <form method="post" action="/admin/logout">
@@ -290,10 +298,17 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
       <LastSweep sweep={p.lastSweep} now={p.now} />
       <h2>Tracked runners{p.cluster ? ` in cluster ${p.cluster}` : ""}</h2>
       <Filter state={p.state} counts={p.counts} cluster={p.cluster} />
-      {p.state === "failed" ? <FailedRunnerTable rows={p.rows} now={p.now} /> : <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />}
+      {p.state === "failed" ? (
+        <FailedRunnerTable rows={p.rows} now={p.now} />
+      ) : (
+        <RunnerTable rows={p.rows} now={p.now} web={p.githubWebUrl} policy={settings} />
+      )}
       {p.nextCursor ? (
         <p>
-          <a id="next-page" href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.cluster ? { cluster: p.cluster } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}>
+          <a
+            id="next-page"
+            href={`/admin?${new URLSearchParams({ ...(p.state ? { state: p.state } : {}), ...(p.repo ? { repo: p.repo } : {}), ...(p.cluster ? { cluster: p.cluster } : {}), ...(p.limit ? { limit: String(p.limit) } : {}), cursor: p.nextCursor }).toString()}`}
+          >
             next page
           </a>
         </p>

@@ -15,8 +15,6 @@ import type { Sql } from "../ledger/sql.ts";
 import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, connKey, disconnectedKey, type Attachment } from "./attachment.ts";
 import { AgentRequests } from "./requests.ts";
 import { takeSnapshotPart } from "./snapshot.ts";
-
-;
 /** An invalid message from the agent closes its socket with this code (policy violation); it reconnects and sends a fresh snapshot. */
 const CLOSE_INVALID = 1008;
 
@@ -129,7 +127,8 @@ export class AgentLink {
       case "namespaces":
         if (at.completeAt === undefined) return;
         if (view.setNamespaces(message.namespaces, Date.now(), false).length > 0) this.onViewComplete(cluster);
-        for (const n of message.namespaces) if (n.unreadable !== undefined) this.log({ msg: "agent cannot read a namespace", cluster, namespace: n.namespace, why: n.unreadable });
+        for (const n of message.namespaces)
+          if (n.unreadable !== undefined) this.log({ msg: "agent cannot read a namespace", cluster, namespace: n.namespace, why: n.unreadable });
         return;
       case "upsert":
         if (at.completeAt !== undefined) view.upsert(message.runner);

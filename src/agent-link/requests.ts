@@ -48,7 +48,13 @@ export class AgentRequests {
     const answered = this.reads.wait(id, conn, this.readTimeoutMs, {
       onTimeout: () => {
         this.slowReads.add(conn);
-        this.log({ msg: "agent read unanswered in time: not waited on again until this connection answers a read", cluster, namespace, name, ms: this.readTimeoutMs });
+        this.log({
+          msg: "agent read unanswered in time: not waited on again until this connection answers a read",
+          cluster,
+          namespace,
+          name,
+          ms: this.readTimeoutMs,
+        });
       },
     });
     try {
@@ -75,7 +81,8 @@ export class AgentRequests {
     // The API server's answer as of when it was asked: the object, or (404) none of that name then.
     if (m.runner && m.runner.namespace === sent.namespace && m.runner.name === sent.name) view.upsert(m.runner);
     else if (m.runner === null) view.absentByRead(sent.namespace, sent.name, sent.sentAt);
-    if (!this.reads.settle(m.id, true)) this.log({ msg: "agent read report came late: it lands in the view", cluster, namespace: sent.namespace, name: sent.name, ms: Date.now() - sent.sentAt });
+    if (!this.reads.settle(m.id, true))
+      this.log({ msg: "agent read report came late: it lands in the view", cluster, namespace: sent.namespace, name: sent.name, ms: Date.now() - sent.sentAt });
   }
 
   order(cluster: string, conn: string, send: Send, order: Omit<DeleteOrder, "type" | "id">): Promise<OrderReport | undefined> {
@@ -85,13 +92,21 @@ export class AgentRequests {
     const id = crypto.randomUUID();
     const sentAt = Date.now();
     const where = cluster === DEFAULT_CLUSTER ? {} : { cluster };
-    const report = this.orders
-      .wait(id, conn, this.orderTimeoutMs, { key: order.uid, onTimeout: () => this.slowOrders.add(conn) })
-      .then((r) => {
-        this.byUid.delete(order.uid);
-        this.log({ msg: "agent report", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, outcome: r?.outcome ?? "none", why: r?.why ?? "no report", ms: Date.now() - sentAt });
-        return r;
+    const report = this.orders.wait(id, conn, this.orderTimeoutMs, { key: order.uid, onTimeout: () => this.slowOrders.add(conn) }).then((r) => {
+      this.byUid.delete(order.uid);
+      this.log({
+        msg: "agent report",
+        id,
+        ...where,
+        namespace: order.namespace,
+        name: order.name,
+        uid: order.uid,
+        outcome: r?.outcome ?? "none",
+        why: r?.why ?? "no report",
+        ms: Date.now() - sentAt,
       });
+      return r;
+    });
     this.byUid.set(order.uid, report);
     this.log({ msg: "agent order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId });
     try {

@@ -34,6 +34,13 @@ export function takeSnapshotPart(at: Attachment, view: AgentViewTable, m: Snapsh
   at.incoming = undefined;
   at.completeAt = now;
   const unreadable = (m.namespaces ?? []).filter((n) => n.unreadable !== undefined).map((n) => n.namespace);
-  log({ msg: "agent snapshot", cluster, id: m.id, parts: m.parts, runners, ...(m.namespaces ? { unreadable } : { namespaces: "not said (an older agent): absence waits for reads" }) });
+  log({
+    msg: "agent snapshot",
+    cluster,
+    id: m.id,
+    parts: m.parts,
+    runners,
+    ...(m.namespaces ? { unreadable } : { namespaces: "not said (an older agent): absence waits for reads" }),
+  });
   return true;
 }

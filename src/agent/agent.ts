@@ -145,11 +145,16 @@ export function startAgent(opts: AgentOptions): RunningAgent {
     },
   };
   const watches = settings.namespaces.map(
-    (namespace) =>
-      new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
+    (namespace) => new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
   );
 
-  log("info", "agent starting", { version: AGENT_VERSION, url: settings.agentUrl, cluster: settings.cluster, namespaces: [...settings.namespaces], dryRun: settings.dryRun });
+  log("info", "agent starting", {
+    version: AGENT_VERSION,
+    url: settings.agentUrl,
+    cluster: settings.cluster,
+    namespaces: [...settings.namespaces],
+    dryRun: settings.dryRun,
+  });
   for (const w of watches) w.start();
   connection.start();
 

@@ -17,7 +17,8 @@ const REMEMBERED_UIDS = 10_000;
 
 /** Whether the order may be looked at at all: the namespace is this agent's and has been listed. */
 function checkNamespace(order: DeleteOrder, view: RunnerView): Verdict | undefined {
-  if (!view.watches(order.namespace)) return { outcome: "refused", why: `namespace ${order.namespace} is not among this agent's namespaces (${view.namespaces.join(", ")})` };
+  if (!view.watches(order.namespace))
+    return { outcome: "refused", why: `namespace ${order.namespace} is not among this agent's namespaces (${view.namespaces.join(", ")})` };
   if (!view.synced(order.namespace)) return { outcome: "refused", why: `the agent has not listed namespace ${order.namespace} yet` };
   return undefined;
 }
@@ -54,7 +55,15 @@ export class OrderDesk {
 
   async apply(order: DeleteOrder): Promise<Report> {
     const verdict = await this.decide(order);
-    const fields = { id: order.id, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId, outcome: verdict.outcome, why: verdict.why };
+    const fields = {
+      id: order.id,
+      namespace: order.namespace,
+      name: order.name,
+      uid: order.uid,
+      runId: order.runId,
+      outcome: verdict.outcome,
+      why: verdict.why,
+    };
     this.log(verdict.outcome === "failed" ? "warn" : "info", "order", { ...fields, reason: order.reason });
     return { type: "report", id: order.id, uid: order.uid, outcome: verdict.outcome, why: verdict.why };
   }
@@ -73,9 +82,18 @@ export class OrderDesk {
     try {
       runner = cached ?? (await this.kube.read(order.namespace, order.name));
     } catch (e) {
-      return { outcome: "failed", why: `${order.namespace}/${order.name} is not in the agent's watch cache and could not be read: ${errorText(e).slice(0, 300)}` };
+      return {
+        outcome: "failed",
+        why: `${order.namespace}/${order.name} is not in the agent's watch cache and could not be read: ${errorText(e).slice(0, 300)}`,
+      };
     }
-    if (cached === undefined) this.log("info", "order for a runner missing from the watch cache: read from the API server", { id: order.id, namespace: order.namespace, name: order.name, found: runner !== null });
+    if (cached === undefined)
+      this.log("info", "order for a runner missing from the watch cache: read from the API server", {
+        id: order.id,
+        namespace: order.namespace,
+        name: order.name,
+        found: runner !== null,
+      });
     const refusal = checkOrder(order, runner);
     if (refusal !== undefined) return refusal;
     if (this.dryRun) return { outcome: "refused", why: "dry run" };

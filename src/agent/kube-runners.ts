@@ -93,7 +93,11 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
 
     async read(namespace, name) {
       try {
-        const object = await withTimeout(api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }), timeoutMs, `read ${namespace}/${name}`);
+        const object = await withTimeout(
+          api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }),
+          timeoutMs,
+          `read ${namespace}/${name}`,
+        );
         return toAgentRunner(object);
       } catch (e) {
         if (e instanceof ApiException && e.code === 404) return null;
@@ -123,7 +127,8 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
           if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
           // 409 saying the uid precondition failed: the name now belongs to another object. Any other
           // conflict (an admission hook, a proxy) says nothing of the object: a failure, tried again.
-          if (e.code === 409 && /precondition failed: uid/i.test(message)) return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
+          if (e.code === 409 && /precondition failed: uid/i.test(message))
+            return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
           return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
         }
         return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };

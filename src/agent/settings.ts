@@ -103,7 +103,14 @@ const healthPort = v.pipe(
   v.maxValue(65535, (issue) => `AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${shown(String(issue.input))}`),
 );
 
-const SETTINGS = { ARC_REAPER_URL: reaperUrl, AGENT_TOKEN: token, AGENT_CLUSTER: cluster, REAPER_NAMESPACES: namespaces, AGENT_DRY_RUN: dryRun, AGENT_HEALTH_PORT: healthPort };
+const SETTINGS = {
+  ARC_REAPER_URL: reaperUrl,
+  AGENT_TOKEN: token,
+  AGENT_CLUSTER: cluster,
+  REAPER_NAMESPACES: namespaces,
+  AGENT_DRY_RUN: dryRun,
+  AGENT_HEALTH_PORT: healthPort,
+};
 const ORDER = Object.keys(SETTINGS);
 const schema = v.object(eachStopsAtFirst(SETTINGS));
 
@@ -113,6 +120,13 @@ export function readSettings(env: Record<string, string | undefined>): SettingsR
   const s = parsed.output;
   return {
     ok: true,
-    settings: { ...s.ARC_REAPER_URL, token: s.AGENT_TOKEN, cluster: s.AGENT_CLUSTER, namespaces: s.REAPER_NAMESPACES, dryRun: s.AGENT_DRY_RUN, healthPort: s.AGENT_HEALTH_PORT },
+    settings: {
+      ...s.ARC_REAPER_URL,
+      token: s.AGENT_TOKEN,
+      cluster: s.AGENT_CLUSTER,
+      namespaces: s.REAPER_NAMESPACES,
+      dryRun: s.AGENT_DRY_RUN,
+      healthPort: s.AGENT_HEALTH_PORT,
+    },
   };
 }

@@ -69,9 +69,15 @@ function field<S extends v.GenericSchema>(schema: S, what: string): S {
 
 const string = (what: string) => v.string(what);
 
-export const namespaceSchema = field(v.pipe(string("a namespace name (DNS label)"), v.regex(DNS_LABEL, "a namespace name (DNS label)")), "a namespace name (DNS label)");
+export const namespaceSchema = field(
+  v.pipe(string("a namespace name (DNS label)"), v.regex(DNS_LABEL, "a namespace name (DNS label)")),
+  "a namespace name (DNS label)",
+);
 /** A cluster's name (AGENT_CLUSTER): a DNS label like a namespace. */
-export const clusterSchema = field(v.pipe(string("a cluster name (DNS label)"), v.regex(DNS_LABEL, "a cluster name (DNS label)")), "a cluster name (DNS label)");
+export const clusterSchema = field(
+  v.pipe(string("a cluster name (DNS label)"), v.regex(DNS_LABEL, "a cluster name (DNS label)")),
+  "a cluster name (DNS label)",
+);
 const NAME = "an object name (DNS subdomain)";
 export const nameSchema = field(v.pipe(string(NAME), v.maxLength(253, NAME), v.regex(DNS_SUBDOMAIN, NAME)), NAME);
 export const uidSchema = field(v.pipe(string("an object uid"), v.regex(UID, "an object uid")), "an object uid");
@@ -79,7 +85,14 @@ const ID = "an id of 1 to 128 printable ASCII characters";
 /** An id chosen by the sender (an order's or a snapshot's). */
 export const idSchema = field(v.pipe(string(ID), v.regex(TOKEN_LIKE_ID, ID)), ID);
 const TIMESTAMP = "an RFC 3339 timestamp";
-export const timestampSchema = field(v.pipe(string(TIMESTAMP), v.regex(RFC3339, TIMESTAMP), v.check((t) => !Number.isNaN(Date.parse(t)), TIMESTAMP)), TIMESTAMP);
+export const timestampSchema = field(
+  v.pipe(
+    string(TIMESTAMP),
+    v.regex(RFC3339, TIMESTAMP),
+    v.check((t) => !Number.isNaN(Date.parse(t)), TIMESTAMP),
+  ),
+  TIMESTAMP,
+);
 const REPO = 'a repository "owner/name"';
 export const repositorySchema = field(v.pipe(string(REPO), v.regex(REPOSITORY, REPO)), REPO);
 export const booleanSchema = field(v.boolean("true or false"), "true or false");

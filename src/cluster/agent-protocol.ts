@@ -53,7 +53,12 @@ const AgentArcFieldsSchema = strictFields({
   phase: textSchema(40),
   reason: v.exactOptional(textSchema(200)),
   message: v.exactOptional(textSchema(1000)),
-  failedAt: v.exactOptional(v.pipe(textSchema(40), v.check((t) => Number.isFinite(Date.parse(t)), "a time"))),
+  failedAt: v.exactOptional(
+    v.pipe(
+      textSchema(40),
+      v.check((t) => Number.isFinite(Date.parse(t)), "a time"),
+    ),
+  ),
   scaleSet: v.exactOptional(textSchema(63)),
 });
 export type AgentArcFields = v.InferOutput<typeof AgentArcFieldsSchema>;

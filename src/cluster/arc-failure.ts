@@ -34,7 +34,8 @@ export function arcFieldsOf(obj: unknown): ArcFields {
   const scaleSet = boundText(labels[SCALE_SET_LABEL], 63);
   if (scaleSet) out.scaleSet = scaleSet;
   const finalizers = meta["finalizers"];
-  if (Array.isArray(finalizers) && finalizers.length > 0 && finalizers.every((f) => typeof f === "string" && f !== "")) out.finalizers = [...(finalizers as string[])];
+  if (Array.isArray(finalizers) && finalizers.length > 0 && finalizers.every((f) => typeof f === "string" && f !== ""))
+    out.finalizers = [...(finalizers as string[])];
   return out;
 }
 

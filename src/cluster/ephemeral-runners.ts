@@ -48,8 +48,6 @@ export interface Cluster {
   finishDeletion?(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, finalizers: readonly string[]): Promise<FinishOutcome>;
 }
 
-;
-
 export class ClusterError extends Error {
   readonly status: number | null;
   constructor(status: number | null, message: string, options?: ErrorOptions) {
@@ -138,7 +136,14 @@ export function createCluster(opts: ClusterOptions): Cluster {
     async finishDeletion({ namespace, name, uid }, finalizers) {
       try {
         // client-node sends application/json-patch+json: the API server applies all or nothing, and a failed test is 422.
-        const answer = await api.patchNamespacedCustomObjectWithHttpInfo({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: finishPatch(uid, finalizers) });
+        const answer = await api.patchNamespacedCustomObjectWithHttpInfo({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: PLURAL,
+          name,
+          body: finishPatch(uid, finalizers),
+        });
         checkDeleteAnswer(answer.httpStatusCode, name, answer.data);
         return { kind: "finished" };
       } catch (e) {

@@ -30,7 +30,12 @@ export function fetchHttpLibrary(opts: {
       for (const [name, value] of Object.entries(opts.headers ?? {})) request.setHeaderParam(name, value);
       const { response, bytes } = await fetchWithTimeout(
         url,
-        { method: request.getHttpMethod().toString(), headers: request.getHeaders(), body: body === undefined ? undefined : (body as BodyInit), redirect: "manual" },
+        {
+          method: request.getHttpMethod().toString(),
+          headers: request.getHeaders(),
+          body: body === undefined ? undefined : (body as BodyInit),
+          redirect: "manual",
+        },
         opts.timeoutMs,
         async (r) => ({ response: r, bytes: await r.arrayBuffer() }),
       );

@@ -46,4 +46,3 @@ export function parseAgentMessage(text: string): AgentMessage {
   }
   return m;
 }
-

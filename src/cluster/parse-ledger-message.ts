@@ -4,8 +4,6 @@
 import { DeleteOrderSchema, ReadOrderSchema, type LedgerMessage } from "./agent-protocol.ts";
 import { messageFields, parseWith } from "./agent-message-fields.ts";
 
-;
-
 /** One ledger -> agent message (a delete order or a read) from its JSON text. */
 export function parseLedgerMessage(text: string): LedgerMessage {
   const o = messageFields(text, ["order", "read"]);

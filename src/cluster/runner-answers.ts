@@ -32,7 +32,8 @@ export function runnersFromList(status: number, namespace: string, page: unknown
   });
   const metadata = page["metadata"];
   const next = isObj(metadata) ? metadata["continue"] : undefined;
-  if (next !== undefined && typeof next !== "string") throw new UnacceptableAnswer(status, `HTTP ${status}: the EphemeralRunnerList's metadata.continue is not a string`);
+  if (next !== undefined && typeof next !== "string")
+    throw new UnacceptableAnswer(status, `HTTP ${status}: the EphemeralRunnerList's metadata.continue is not a string`);
   return { runners, continueToken: next || undefined };
 }
 

@@ -171,7 +171,10 @@ const BEFORE_CLUSTER = {
     required("GITHUB_APP_PRIVATE_KEY"),
     v.transform((k) => k.replace(/\\n/g, "\n")),
     // Never echo the value: it is a secret.
-    v.regex(/^-----BEGIN (RSA )?PRIVATE KEY-----\n[\s\S]+\n-----END (RSA )?PRIVATE KEY-----\s*$/, "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)"),
+    v.regex(
+      /^-----BEGIN (RSA )?PRIVATE KEY-----\n[\s\S]+\n-----END (RSA )?PRIVATE KEY-----\s*$/,
+      "GITHUB_APP_PRIVATE_KEY must be a PEM RSA private key (PKCS#1 or PKCS#8)",
+    ),
   ),
   GITHUB_API_URL: httpsUrl("GITHUB_API_URL", "https://api.github.com"),
   CLUSTER_MODE: v.pipe(clusterMode, v.picklist(CLUSTER_MODES, "CLUSTER_MODE must be direct or agent")),
@@ -180,7 +183,11 @@ const AFTER_CLUSTER = {
   REAPER_NAMESPACES: labelList("REAPER_NAMESPACES", "namespace", { required: true, unique: false }),
   REAPER_GRACE_SECONDS: wholeNumber("REAPER_GRACE_SECONDS", 300),
   REAPER_MAX_JOB_SECONDS: wholeNumber("REAPER_MAX_JOB_SECONDS", 432_000, 1),
-  REAPER_DRY_RUN: v.pipe(withDefault("REAPER_DRY_RUN", "false"), v.toLowerCase(), v.picklist(["true", "false", "1", "0"], "REAPER_DRY_RUN must be true or false")),
+  REAPER_DRY_RUN: v.pipe(
+    withDefault("REAPER_DRY_RUN", "false"),
+    v.toLowerCase(),
+    v.picklist(["true", "false", "1", "0"], "REAPER_DRY_RUN must be true or false"),
+  ),
   ...CAPS,
   REAPER_REDELIVERY_LOOKBACK_SECONDS: v.pipe(
     wholeNumber("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600),
@@ -190,7 +197,10 @@ const AFTER_CLUSTER = {
   REAPER_RECHECK_SECONDS: wholeNumber("REAPER_RECHECK_SECONDS", 3600, 60),
   REAPER_HISTORY_DAYS: wholeNumber("REAPER_HISTORY_DAYS", 7, 1),
   REAPER_STUCK_SECONDS: wholeNumber("REAPER_STUCK_SECONDS", 900, 1),
-  LEDGER_NAME: v.pipe(withDefault("LEDGER_NAME", "ledger"), v.regex(/^[a-z0-9][-a-z0-9]{0,62}$/, "LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes")),
+  LEDGER_NAME: v.pipe(
+    withDefault("LEDGER_NAME", "ledger"),
+    v.regex(/^[a-z0-9][-a-z0-9]{0,62}$/, "LEDGER_NAME must be 1 to 63 lowercase letters, digits and dashes"),
+  ),
   ADMIN_TOKEN: token("ADMIN_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { bearer: true }),
   METRICS_TOKEN: token("METRICS_TOKEN", MIN_ADMIN_TOKEN_LENGTH, { fallback: "", bearer: true }),
   // Unset: never delete a Failed runner. At least a minute: ARC retries a pod for a while, and deleting sooner would race it.
@@ -201,7 +211,11 @@ const AFTER_CLUSTER = {
       `REAPER_FAILED_SECONDS must be a whole number of seconds from ${MIN_FAILED_SECONDS} to 2592000, or unset (never delete a Failed runner)`,
     ),
   ),
-  REAPER_FINISH_STUCK: v.pipe(withDefault("REAPER_FINISH_STUCK", "false"), v.toLowerCase(), v.picklist(["true", "false", "1", "0"], "REAPER_FINISH_STUCK must be true or false")),
+  REAPER_FINISH_STUCK: v.pipe(
+    withDefault("REAPER_FINISH_STUCK", "false"),
+    v.toLowerCase(),
+    v.picklist(["true", "false", "1", "0"], "REAPER_FINISH_STUCK must be true or false"),
+  ),
 };
 
 const directSchema = v.pipe(

@@ -79,6 +79,9 @@ async function backOffUntil(response: Response, now: number): Promise<number | n
   }
   // A 429, or a 403 that says it is a secondary limit, without a hint: GitHub asks for at least a minute.
   if (response.status === 429) return now + 60_000;
-  const body = await response.clone().text().catch(() => "");
+  const body = await response
+    .clone()
+    .text()
+    .catch(() => "");
   return SECONDARY_LIMIT.test(body) ? now + 60_000 : null;
 }

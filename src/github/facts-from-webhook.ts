@@ -26,7 +26,8 @@ const isRunnerName = (v: unknown): v is string => typeof v === "string" && /^[a-
 
 const shown = (v: unknown): string => (v === undefined ? "nothing" : JSON.stringify(v));
 /** A field that must pass `check`: the message names its path (as the payload's readers know it) and the value. */
-const must = <T>(path: string, what: string, check: (v: unknown) => v is T) => v.custom<T>(check, (issue) => `${path} must be ${what}, got ${shown(issue.input)}`);
+const must = <T>(path: string, what: string, check: (v: unknown) => v is T) =>
+  v.custom<T>(check, (issue) => `${path} must be ${what}, got ${shown(issue.input)}`);
 const anObject = (path: string) => (issue: v.BaseIssue<unknown>) => `${path} must be an object, got ${shown(issue.input)}`;
 
 /** An object at `path` whose fields are checked even when absent, so that each field's own message names it. */
@@ -46,10 +47,17 @@ const repository = v.pipe(
   fields("repository", { full_name: must("repository.full_name", "owner/repo", isRepo) }),
 );
 const jobFields = { run_id: must("run_id", "a positive integer", isId), id: must("id", "a positive integer", isId) };
-const JobStarted = fields("payload", { repository, workflow_job: fields("workflow_job", { ...jobFields, started_at: must("started_at", "a timestamp", isTime) }) });
+const JobStarted = fields("payload", {
+  repository,
+  workflow_job: fields("workflow_job", { ...jobFields, started_at: must("started_at", "a timestamp", isTime) }),
+});
 const JobCompleted = fields("payload", {
   repository,
-  workflow_job: fields("workflow_job", { ...jobFields, completed_at: must("completed_at", "a timestamp", isTime), conclusion: must("conclusion", "a conclusion", isText) }),
+  workflow_job: fields("workflow_job", {
+    ...jobFields,
+    completed_at: must("completed_at", "a timestamp", isTime),
+    conclusion: must("conclusion", "a conclusion", isText),
+  }),
 });
 const RunCompleted = fields("payload", {
   repository,

@@ -17,7 +17,6 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
 const INSTALLATION_RETRY_MS = 3_600_000;
 
-
 export interface GithubJob {
   id: number;
   runId: number;
@@ -152,7 +151,10 @@ export function createGithub(opts: GithubOptions) {
       if (opts.cache.memory.installationRevoked(data.id)) {
         // Suspended: GitHub still names it, and its tokens are refused. Asked again after a while.
         opts.cache.memory.rememberInstallationFailure(repo, Date.now() + INSTALLATION_RETRY_MS);
-        throw new GithubError(null, `the installation ${data.id} of ${repo} was refused a token (uninstalled or suspended); not asked again before ${new Date(Date.now() + INSTALLATION_RETRY_MS).toISOString()}`);
+        throw new GithubError(
+          null,
+          `the installation ${data.id} of ${repo} was refused a token (uninstalled or suspended); not asked again before ${new Date(Date.now() + INSTALLATION_RETRY_MS).toISOString()}`,
+        );
       }
       opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
@@ -196,7 +198,11 @@ export function createGithub(opts: GithubOptions) {
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
       );
       return {
-        id: Number(data.id), runAttempt: data.run_attempt ?? 1, status: data.status ?? "", conclusion: data.conclusion ?? null, updatedAt: data.updated_at,
+        id: Number(data.id),
+        runAttempt: data.run_attempt ?? 1,
+        status: data.status ?? "",
+        conclusion: data.conclusion ?? null,
+        updatedAt: data.updated_at,
         names: namesOfRun({ id: data.id, name: data.name, head_branch: data.head_branch, html_url: data.html_url }),
       };
     },
@@ -229,7 +235,14 @@ export function createGithub(opts: GithubOptions) {
     /** One page (100 jobs) of a run's latest attempt: the read that answers for every job of the run at once (src/reaper/recheck-runs.ts). */
     async runJobsPage(repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
       const { data } = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, (octokit) =>
-        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId, filter: "latest", per_page: 100, page }),
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
+          owner: ownerOf(repo),
+          repo: nameOf(repo),
+          run_id: runId,
+          filter: "latest",
+          per_page: 100,
+          page,
+        }),
       );
       return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || page * 100 >= data.total_count };
     },
@@ -271,9 +284,7 @@ export function createGithub(opts: GithubOptions) {
     async redeliver(deliveryId: string): Promise<void> {
       if (!/^\d+$/.test(deliveryId)) throw new GithubError(null, `delivery id ${JSON.stringify(deliveryId)} is not a number`);
       // The id goes into the URL as the exact digits it came with.
-      await call(`asking GitHub to redeliver ${deliveryId}`, () =>
-        app.octokit.request(`POST /app/hook/deliveries/${deliveryId}/attempts`),
-      );
+      await call(`asking GitHub to redeliver ${deliveryId}`, () => app.octokit.request(`POST /app/hook/deliveries/${deliveryId}/attempts`));
     },
   };
 }

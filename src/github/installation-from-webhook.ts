@@ -17,7 +17,8 @@ export function installationChange(event: string, payload: Obj): InstallationCha
   const acts = event === "installation" ? action === "deleted" || action === "suspend" || action === "unsuspend" : action === "removed";
   if (!acts) return undefined;
   const id = isObj(payload.installation) ? payload.installation.id : undefined;
-  if (!isId(id)) return { error: `${event}.${String(action)}: installation.id must be a positive integer, got ${id === undefined ? "nothing" : JSON.stringify(id)}` };
+  if (!isId(id))
+    return { error: `${event}.${String(action)}: installation.id must be a positive integer, got ${id === undefined ? "nothing" : JSON.stringify(id)}` };
   if (action === "deleted" || action === "suspend") return { kind: "revoked", id, why: action };
   if (action === "unsuspend") return { kind: "restored", id };
   const removed = payload.repositories_removed;

@@ -76,9 +76,14 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
     const unexpected = [...connected].filter((c) => !expected.includes(c));
     const problems = [
       ...(missing.length > 0 ? [`no agent connected for ${missing.join(", ")}`] : []),
-      ...(unexpected.length > 0 ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`] : []),
+      ...(unexpected.length > 0
+        ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`]
+        : []),
     ];
-    const detail = problems.length === 0 ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}` : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
+    const detail =
+      problems.length === 0
+        ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}`
+        : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
     checks.push(Promise.resolve({ name: "agent clusters", ok: problems.length === 0, detail }));
   }
 
@@ -100,7 +105,9 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
       );
     }
     if (deps.installations.length > shown.length) {
-      checks.push(Promise.resolve({ name: "installations", ok: true, detail: `${deps.installations.length - shown.length} more installations not checked here` }));
+      checks.push(
+        Promise.resolve({ name: "installations", ok: true, detail: `${deps.installations.length - shown.length} more installations not checked here` }),
+      );
     }
     checks.push(
       attempt("deliveries", async () => {

@@ -52,7 +52,10 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
   if (!query) return c.html(errorPageHtml(error ?? "bad query"), 400, headers);
   const now = Date.now();
   const ledger = ledgerFor(c.env, settings.ledgerName);
-  const [view, agent] = await Promise.all([withAdmin(ledger, (admin) => admin.adminView(query, now)), settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null]);
+  const [view, agent] = await Promise.all([
+    withAdmin(ledger, (admin) => admin.adminView(query, now)),
+    settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null,
+  ]);
   const { page, snapshot, day } = view;
   const html = adminPageHtml({
     day,

@@ -22,7 +22,11 @@ const TOKEN_PURPOSE = "arc-reaper admin token v1|";
 
 const COOKIE_OPTIONS = { prefix: "host", secure: true, path: "/", httpOnly: true, sameSite: "Strict" } as const;
 
-const base64url = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 async function sha256(text: string): Promise<string> {
   return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
@@ -43,7 +47,9 @@ export async function isAdmin(c: Context<AppEnv>, settings: Settings): Promise<"
   if (token !== undefined && constantTimeEqual(token, settings.adminToken)) return "bearer";
   const id = sessionId(c);
   if (id === undefined) return undefined;
-  const live = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions) => sessions.checkSession(await sha256(id), await tokenHash(settings.adminToken), Date.now()));
+  const live = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions) =>
+    sessions.checkSession(await sha256(id), await tokenHash(settings.adminToken), Date.now()),
+  );
   return live ? "session" : undefined;
 }
 
@@ -57,7 +63,10 @@ export async function startSession(c: Context<AppEnv>, settings: Settings, clien
     session: { idHash: await sha256(id), tokenHash: await tokenHash(settings.adminToken), ttlMs: SESSION_SECONDS * 1000 },
     now: Date.now(),
   };
-  const outcome: LoginOutcome = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions): Promise<LoginOutcome> => await sessions.login(attempt));
+  const outcome: LoginOutcome = await withSessions(
+    ledgerFor(c.env, settings.ledgerName),
+    async (sessions): Promise<LoginOutcome> => await sessions.login(attempt),
+  );
   if (outcome.kind === "session") setCookie(c, SESSION_COOKIE, id, { ...COOKIE_OPTIONS, maxAge: SESSION_SECONDS });
   return outcome;
 }

@@ -18,7 +18,6 @@ import { deepHealthz, healthz } from "./health-route.ts";
 import { adminPauseSwitch } from "./admin-pause-route.ts";
 import { storyPageOrNext } from "./runner-page-route.ts";
 
-
 const MAX_WEBHOOK_BYTES = 1024 * 1024; // GitHub caps payloads at 25 MB; ours are a few KB
 
 // Every route but /healthz needs valid settings; answer 503 naming what is wrong.
@@ -69,6 +68,8 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/resume", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, throttleBearer("metrics"), requireToken("metrics"), (c) => serveMetrics(c, c.get("settings")));
-  app.notFound((c) => (c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)));
+  app.notFound((c) =>
+    c.req.path.startsWith("/admin/") ? adminNotFound(c) : c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404),
+  );
   return app;
 }

@@ -19,10 +19,15 @@ export function throttleBearer(accepts: "admin" | "metrics") {
     const expected = accepts === "metrics" ? settings.metricsToken : settings.adminToken;
     const client = clientAddress(c.req.header("cf-connecting-ip"));
     const attempt = { client, tokenMatches: constantTimeEqual(token, expected), now: Date.now() };
-    const outcome: BearerOutcome = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions): Promise<BearerOutcome> => await sessions.bearer(attempt));
+    const outcome: BearerOutcome = await withSessions(
+      ledgerFor(c.env, settings.ledgerName),
+      async (sessions): Promise<BearerOutcome> => await sessions.bearer(attempt),
+    );
     if (outcome.kind === "throttled") {
       logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
-      return c.json({ error: `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s` }, 429, { "retry-after": String(outcome.retryAfterSeconds) });
+      return c.json({ error: `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s` }, 429, {
+        "retry-after": String(outcome.retryAfterSeconds),
+      });
     }
     // Never the token: only who tried and how often.
     if (outcome.kind === "refused") logLine({ msg: "bearer refused", path: c.req.path, client, failures: outcome.failures });

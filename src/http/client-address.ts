@@ -25,5 +25,8 @@ function ipv6Prefix64(ip: string): string | undefined {
   if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
   const groups = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
   if (!groups.every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g))) return undefined;
-  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
 }

@@ -11,7 +11,10 @@ export async function serveMetrics(c: Context<AppEnv>, settings: Settings): Prom
   const ledger = ledgerFor(c.env, settings.ledgerName);
   // What this isolate counted at the door goes in first (other isolates send theirs within 10 s).
   await flushDoorCounts(c.env, settings.ledgerName);
-  const [snapshot, agents] = await Promise.all([withAdmin(ledger, (admin) => admin.snapshot()), settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null]);
+  const [snapshot, agents] = await Promise.all([
+    withAdmin(ledger, (admin) => admin.snapshot()),
+    settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null,
+  ]);
   const body = renderFamilies(arcReaperFamilies({ snapshot, agents }));
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });
 }

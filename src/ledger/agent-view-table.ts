@@ -105,7 +105,14 @@ export class AgentViewTable {
    */
   remove(namespace: string, name: string, uid: string, at: number): void {
     this.sql.run("DELETE FROM agent_view WHERE cluster = ? AND namespace = ? AND name = ? AND uid = ?", this.cluster, namespace, name, uid);
-    this.sql.run("INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, ?, ?)", this.cluster, namespace, name, uid, at);
+    this.sql.run(
+      "INSERT OR REPLACE INTO agent_removed (cluster, namespace, name, uid, removed_at) VALUES (?, ?, ?, ?, ?)",
+      this.cluster,
+      namespace,
+      name,
+      uid,
+      at,
+    );
     this.pruneRemoved(at - REMOVED_KEPT_MS);
   }
 
@@ -122,7 +129,12 @@ export class AgentViewTable {
   /** When the watch last saw an object of this name leave, or a read found none (ms), or 0. */
   removedAt(namespace: string, name: string): number {
     return Number(
-      this.sql.first<{ at: number | null }>("SELECT MAX(removed_at) AS at FROM agent_removed WHERE cluster = ? AND namespace = ? AND name = ?", this.cluster, namespace, name)?.at ?? 0,
+      this.sql.first<{ at: number | null }>(
+        "SELECT MAX(removed_at) AS at FROM agent_removed WHERE cluster = ? AND namespace = ? AND name = ?",
+        this.cluster,
+        namespace,
+        name,
+      )?.at ?? 0,
     );
   }
 
@@ -167,18 +179,27 @@ export class AgentViewTable {
 
   namespaces(): NamespaceState[] {
     return this.sql
-      .all<{ namespace: string; whole_at: number | null; unreadable: string | null }>("SELECT namespace, whole_at, unreadable FROM agent_namespaces WHERE cluster = ? ORDER BY namespace", this.cluster)
+      .all<{ namespace: string; whole_at: number | null; unreadable: string | null }>(
+        "SELECT namespace, whole_at, unreadable FROM agent_namespaces WHERE cluster = ? ORDER BY namespace",
+        this.cluster,
+      )
       .map((r) => ({ namespace: r.namespace, wholeAt: Number(r.whole_at ?? 0), unreadable: r.unreadable }));
   }
 
   /** The agent's word on one namespace, if it gave one. */
   namespace(namespace: string): NamespaceState | undefined {
-    const r = this.sql.first<{ whole_at: number | null; unreadable: string | null }>("SELECT whole_at, unreadable FROM agent_namespaces WHERE cluster = ? AND namespace = ?", this.cluster, namespace);
+    const r = this.sql.first<{ whole_at: number | null; unreadable: string | null }>(
+      "SELECT whole_at, unreadable FROM agent_namespaces WHERE cluster = ? AND namespace = ?",
+      this.cluster,
+      namespace,
+    );
     return r ? { namespace, wholeAt: Number(r.whole_at ?? 0), unreadable: r.unreadable } : undefined;
   }
 
   list(namespace: string): ClusterRunner[] {
-    return this.sql.all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? ORDER BY name`, this.cluster, namespace).map(clusterRunner);
+    return this.sql
+      .all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? ORDER BY name`, this.cluster, namespace)
+      .map(clusterRunner);
   }
 
   get(namespace: string, name: string): ClusterRunner | undefined {

@@ -14,9 +14,7 @@ const SUSPENDED_RETRY_MS = 3_600_000;
 /** Replays of one claim about an installation within this long after GitHub was asked about it ask nothing. */
 const CONFIRM_EVERY_MS = 60_000;
 
-type Confirmation =
-  | { kind: "applied"; change: InstallationChange; forgot: string[] }
-  | { kind: "kept"; why: string };
+type Confirmation = { kind: "applied"; change: InstallationChange; forgot: string[] } | { kind: "kept"; why: string };
 
 const checkedKey = (change: { kind: string; id: number }) => `github-checked/installation/${change.id}/${change.kind}`;
 
@@ -29,14 +27,17 @@ export async function confirmInstallationChange(
   historyDays: number,
 ): Promise<Confirmation> {
   if (github instanceof Error) return { kind: "kept", why: `GitHub cannot be asked: ${github.message}` };
-  if (change.kind === "revoked" && (memory.get<number>(`installation-revoked/${change.id}`) ?? 0) > now) return { kind: "kept", why: `installation ${change.id} is already forgotten` };
+  if (change.kind === "revoked" && (memory.get<number>(`installation-revoked/${change.id}`) ?? 0) > now)
+    return { kind: "kept", why: `installation ${change.id} is already forgotten` };
   const lastChecked = memory.get<number>(checkedKey(change)) ?? 0;
-  if (now - lastChecked < CONFIRM_EVERY_MS) return { kind: "kept", why: `GitHub was asked about installation ${change.id} less than ${CONFIRM_EVERY_MS / 1000}s ago` };
+  if (now - lastChecked < CONFIRM_EVERY_MS)
+    return { kind: "kept", why: `GitHub was asked about installation ${change.id} less than ${CONFIRM_EVERY_MS / 1000}s ago` };
   try {
     if (change.kind === "revoked") {
       const state = await github.installationState(change.id);
       memory.set(checkedKey(change), now);
-      if (state === "live") return { kind: "kept", why: `GitHub says installation ${change.id} is live (not ${change.why === "deleted" ? "deleted" : "suspended"})` };
+      if (state === "live")
+        return { kind: "kept", why: `GitHub says installation ${change.id} is live (not ${change.why === "deleted" ? "deleted" : "suspended"})` };
       // GitHub's word, not the delivery's: a "suspend" for an installation GitHub no longer has is a deletion.
       memory.revokeInstallation(change.id, now + (state === "deleted" ? historyDays * 86_400_000 : SUSPENDED_RETRY_MS));
       return { kind: "applied", change: { ...change, why: state === "deleted" ? "deleted" : "suspend" }, forgot: [`installation ${change.id} (${state})`] };
@@ -51,7 +52,9 @@ export async function confirmInstallationChange(
       forgot.push(repo);
     }
     memory.set(checkedKey(change), now);
-    return forgot.length > 0 ? { kind: "applied", change: { ...change, repos: forgot }, forgot } : { kind: "kept", why: `GitHub says installation ${change.id} still covers ${change.repos.join(", ") || "those repositories"}` };
+    return forgot.length > 0
+      ? { kind: "applied", change: { ...change, repos: forgot }, forgot }
+      : { kind: "kept", why: `GitHub says installation ${change.id} still covers ${change.repos.join(", ") || "those repositories"}` };
   } catch (e) {
     return { kind: "kept", why: `GitHub could not confirm it: ${errorText(e)}` };
   }

@@ -19,8 +19,16 @@ interface Row extends SqlRow {
 }
 
 const toWatch = (r: Row): DeletionWatch => ({
-  rowId: r.row_id, name: r.name, cluster: r.cluster, namespace: r.namespace, uid: r.uid, repo: r.repo, jobId: r.job_id,
-  deletedAt: r.deleted_at, dueAt: r.due_at, reason: r.reason,
+  rowId: r.row_id,
+  name: r.name,
+  cluster: r.cluster,
+  namespace: r.namespace,
+  uid: r.uid,
+  repo: r.repo,
+  jobId: r.job_id,
+  deletedAt: r.deleted_at,
+  dueAt: r.due_at,
+  reason: r.reason,
   ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
   ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
   ...(typeof r.finish_refused === "string" ? { finishRefused: r.finish_refused } : {}),
@@ -37,7 +45,18 @@ export class DeletionsTable {
   put(w: DeletionWatch): void {
     this.sql.run(
       `INSERT OR REPLACE INTO deletions (row_id, name, cluster, namespace, uid, repo, job_id, installation_id, deleted_at, due_at, stuck_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      w.rowId, w.name, w.cluster, w.namespace, w.uid, w.repo, w.jobId, w.installationId ?? null, w.deletedAt, w.dueAt, w.stuckAt ?? null, w.reason,
+      w.rowId,
+      w.name,
+      w.cluster,
+      w.namespace,
+      w.uid,
+      w.repo,
+      w.jobId,
+      w.installationId ?? null,
+      w.deletedAt,
+      w.dueAt,
+      w.stuckAt ?? null,
+      w.reason,
     );
     // A finish refused (REAPER_FINISH_STUCK, issue 24) is kept beside the row, in a table of its own.
     if (w.finishRefused) this.sql.run("INSERT OR REPLACE INTO finish_refusals (row_id, why) VALUES (?, ?)", w.rowId, w.finishRefused);
@@ -49,7 +68,13 @@ export class DeletionsTable {
   }
 
   due(now: number, limit: number): DeletionWatch[] {
-    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`, now, limit).map(toWatch);
+    return this.sql
+      .all<Row>(
+        `SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`,
+        now,
+        limit,
+      )
+      .map(toWatch);
   }
 
   remove(rowId: number): void {

@@ -20,8 +20,15 @@ export function failedPort(sql: Sql, counters: CountersTable, log: (line: Decisi
       }
       if (change.logged || change.deleted || change.closed) {
         const line: DecisionLine = {
-          msg: "decision", by: "sweep", runner: row.name, namespace: row.namespace, repository: null, run: row.runId ?? null, job: null,
-          verdict: change.deleted ? "deleted" : change.closed ? "gone" : "keep", reason: row.reason,
+          msg: "decision",
+          by: "sweep",
+          runner: row.name,
+          namespace: row.namespace,
+          repository: null,
+          run: row.runId ?? null,
+          job: null,
+          verdict: change.deleted ? "deleted" : change.closed ? "gone" : "keep",
+          reason: row.reason,
         };
         if (row.cluster !== "default") line.cluster = row.cluster;
         log(line);

@@ -25,8 +25,15 @@ interface Row extends SqlRow {
 }
 
 const toFailed = (r: Row): FailedRunner => ({
-  id: r.id, cluster: r.cluster, namespace: r.namespace, name: r.name, uid: r.uid,
-  failedAt: r.failed_at, firstSeen: r.first_seen, state: r.state as FailedRunner["state"], reason: r.reason,
+  id: r.id,
+  cluster: r.cluster,
+  namespace: r.namespace,
+  name: r.name,
+  uid: r.uid,
+  failedAt: r.failed_at,
+  firstSeen: r.first_seen,
+  state: r.state as FailedRunner["state"],
+  reason: r.reason,
   story: JSON.parse(r.story) as StoryEntry[],
   ...(r.scale_set !== null ? { scaleSet: r.scale_set } : {}),
   ...(r.arc_reason !== null ? { arcReason: r.arc_reason } : {}),
@@ -59,8 +66,22 @@ export class FailedTable {
        ON CONFLICT (cluster, namespace, name, uid) DO UPDATE SET scale_set = excluded.scale_set, arc_reason = excluded.arc_reason, arc_message = excluded.arc_message,
          failed_at = excluded.failed_at, created_at = excluded.created_at, run_id = excluded.run_id, state = excluded.state, reason = excluded.reason,
          deleted_at = excluded.deleted_at, closed_at = excluded.closed_at, story = excluded.story`,
-      f.cluster, f.namespace, f.name, f.uid, f.scaleSet ?? null, f.arcReason ?? null, f.arcMessage ?? null, f.failedAt, f.firstSeen, f.createdAt ?? null,
-      f.runId ?? null, f.state, f.reason, f.deletedAt ?? null, f.closedAt ?? null, story,
+      f.cluster,
+      f.namespace,
+      f.name,
+      f.uid,
+      f.scaleSet ?? null,
+      f.arcReason ?? null,
+      f.arcMessage ?? null,
+      f.failedAt,
+      f.firstSeen,
+      f.createdAt ?? null,
+      f.runId ?? null,
+      f.state,
+      f.reason,
+      f.deletedAt ?? null,
+      f.closedAt ?? null,
+      story,
     );
   }
 
@@ -69,7 +90,13 @@ export class FailedTable {
     return this.sql
       .all<Row>(
         `SELECT * FROM failed_runners WHERE (? IS NULL OR state = ?) AND (? IS NULL OR cluster = ?) AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
-        state ?? null, state ?? null, cluster ?? null, cluster ?? null, before ?? null, before ?? null, limit,
+        state ?? null,
+        state ?? null,
+        cluster ?? null,
+        cluster ?? null,
+        before ?? null,
+        before ?? null,
+        limit,
       )
       .map(toFailed);
   }
@@ -96,7 +123,10 @@ export class FailedTable {
     return Number(
       this.sql.first<{ n: number }>(
         "SELECT COUNT(*) AS n FROM failed_runners WHERE cluster = ? AND namespace = ? AND scale_set IS ? AND deleted_at >= ?",
-        cluster, namespace, scaleSet ?? null, since,
+        cluster,
+        namespace,
+        scaleSet ?? null,
+        since,
       )?.n ?? 0,
     );
   }

@@ -34,7 +34,10 @@ export function recordOutcome(sql: Sql, o: Outcome): void {
   const bucket = o.outcome === "reaped" && o.delayAfterGraceMs !== undefined ? delayBucket(o.delayAfterGraceMs) : -1;
   sql.run(
     "INSERT INTO hourly_outcomes (hour, outcome, bucket, why, n) VALUES (?, ?, ?, ?, 1) ON CONFLICT (hour, outcome, bucket, why) DO UPDATE SET n = n + 1",
-    hour, o.outcome, bucket, o.outcome === "kept" ? (o.why ?? "other") : "",
+    hour,
+    o.outcome,
+    bucket,
+    o.outcome === "kept" ? (o.why ?? "other") : "",
   );
   sql.run("DELETE FROM hourly_outcomes WHERE hour < ?", hour - KEEP_HOURS);
 }

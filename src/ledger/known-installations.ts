@@ -12,7 +12,9 @@ export function knownInstallations(sql: Sql): KnownInstallation[] {
     repos.push(row.key.slice("installation/".length));
     byId.set(id, repos);
   }
-  for (const row of sql.all<{ id: number }>("SELECT DISTINCT installation_id AS id FROM runners WHERE state IN ('running', 'finished') AND installation_id IS NOT NULL")) {
+  for (const row of sql.all<{ id: number }>(
+    "SELECT DISTINCT installation_id AS id FROM runners WHERE state IN ('running', 'finished') AND installation_id IS NOT NULL",
+  )) {
     if (!byId.has(row.id)) byId.set(row.id, []);
   }
   return [...byId.entries()].sort(([a], [b]) => a - b).map(([id, repos]) => ({ id, repos: repos.sort() }));

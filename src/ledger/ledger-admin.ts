@@ -86,9 +86,25 @@ export class LedgerAdmin extends RpcTarget {
     const state = this.#host.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
     const { watched, github } = this.#host.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
-    const connected = settings.cluster.mode === "agent" ? this.#host.agentStatuses(settings).filter((a) => a.connected).map((a) => a.cluster) : undefined;
-    const finishRefused = settings.finishStuck ? state.deletionWatches().flatMap((w) => (w.finishRefused ? [{ name: w.name, namespace: w.namespace, cluster: w.cluster, why: w.finishRefused }] : [])) : undefined;
-    const health = await deepHealth({ cluster: settings.cluster, namespaces: settings.namespaces, clusters: watched, connected, github, installations: knownInstallations(this.#host.sql), finishRefused });
+    const connected =
+      settings.cluster.mode === "agent"
+        ? this.#host
+            .agentStatuses(settings)
+            .filter((a) => a.connected)
+            .map((a) => a.cluster)
+        : undefined;
+    const finishRefused = settings.finishStuck
+      ? state.deletionWatches().flatMap((w) => (w.finishRefused ? [{ name: w.name, namespace: w.namespace, cluster: w.cluster, why: w.finishRefused }] : []))
+      : undefined;
+    const health = await deepHealth({
+      cluster: settings.cluster,
+      namespaces: settings.namespaces,
+      clusters: watched,
+      connected,
+      github,
+      installations: knownInstallations(this.#host.sql),
+      finishRefused,
+    });
     this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
     return health;
   }

@@ -26,7 +26,12 @@ export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; c
 export interface PassHost {
   settingsResult(): SettingsResult;
   state(settings: Settings): LedgerState;
-  edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number };
+  edges(
+    settings: Settings,
+    state: LedgerState,
+    tokens: GithubCache["tokens"],
+    githubCalls: number,
+  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number };
   rearm(state: LedgerState): Promise<void>;
   cost(): SqlCost;
   log(line: Record<string, unknown>): void;
@@ -77,7 +82,16 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
   if (kind === "sweep") {
     host.log({ msg: "sweep", ...fields, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs } satisfies SweepLine);
   } else if (report.checked > 0) {
-    host.log({ msg: "alarm", judged: report.checked, deleted: report.deleted, errors: report.errors, githubCalls: budget.used, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten });
+    host.log({
+      msg: "alarm",
+      judged: report.checked,
+      deleted: report.deleted,
+      errors: report.errors,
+      githubCalls: budget.used,
+      clusterCalls: clusterCalls(),
+      rowsRead: cost.rowsRead,
+      rowsWritten: cost.rowsWritten,
+    });
   }
   return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
 }

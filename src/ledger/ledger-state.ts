@@ -131,11 +131,28 @@ export class LedgerState implements LedgerPort {
 
   private storeRecord(r: Result, record: RunnerRecord, by: Caller, now: number): boolean {
     const key = verdictKey(r.verdict);
-    const identity = { uid: record.uid ?? r.identity?.uid, namespace: record.namespace ?? r.identity?.namespace, cluster: record.cluster ?? r.identity?.cluster };
+    const identity = {
+      uid: record.uid ?? r.identity?.uid,
+      namespace: record.namespace ?? r.identity?.namespace,
+      cluster: record.cluster ?? r.identity?.cluster,
+    };
     let next: RunnerRecord;
     if (r.close) {
       next = withStory(
-        { ...record, ...identity, state: r.close, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, cause: r.close === "reaped" ? r.verdict.cause : undefined, decidedAt: now, dueAt: null, pruneAt: now + this.opts.historyDays * 86_400_000, failures: 0, heldFor: undefined },
+        {
+          ...record,
+          ...identity,
+          state: r.close,
+          verdict: r.verdict.verdict,
+          reason: r.verdict.reason,
+          verdictKey: key,
+          cause: r.close === "reaped" ? r.verdict.cause : undefined,
+          decidedAt: now,
+          dueAt: null,
+          pruneAt: now + this.opts.historyDays * 86_400_000,
+          failures: 0,
+          heldFor: undefined,
+        },
         { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
       );
       this.counters.add("arc_reaper_closed_runners", { state: r.close });
@@ -145,12 +162,30 @@ export class LedgerState implements LedgerPort {
       if (r.close === "reaped" && r.deleted && r.view.kind === "found" && record.id !== undefined) {
         const o = r.view.runner;
         this.deletionsWatched.put({
-          rowId: record.id, name: o.name, cluster: o.cluster ?? "default", namespace: o.namespace, uid: o.uid, repo: record.repo, jobId: record.jobId,
-          installationId: record.installationId, deletedAt: now, dueAt: now + this.opts.stuckSeconds * 1000, reason: r.verdict.reason,
+          rowId: record.id,
+          name: o.name,
+          cluster: o.cluster ?? "default",
+          namespace: o.namespace,
+          uid: o.uid,
+          repo: record.repo,
+          jobId: record.jobId,
+          installationId: record.installationId,
+          deletedAt: now,
+          dueAt: now + this.opts.stuckSeconds * 1000,
+          reason: r.verdict.reason,
         });
       }
     } else {
-      next = { ...record, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, verdictKey: key, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
+      next = {
+        ...record,
+        ...identity,
+        verdict: r.verdict.verdict,
+        reason: r.verdict.reason,
+        verdictKey: key,
+        dueAt: dueAtOf(r.next),
+        failures: r.failures,
+        heldFor: r.heldFor,
+      };
       if (r.asked) next.checkedAt = now;
       if (key !== record.verdictKey) {
         next.decidedAt = now;
@@ -158,8 +193,15 @@ export class LedgerState implements LedgerPort {
       }
     }
     const changed =
-      key !== record.verdictKey || next.state !== record.state || next.dueAt !== record.dueAt || next.uid !== record.uid || next.cluster !== record.cluster ||
-      next.namespace !== record.namespace || next.checkedAt !== record.checkedAt || next.heldFor !== record.heldFor || (next.failures ?? 0) !== (record.failures ?? 0);
+      key !== record.verdictKey ||
+      next.state !== record.state ||
+      next.dueAt !== record.dueAt ||
+      next.uid !== record.uid ||
+      next.cluster !== record.cluster ||
+      next.namespace !== record.namespace ||
+      next.checkedAt !== record.checkedAt ||
+      next.heldFor !== record.heldFor ||
+      (next.failures ?? 0) !== (record.failures ?? 0);
     // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
     // they made it (their due time stands; the alarm judges it again). A close is written regardless.
     if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
@@ -174,7 +216,8 @@ export class LedgerState implements LedgerPort {
     }
     const fresh = unseen.reason === "";
     const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
-    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures) this.unseenRunners.put(next);
+    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures)
+      this.unseenRunners.put(next);
     return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
   }
 

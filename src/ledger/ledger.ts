@@ -86,7 +86,12 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
     state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
-    logLine({ msg: "installation change", claimed: change, ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }), githubCalls: budget.used });
+    logLine({
+      msg: "installation change",
+      claimed: change,
+      ...(confirmation.kind === "applied" ? { forgot: confirmation.forgot } : { kept: confirmation.why }),
+      githubCalls: budget.used,
+    });
   }
 
   /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
@@ -228,14 +233,22 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(settings: Settings, state: LedgerState, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private edges(
+    settings: Settings,
+    state: LedgerState,
+    tokens: GithubCache["tokens"],
+    githubCalls: number,
+    timeoutMs?: number,
+  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
     const watched: Watched[] =
       settings.cluster.mode === "direct"
         ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
-        : this.agent.clusters(settings.cluster.expectedClusters).map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }));
+        : this.agent
+            .clusters(settings.cluster.expectedClusters)
+            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }));
     let github: Github | Error;
     try {
       github = createGithub({

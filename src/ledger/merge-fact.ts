@@ -36,7 +36,12 @@ function describeJobFact(fact: JobStarted | JobCompleted): string {
 }
 
 /** A job fact into the record of (runner, job); `coveringRun` is the run completion that already covers it, if any. */
-export function mergeJobFact(existing: RunnerRecord | undefined, fact: JobStarted | JobCompleted, coveringRun: RunCompleted | undefined, nowIso: string): RunnerRecord {
+export function mergeJobFact(
+  existing: RunnerRecord | undefined,
+  fact: JobStarted | JobCompleted,
+  coveringRun: RunCompleted | undefined,
+  nowIso: string,
+): RunnerRecord {
   const base: RunnerRecord = existing ?? {
     runner: fact.runner,
     repo: fact.repo,
@@ -65,7 +70,8 @@ export function mergeRunCompletion(existing: RunnerRecord, run: RunCompleted, no
   if (!isOpen(existing.state) || existing.runAttempt < 1 || run.runAttempt < existing.runAttempt) return existing;
   const runCompleted = earlierAttempt(existing.runCompleted, run);
   const names = mergeNames(existing.names, run.names, false);
-  if (JSON.stringify(runCompleted) === JSON.stringify(existing.runCompleted)) return sameNames(existing, { ...existing, names }) ? existing : { ...existing, names };
+  if (JSON.stringify(runCompleted) === JSON.stringify(existing.runCompleted))
+    return sameNames(existing, { ...existing, names }) ? existing : { ...existing, names };
   const attempt = run.runAttempt > existing.runAttempt ? ` (a later attempt, ${run.runAttempt})` : "";
   return withStory(
     { ...existing, runCompleted, state: "finished", names },

@@ -74,8 +74,20 @@ export type LastSweep = Pick<PassReport, "checked" | "deleted" | "kept" | "waiti
 export function lastSweepOf(report: PassReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
   const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
   return {
-    at: new Date(now).toISOString(), durationMs, checked, deleted, kept, waiting, gone, heldBack, errors: report.errorsByKind,
-    githubCalls, rateLimitRemaining: budget.rateLimitRemaining, rateLimitLimit: budget.rateLimitLimit, dryRun, paused,
+    at: new Date(now).toISOString(),
+    durationMs,
+    checked,
+    deleted,
+    kept,
+    waiting,
+    gone,
+    heldBack,
+    errors: report.errorsByKind,
+    githubCalls,
+    rateLimitRemaining: budget.rateLimitRemaining,
+    rateLimitLimit: budget.rateLimitLimit,
+    dryRun,
+    paused,
   };
 }
 
@@ -186,7 +198,8 @@ export function ledgerQueries(sql: Sql) {
         counts[state] = Number(sql.first<{ n: number }>("SELECT COUNT(*) AS n FROM runners WHERE state = ?", state)?.n ?? 0);
       }
       counts.failed = new FailedTable(sql).count("failed");
-      for (const c of counters) if (c.name === "arc_reaper_closed_runners" && (c.labels.state === "reaped" || c.labels.state === "gone")) counts[c.labels.state] = c.value;
+      for (const c of counters)
+        if (c.name === "arc_reaper_closed_runners" && (c.labels.state === "reaped" || c.labels.state === "gone")) counts[c.labels.state] = c.value;
       const alarm = await storage.getAlarm();
       return {
         runners: counts,

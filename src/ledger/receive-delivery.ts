@@ -26,7 +26,13 @@ export interface Received {
   toConfirm?: Exclude<InstallationChange, { kind: "restored" }>;
 }
 
-export function receiveDelivery(sql: Sql, state: LedgerState, d: SignedDelivery, now: number, policy: { historyDays: number; maxJobSeconds: number }): Received {
+export function receiveDelivery(
+  sql: Sql,
+  state: LedgerState,
+  d: SignedDelivery,
+  now: number,
+  policy: { historyDays: number; maxJobSeconds: number },
+): Received {
   const { historyDays } = policy;
   const toConfirm = d.installation?.kind === "restored" ? undefined : d.installation;
   const answer = (outcome: Received["outcome"], changed: RunnerRecord[] = []): Received => {

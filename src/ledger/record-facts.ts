@@ -49,7 +49,13 @@ export function recordFacts(sql: Sql, runners: RunnersTable, facts: readonly Fac
     } else if (fact.type === "run-completed") {
       const inserted = sql.run(
         "INSERT INTO runs (repo, run_id, run_attempt, updated_at, conclusion, source, names) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        fact.repo, fact.runId, fact.runAttempt, fact.updatedAt, fact.conclusion, fact.source, fact.names ? JSON.stringify(fact.names) : null,
+        fact.repo,
+        fact.runId,
+        fact.runAttempt,
+        fact.updatedAt,
+        fact.conclusion,
+        fact.source,
+        fact.names ? JSON.stringify(fact.names) : null,
       );
       if (inserted === 0) continue; // known already: its jobs were covered when it first came
       for (const record of runners.openOfRun(fact.repo, fact.runId)) save(record, mergeRunCompletion(record, fact, nowIso));
@@ -63,10 +69,20 @@ function coveringRun(sql: Sql, repo: string, runId: number, attempt: number): Ru
   if (attempt < 1) return undefined;
   const row = sql.first<RunRow>(
     "SELECT * FROM runs WHERE repo = ? AND run_id = ? AND run_attempt >= ? ORDER BY run_attempt, updated_at LIMIT 1",
-    repo, runId, attempt,
+    repo,
+    runId,
+    attempt,
   );
   if (!row) return undefined;
-  const run: RunCompleted = { type: "run-completed", repo: row.repo, runId: row.run_id, runAttempt: row.run_attempt, updatedAt: row.updated_at, conclusion: row.conclusion, source: row.source };
+  const run: RunCompleted = {
+    type: "run-completed",
+    repo: row.repo,
+    runId: row.run_id,
+    runAttempt: row.run_attempt,
+    updatedAt: row.updated_at,
+    conclusion: row.conclusion,
+    source: row.source,
+  };
   if (row.names !== null) run.names = JSON.parse(row.names) as JobNames;
   return run;
 }

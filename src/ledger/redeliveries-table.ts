@@ -50,7 +50,14 @@ export class RedeliveriesTable {
       `INSERT INTO redeliveries (guid, event, delivery_id, ask_failed, attempts, last_listing, first_failed_at, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (guid) DO UPDATE SET delivery_id = excluded.delivery_id, ask_failed = excluded.ask_failed, attempts = excluded.attempts,
        last_listing = excluded.last_listing, succeeded = excluded.succeeded`,
-      r.guid, r.event, r.deliveryId, r.askFailed ? 1 : 0, r.attempts, r.lastListing, r.firstFailedAt, r.succeeded ? 1 : 0,
+      r.guid,
+      r.event,
+      r.deliveryId,
+      r.askFailed ? 1 : 0,
+      r.attempts,
+      r.lastListing,
+      r.firstFailedAt,
+      r.succeeded ? 1 : 0,
     );
   }
 

@@ -23,7 +23,8 @@ export function rollUpDecision(sql: Sql, d: Decision): void {
   const { before, after } = d;
   if (isOpen(before.state) && (after.state === "reaped" || after.state === "gone")) {
     const completedAt = [before.jobCompleted?.at, before.runCompleted?.at].filter((t): t is string => t !== undefined).sort()[0];
-    const delay = after.state === "reaped" ? delayAfterGraceMs({ cause: after.cause, completedAt, startedAt: before.startedAt, closedAt: d.at }, d.policy) : undefined;
+    const delay =
+      after.state === "reaped" ? delayAfterGraceMs({ cause: after.cause, completedAt, startedAt: before.startedAt, closedAt: d.at }, d.policy) : undefined;
     recordOutcome(sql, { outcome: after.state, at: d.at, delayAfterGraceMs: delay });
     return;
   }

@@ -92,10 +92,38 @@ function namesOf(row: Row): JobNames | undefined {
 }
 
 const COLUMNS = [
-  "runner", "job_id", "repo", "run_id", "run_attempt", "installation_id", "started_at", "job_completed_at", "job_conclusion",
-  "run_completed_at", "run_conclusion", "run_completed_attempt", "uid", "namespace", "checked_at", "state", "verdict", "reason",
-  "verdict_key", "cause", "decided_at", "due_at", "story", "held_for", "cluster", "fact_at", "workflow_name", "job_name", "head_branch", "run_url",
-  "prune_at", "failures",
+  "runner",
+  "job_id",
+  "repo",
+  "run_id",
+  "run_attempt",
+  "installation_id",
+  "started_at",
+  "job_completed_at",
+  "job_conclusion",
+  "run_completed_at",
+  "run_conclusion",
+  "run_completed_attempt",
+  "uid",
+  "namespace",
+  "checked_at",
+  "state",
+  "verdict",
+  "reason",
+  "verdict_key",
+  "cause",
+  "decided_at",
+  "due_at",
+  "story",
+  "held_for",
+  "cluster",
+  "fact_at",
+  "workflow_name",
+  "job_name",
+  "head_branch",
+  "run_url",
+  "prune_at",
+  "failures",
 ] as const;
 
 // Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
@@ -103,12 +131,38 @@ const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_bran
 
 function values(r: RunnerRecord): (string | number | null)[] {
   return [
-    r.runner, r.jobId, r.repo, r.runId, r.runAttempt, r.installationId ?? null, r.startedAt ?? null, r.jobCompleted?.at ?? null,
-    r.jobCompleted?.conclusion ?? null, r.runCompleted?.at ?? null, r.runCompleted?.conclusion ?? null, r.runCompleted?.attempt ?? null,
-    r.uid ?? null, r.namespace ?? null, r.checkedAt ?? null, r.state, r.verdict ?? null, r.reason, r.verdictKey ?? null, r.cause ?? null,
-    r.decidedAt ?? null, r.dueAt, JSON.stringify(r.story), r.heldFor ?? null, r.cluster ?? null, r.factAt ?? null,
-    r.names?.workflow ?? null, r.names?.job ?? null, r.names?.branch ?? null, r.names?.runUrl ?? null,
-    r.pruneAt ?? null, r.failures ?? 0,
+    r.runner,
+    r.jobId,
+    r.repo,
+    r.runId,
+    r.runAttempt,
+    r.installationId ?? null,
+    r.startedAt ?? null,
+    r.jobCompleted?.at ?? null,
+    r.jobCompleted?.conclusion ?? null,
+    r.runCompleted?.at ?? null,
+    r.runCompleted?.conclusion ?? null,
+    r.runCompleted?.attempt ?? null,
+    r.uid ?? null,
+    r.namespace ?? null,
+    r.checkedAt ?? null,
+    r.state,
+    r.verdict ?? null,
+    r.reason,
+    r.verdictKey ?? null,
+    r.cause ?? null,
+    r.decidedAt ?? null,
+    r.dueAt,
+    JSON.stringify(r.story),
+    r.heldFor ?? null,
+    r.cluster ?? null,
+    r.factAt ?? null,
+    r.names?.workflow ?? null,
+    r.names?.job ?? null,
+    r.names?.branch ?? null,
+    r.names?.runUrl ?? null,
+    r.pruneAt ?? null,
+    r.failures ?? 0,
   ];
 }
 
@@ -136,7 +190,9 @@ export class RunnersTable {
   /** Inserts or replaces the row of (runner, job): one row written. */
   put(record: RunnerRecord): void {
     const placeholders = COLUMNS.map(() => "?").join(", ");
-    const updates = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => `${c} = excluded.${c}`).join(", ");
+    const updates = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
+      .map((c) => `${c} = excluded.${c}`)
+      .join(", ");
     this.sql.run(
       `INSERT INTO runners (${COLUMNS.join(", ")}) VALUES (${placeholders}) ON CONFLICT (runner, job_id) DO UPDATE SET ${updates}`,
       ...values(record),
@@ -149,13 +205,22 @@ export class RunnersTable {
    * is still open. Answers whether the row was written.
    */
   update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
-    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id").map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`)).join(", ");
+    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
+      .map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`))
+      .join(", ");
     const nextValues = values(next).slice(2);
     const open = `id = ? AND ${OPEN}`;
     if (opts.closing) return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open}`, ...nextValues, judged.id ?? -1) > 0;
     const j = values(judged);
     const factsSame = FACT_COLUMNS.map((c) => `${c} IS ?`).join(" AND ");
-    return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open} AND ${factsSame}`, ...nextValues, judged.id ?? -1, ...FACT_COLUMNS.map((c) => j[COLUMNS.indexOf(c)]!)) > 0;
+    return (
+      this.sql.run(
+        `UPDATE runners SET ${sets} WHERE ${open} AND ${factsSame}`,
+        ...nextValues,
+        judged.id ?? -1,
+        ...FACT_COLUMNS.map((c) => j[COLUMNS.indexOf(c)]!),
+      ) > 0
+    );
   }
 
   /** Every open runner (running or finished). */
@@ -165,9 +230,7 @@ export class RunnersTable {
 
   /** Open runners due at or before `now`, earliest first. */
   due(now: number, limit: number): RunnerRecord[] {
-    return this.sql
-      .all<Row>(`SELECT * FROM runners WHERE ${OPEN} AND due_at <= ? ORDER BY due_at LIMIT ?`, now, limit)
-      .map(toRecord);
+    return this.sql.all<Row>(`SELECT * FROM runners WHERE ${OPEN} AND due_at <= ? ORDER BY due_at LIMIT ?`, now, limit).map(toRecord);
   }
 
   /** Open runners of one run, for a run completion. */
@@ -179,7 +242,9 @@ export class RunnersTable {
   nextDue(): number | null {
     // One indexed MIN per open state: two index seeks, however large the table.
     const dues = (["running", "finished"] as const)
-      .map((state) => this.sql.first<{ due: number | null }>("SELECT MIN(due_at) AS due FROM runners WHERE state = ? AND due_at IS NOT NULL", state)?.due ?? null)
+      .map(
+        (state) => this.sql.first<{ due: number | null }>("SELECT MIN(due_at) AS due FROM runners WHERE state = ? AND due_at IS NOT NULL", state)?.due ?? null,
+      )
       .filter((d): d is number => d !== null);
     return dues.length > 0 ? Math.min(...dues) : null;
   }

@@ -253,7 +253,9 @@ export function migrate(sql: Sql): void {
   sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
   const version = Number(sql.first<{ version: number }>("SELECT version FROM schema_version")?.version ?? 0);
   if (version > SCHEMA_VERSION) {
-    throw new Error(`arc-reaper ledger: the stored schema is version ${version}, newer than this code's ${SCHEMA_VERSION}: roll forward, migrations never go back`);
+    throw new Error(
+      `arc-reaper ledger: the stored schema is version ${version}, newer than this code's ${SCHEMA_VERSION}: roll forward, migrations never go back`,
+    );
   }
   for (let v = version; v < SCHEMA_VERSION; v++) {
     for (const statement of MIGRATIONS[v]!) sql.run(statement);

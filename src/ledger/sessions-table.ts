@@ -37,7 +37,13 @@ export class SessionsTable {
     if (checked.kind !== "accepted") return checked;
     this.sql.run("DELETE FROM sessions WHERE expires_at <= ?", a.now);
     const expiresAt = a.now + a.session.ttlMs;
-    this.sql.run("INSERT INTO sessions (id_hash, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)", a.session.idHash, a.session.tokenHash, a.now, expiresAt);
+    this.sql.run(
+      "INSERT INTO sessions (id_hash, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
+      a.session.idHash,
+      a.session.tokenHash,
+      a.now,
+      expiresAt,
+    );
     return { kind: "session", expiresAt };
   }
 

@@ -54,7 +54,17 @@ export class UnseenTable {
       `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name, uid) DO UPDATE SET namespace = excluded.namespace, run_id = excluded.run_id, repo = excluded.repo,
        due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster, failures = excluded.failures`,
-      u.name, u.uid, u.namespace, u.runId, u.repo, u.firstSeen, u.dueAt, u.reason, u.heldFor ?? null, u.cluster ?? null, u.failures ?? 0,
+      u.name,
+      u.uid,
+      u.namespace,
+      u.runId,
+      u.repo,
+      u.firstSeen,
+      u.dueAt,
+      u.reason,
+      u.heldFor ?? null,
+      u.cluster ?? null,
+      u.failures ?? 0,
     );
   }
 

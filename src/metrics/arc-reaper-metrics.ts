@@ -37,26 +37,86 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
       type: "gauge",
       samples: RUNNER_STATES.map((state) => ({ labels: { state }, value: snapshot.runners[state] })),
     },
-    { name: "arc_reaper_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them.", type: "counter", samples: counter("arc_reaper_deletions_total", "cause", DELETE_CAUSES) },
-    { name: "arc_reaper_deletions_held_back_total", help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_MINUTE was reached.", type: "counter", samples: counter("arc_reaper_deletions_held_back_total") },
-    { name: "arc_reaper_errors_total", help: "Runners kept because something could not be read or done, by kind (cluster, github, redelivery, agent).", type: "counter", samples: counter("arc_reaper_errors_total", "kind", ERROR_KINDS) },
+    {
+      name: "arc_reaper_deletions_total",
+      help: "EphemeralRunners arc-reaper deleted, by the evidence that condemned them.",
+      type: "counter",
+      samples: counter("arc_reaper_deletions_total", "cause", DELETE_CAUSES),
+    },
+    {
+      name: "arc_reaper_deletions_held_back_total",
+      help: "Condemned runners kept for a later minute because REAPER_MAX_DELETIONS_PER_MINUTE was reached.",
+      type: "counter",
+      samples: counter("arc_reaper_deletions_held_back_total"),
+    },
+    {
+      name: "arc_reaper_errors_total",
+      help: "Runners kept because something could not be read or done, by kind (cluster, github, redelivery, agent).",
+      type: "counter",
+      samples: counter("arc_reaper_errors_total", "kind", ERROR_KINDS),
+    },
     { name: "arc_reaper_sweeps_total", help: "Sweeps run (the cron, once a minute).", type: "counter", samples: counter("arc_reaper_sweeps_total") },
     { name: "arc_reaper_alarms_total", help: "Ledger alarms run (at the earliest due time).", type: "counter", samples: counter("arc_reaper_alarms_total") },
-    { name: "arc_reaper_webhook_deliveries_total", help: "Webhook deliveries by event and outcome (recorded, ignored, invalid, rejected, too_large, misconfigured), counted in the ledger.", type: "counter", samples: counter("arc_reaper_webhook_deliveries_total", "outcome") },
-    { name: "arc_reaper_last_sweep_timestamp_seconds", help: "When the last sweep ran, in seconds since the epoch.", type: "gauge", samples: fromSweep(sweep ? Date.parse(sweep.at) / 1000 : undefined) },
-    { name: "arc_reaper_last_sweep_duration_seconds", help: "Wall time of the last sweep, in seconds.", type: "gauge", samples: fromSweep(sweep ? sweep.durationMs / 1000 : undefined) },
+    {
+      name: "arc_reaper_webhook_deliveries_total",
+      help: "Webhook deliveries by event and outcome (recorded, ignored, invalid, rejected, too_large, misconfigured), counted in the ledger.",
+      type: "counter",
+      samples: counter("arc_reaper_webhook_deliveries_total", "outcome"),
+    },
+    {
+      name: "arc_reaper_last_sweep_timestamp_seconds",
+      help: "When the last sweep ran, in seconds since the epoch.",
+      type: "gauge",
+      samples: fromSweep(sweep ? Date.parse(sweep.at) / 1000 : undefined),
+    },
+    {
+      name: "arc_reaper_last_sweep_duration_seconds",
+      help: "Wall time of the last sweep, in seconds.",
+      type: "gauge",
+      samples: fromSweep(sweep ? sweep.durationMs / 1000 : undefined),
+    },
     {
       name: "arc_reaper_last_sweep_errors",
       help: "Errors in the last sweep, by kind (cluster, github, redelivery; agent in agent mode).",
       type: "gauge",
       samples: sweep ? Object.entries(sweep.errors).map(([kind, value]) => ({ labels: { kind }, value })) : [],
     },
-    { name: "arc_reaper_last_sweep_github_requests", help: "GitHub API requests the last sweep made (token mints, look-ups, reads and redeliveries).", type: "gauge", samples: fromSweep(sweep?.githubCalls) },
-    { name: "arc_reaper_github_rate_limit_remaining", help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitRemaining) },
-    { name: "arc_reaper_github_rate_limit_limit", help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.", type: "gauge", samples: fromSweep(sweep?.rateLimitLimit) },
-    { name: "arc_reaper_cluster_deletions_total", help: "EphemeralRunners arc-reaper deleted, by the cluster they lived in.", type: "counter", samples: counter("arc_reaper_cluster_deletions_total", "cluster") },
-    { name: "arc_reaper_cluster_errors_total", help: "Runners kept because something could not be read or done, by cluster (unknown: no view named one) and kind.", type: "counter", samples: counter("arc_reaper_cluster_errors_total", "cluster") },
-    { name: "arc_reaper_paused", help: "1 while deletions are paused (POST /admin/pause), else 0.", type: "gauge", samples: [{ value: snapshot.paused ? 1 : 0 }] },
+    {
+      name: "arc_reaper_last_sweep_github_requests",
+      help: "GitHub API requests the last sweep made (token mints, look-ups, reads and redeliveries).",
+      type: "gauge",
+      samples: fromSweep(sweep?.githubCalls),
+    },
+    {
+      name: "arc_reaper_github_rate_limit_remaining",
+      help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.",
+      type: "gauge",
+      samples: fromSweep(sweep?.rateLimitRemaining),
+    },
+    {
+      name: "arc_reaper_github_rate_limit_limit",
+      help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.",
+      type: "gauge",
+      samples: fromSweep(sweep?.rateLimitLimit),
+    },
+    {
+      name: "arc_reaper_cluster_deletions_total",
+      help: "EphemeralRunners arc-reaper deleted, by the cluster they lived in.",
+      type: "counter",
+      samples: counter("arc_reaper_cluster_deletions_total", "cluster"),
+    },
+    {
+      name: "arc_reaper_cluster_errors_total",
+      help: "Runners kept because something could not be read or done, by cluster (unknown: no view named one) and kind.",
+      type: "counter",
+      samples: counter("arc_reaper_cluster_errors_total", "cluster"),
+    },
+    {
+      name: "arc_reaper_paused",
+      help: "1 while deletions are paused (POST /admin/pause), else 0.",
+      type: "gauge",
+      samples: [{ value: snapshot.paused ? 1 : 0 }],
+    },
     {
       name: "arc_reaper_stuck_deletions",
       help: "Runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later: ARC holds the deletion (GitHub says the job runs, or a finalizer is wedged).",
@@ -90,9 +150,19 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
         type: "gauge",
         samples: agents
           .filter((a) => a.connected)
-          .flatMap((a) => (a.namespaces ?? []).map((namespace) => ({ labels: { cluster: a.cluster, namespace }, value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1 }))),
+          .flatMap((a) =>
+            (a.namespaces ?? []).map((namespace) => ({
+              labels: { cluster: a.cluster, namespace },
+              value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1,
+            })),
+          ),
       },
-      { name: "arc_reaper_agent_refusals_total", help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).", type: "counter", samples: counter("arc_reaper_agent_refusals_total", "cluster") },
+      {
+        name: "arc_reaper_agent_refusals_total",
+        help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).",
+        type: "counter",
+        samples: counter("arc_reaper_agent_refusals_total", "cluster"),
+      },
     );
   }
   return families;

@@ -21,9 +21,7 @@ export interface Verdict {
 }
 
 /** What GitHub's REST API said about the runner's job, when it was asked. */
-export type GithubWord =
-  | { kind: "job"; status: string; conclusion: string | null; completedAt: string | null }
-  | { kind: "error"; why: string };
+export type GithubWord = { kind: "job"; status: string; conclusion: string | null; completedAt: string | null } | { kind: "error"; why: string };
 
 /**
  * What keeps a decision from being carried out, stored with the row so that the

@@ -32,8 +32,18 @@ export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps:
   if (job.status === "completed" && job.completedAt) {
     // A completion GitHub reports counts like the webhook's would.
     const fact: Fact = {
-      type: "job-completed", runner: record.runner, repo: record.repo, runId: record.runId, runAttempt: record.runAttempt, jobId: record.jobId,
-      startedAt: record.startedAt, completedAt: job.completedAt, conclusion: job.conclusion ?? "completed", installationId: installation, source: "rest", names: job.names,
+      type: "job-completed",
+      runner: record.runner,
+      repo: record.repo,
+      runId: record.runId,
+      runAttempt: record.runAttempt,
+      jobId: record.jobId,
+      startedAt: record.startedAt,
+      completedAt: job.completedAt,
+      conclusion: job.conclusion ?? "completed",
+      installationId: installation,
+      source: "rest",
+      names: job.names,
     };
     current = deps.learn([fact]) ?? record;
   }

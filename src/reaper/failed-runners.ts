@@ -25,7 +25,8 @@ interface Listing {
   names: () => Iterable<string>;
 }
 
-const key = (r: { cluster?: string; namespace: string; name: string; uid: string }): string => `${r.cluster ?? "default"}\u0000${r.namespace}\u0000${r.name}\u0000${r.uid}`;
+const key = (r: { cluster?: string; namespace: string; name: string; uid: string }): string =>
+  `${r.cluster ?? "default"}\u0000${r.namespace}\u0000${r.name}\u0000${r.uid}`;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<FailedReport> {
@@ -51,9 +52,19 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     const place = { cluster: row.cluster, namespace: row.namespace };
     // Its place could not be read (or was not looked in): nothing is known, the row stays. A wrong close would only
     // stop showing it until the next list brings it back; it never deletes anything.
-    if (!same && (lookup.unreadable.some((u) => u.place.cluster === row.cluster && u.place.namespace === row.namespace) || !(lookup.absentAsOf(place) > 0))) continue;
-    const went = same ? `it is no longer Failed (phase ${same.phase ?? "unset"})` : row.deletedAt !== undefined ? `it went ${Math.round((now - row.deletedAt) / 1000)}s after our delete` : "it left the cluster without us";
-    const closed: FailedRunner = { ...row, state: row.deletedAt !== undefined && !same ? "reaped" : "gone", closedAt: now, reason: `${row.reason.replace(/; .*$/, "")}; ${went}` };
+    if (!same && (lookup.unreadable.some((u) => u.place.cluster === row.cluster && u.place.namespace === row.namespace) || !(lookup.absentAsOf(place) > 0)))
+      continue;
+    const went = same
+      ? `it is no longer Failed (phase ${same.phase ?? "unset"})`
+      : row.deletedAt !== undefined
+        ? `it went ${Math.round((now - row.deletedAt) / 1000)}s after our delete`
+        : "it left the cluster without us";
+    const closed: FailedRunner = {
+      ...row,
+      state: row.deletedAt !== undefined && !same ? "reaped" : "gone",
+      closedAt: now,
+      reason: `${row.reason.replace(/; .*$/, "")}; ${went}`,
+    };
     closed.story = [...row.story, { at: iso(now), what: `closed ${closed.state}: ${went}`, source: "sweep" }];
     port.store(closed, { closed: true });
     report.closed++;
@@ -68,14 +79,17 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     let deleted = false;
     if (verdict.verdict === "delete") {
       // The agent's delete order names the run it checks (protocol): a Failed runner has none, so agent mode only shows it.
-      if (clusterOf(deps.watched, runner)?.cluster.errorKind === "agent") reason = `${reason}; not deleted: in agent mode the agent takes no order to delete a runner without a run yet`;
+      if (clusterOf(deps.watched, runner)?.cluster.errorKind === "agent")
+        reason = `${reason}; not deleted: in agent mode the agent takes no order to delete a runner without a run yet`;
       else if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
       else if (deps.ledger.paused()) reason = `paused: would delete: ${reason}`;
       else if (deletions.left(now) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
       else {
         deletions.take(now);
         const w = clusterOf(deps.watched, runner);
-        const outcome = w ? await w.cluster.deleteRunner(runner, { reason }) : { kind: "failed" as const, status: null, why: `no cluster named ${runner.cluster} is watched` };
+        const outcome = w
+          ? await w.cluster.deleteRunner(runner, { reason })
+          : { kind: "failed" as const, status: null, why: `no cluster named ${runner.cluster} is watched` };
         if (outcome.kind === "deleted") {
           deleted = true;
           row.deletedAt = now;

@@ -19,7 +19,11 @@ type Stuck = Extract<DeletionCheck, { kind: "stuck" }>;
 export const FINISH_OVERLAY_COMMAND = "kubectl apply -k infra/kubernetes/finish-stuck (agent mode: kubectl apply -k infra/agent/finish-stuck)";
 
 export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck: Stuck, deps: PassDeps): Promise<DeletionCheck> {
-  const keep = (why: string, finishRefused?: string): Stuck => ({ ...stuck, reason: `${stuck.reason}; not finished: ${why}`, ...(finishRefused ? { finishRefused } : {}) });
+  const keep = (why: string, finishRefused?: string): Stuck => ({
+    ...stuck,
+    reason: `${stuck.reason}; not finished: ${why}`,
+    ...(finishRefused ? { finishRefused } : {}),
+  });
   const cluster = clusterOf(deps.watched, { cluster: w.cluster })?.cluster;
   if (!cluster?.finishDeletion) return keep(`the link to cluster ${w.cluster} cannot remove finalizers`);
   const finalizers = runner.finalizers ?? [];
@@ -41,11 +45,17 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
   const heldFor = Math.max(0, Math.round((deps.now - w.deletedAt) / 1000));
   switch (outcome.kind) {
     case "finished":
-      return { kind: "went", reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.join(", ")}) were removed (REAPER_FINISH_STUCK)` };
+      return {
+        kind: "went",
+        reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.join(", ")}) were removed (REAPER_FINISH_STUCK)`,
+      };
     case "gone":
       return { kind: "went", reason: `went ${heldFor}s after our delete (404 when finishing it)` };
     case "refused":
-      return keep(`removing its finalizers was refused (${outcome.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`, outcome.why);
+      return keep(
+        `removing its finalizers was refused (${outcome.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`,
+        outcome.why,
+      );
     case "conflict":
       return keep(`the object changed since it was read (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
     default:

@@ -9,9 +9,7 @@
 import type { FailedRunner } from "../model/failed.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 
-export type FailedVerdict =
-  | { verdict: "keep"; reason: string; dueAt?: number }
-  | { verdict: "delete"; reason: string };
+export type FailedVerdict = { verdict: "keep"; reason: string; dueAt?: number } | { verdict: "delete"; reason: string };
 
 export interface FailedInput {
   row: FailedRunner;
@@ -41,8 +39,16 @@ export function judgeFailed({ row, runner, now, failedSeconds, recentlyDeleted }
   }
   if (runner.deletionTimestamp) return { verdict: "keep", reason: `${story}; already being deleted since ${runner.deletionTimestamp}` };
   if (failedSeconds === undefined) return { verdict: "keep", reason: `${story}; REAPER_FAILED_SECONDS is unset: never deleted` };
-  const churn = recentlyDeleted > 0 ? `; replacements keep failing: ${recentlyDeleted} of scale set ${row.scaleSet ?? "(unlabelled)"} deleted in the last ${failedSeconds}s` : "";
+  const churn =
+    recentlyDeleted > 0
+      ? `; replacements keep failing: ${recentlyDeleted} of scale set ${row.scaleSet ?? "(unlabelled)"} deleted in the last ${failedSeconds}s`
+      : "";
   const due = Math.max(row.failedAt, row.createdAt ?? row.failedAt) + failedSeconds * 1000;
-  if (now < due) return { verdict: "keep", reason: `${story}; due for deletion at ${new Date(due).toISOString()} (REAPER_FAILED_SECONDS=${failedSeconds})${churn}`, dueAt: due };
+  if (now < due)
+    return {
+      verdict: "keep",
+      reason: `${story}; due for deletion at ${new Date(due).toISOString()} (REAPER_FAILED_SECONDS=${failedSeconds})${churn}`,
+      dueAt: due,
+    };
   return { verdict: "delete", reason: `${story}; failed at least REAPER_FAILED_SECONDS=${failedSeconds} ago: deleted so ARC can make a new one${churn}` };
 }

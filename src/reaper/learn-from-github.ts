@@ -6,15 +6,16 @@ import { CLOCK_SKEW_MS } from "../model/policy.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Fact } from "../model/facts.ts";
 
-export type Learned =
-  | { kind: "known"; facts: Fact[]; job?: GithubJob }
-  | { kind: "unknown"; why: string };
+export type Learned = { kind: "known"; facts: Fact[]; job?: GithubJob } | { kind: "unknown"; why: string };
 
 export async function learnFromGithub(github: Github, runner: ClusterRunner): Promise<Learned> {
   const repo = runner.jobRepositoryName;
   const runId = runner.workflowRunId;
   if (!repo || !/^[^/\s]+\/[^/\s]+$/.test(repo) || runId === undefined) {
-    return { kind: "unknown", why: `runner works on run ${runId ?? "?"} but status.jobRepositoryName ${JSON.stringify(repo ?? null)} is not owner/repo: cannot ask GitHub` };
+    return {
+      kind: "unknown",
+      why: `runner works on run ${runId ?? "?"} but status.jobRepositoryName ${JSON.stringify(repo ?? null)} is not owner/repo: cannot ask GitHub`,
+    };
   }
   const installationId = await github.installationFor(repo);
   const run = await github.run(repo, runId, installationId);
@@ -22,9 +23,30 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   if (run.status === "completed") {
     // The whole run is over, whichever attempt the runner served: the run's time decides.
     facts.push(
-      { type: "run-completed", repo, runId, runAttempt: run.runAttempt, updatedAt: run.updatedAt, conclusion: run.conclusion ?? "completed", installationId, source: "rest", names: run.names },
+      {
+        type: "run-completed",
+        repo,
+        runId,
+        runAttempt: run.runAttempt,
+        updatedAt: run.updatedAt,
+        conclusion: run.conclusion ?? "completed",
+        installationId,
+        source: "rest",
+        names: run.names,
+      },
       // Job unknown (0): recorded so the runner is tracked; the run's completion covers it.
-      { type: "job-started", runner: runner.name, repo, runId, runAttempt: run.runAttempt, jobId: 0, startedAt: runner.createdAt ?? run.updatedAt, installationId, source: "rest", names: run.names },
+      {
+        type: "job-started",
+        runner: runner.name,
+        repo,
+        runId,
+        runAttempt: run.runAttempt,
+        jobId: 0,
+        startedAt: runner.createdAt ?? run.updatedAt,
+        installationId,
+        source: "rest",
+        names: run.names,
+      },
     );
     return { kind: "known", facts };
   }
@@ -37,7 +59,13 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   }
   const common = { runner: runner.name, repo, runId, runAttempt: job.runAttempt, jobId: job.id, installationId, source: "rest", names: job.names };
   if (job.status === "completed" && job.completedAt) {
-    facts.push({ type: "job-completed", ...common, startedAt: job.startedAt ?? undefined, completedAt: job.completedAt, conclusion: job.conclusion ?? "completed" });
+    facts.push({
+      type: "job-completed",
+      ...common,
+      startedAt: job.startedAt ?? undefined,
+      completedAt: job.completedAt,
+      conclusion: job.conclusion ?? "completed",
+    });
   } else if (job.startedAt) {
     facts.push({ type: "job-started", ...common, startedAt: job.startedAt });
   } else {

@@ -92,7 +92,9 @@ export function shareRunReads(items: readonly Item[], github: Github | Error, le
     },
     async runnerJob(repo, runId, runner, installationId, startedNotBefore) {
       const listing = await list(repo, runId, installationId);
-      const found = listing.jobs.find((j) => j.runnerName === runner && (startedNotBefore === undefined || !j.startedAt || Date.parse(j.startedAt) >= startedNotBefore));
+      const found = listing.jobs.find(
+        (j) => j.runnerName === runner && (startedNotBefore === undefined || !j.startedAt || Date.parse(j.startedAt) >= startedNotBefore),
+      );
       if (found) return found;
       if (listing.error !== undefined) throw listing.error;
       return undefined;
@@ -138,7 +140,17 @@ async function readAll(github: Github, repo: string, runId: number, installation
 /** A completion the run's listing reports counts like the webhook's would (as askAboutJob records it). */
 function completion(row: RunnerRecord, job: GithubJob, installationId: number): Fact {
   return {
-    type: "job-completed", runner: row.runner, repo: row.repo, runId: row.runId, runAttempt: row.runAttempt, jobId: row.jobId, startedAt: row.startedAt,
-    completedAt: job.completedAt!, conclusion: job.conclusion ?? "completed", installationId, source: "rest", ...(job.names ? { names: job.names } : {}),
+    type: "job-completed",
+    runner: row.runner,
+    repo: row.repo,
+    runId: row.runId,
+    runAttempt: row.runAttempt,
+    jobId: row.jobId,
+    startedAt: row.startedAt,
+    completedAt: job.completedAt!,
+    conclusion: job.conclusion ?? "completed",
+    installationId,
+    source: "rest",
+    ...(job.names ? { names: job.names } : {}),
   };
 }

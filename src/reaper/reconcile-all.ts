@@ -54,7 +54,9 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
     deletions,
     deleteRunner: (runner, context) => {
       const w = clusterOf(deps.watched, runner);
-      return w ? w.cluster.deleteRunner(runner, context) : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
+      return w
+        ? w.cluster.deleteRunner(runner, context)
+        : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
     },
     deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
     learn: (facts, runner) => ledger.learn(facts, runner),

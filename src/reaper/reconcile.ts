@@ -79,7 +79,8 @@ async function decide(item: Item, ctx: ReconcileContext): Promise<Step & Partial
   if (first.close || first.dueAt !== undefined) return { ...finish(item, first.verdict, first), ...first };
   let result: Step & Partial<Result> = finish(item, first.verdict, {});
   // A row whose last ask failed is not asked again (the sweep visits it every minute) before its back-off ends.
-  if (result.verdict.askGithub && item.record && backingOff(item, ctx.now)) return { ...result, verdict: { verdict: "keep", reason: item.record.reason }, deferred: true };
+  if (result.verdict.askGithub && item.record && backingOff(item, ctx.now))
+    return { ...result, verdict: { verdict: "keep", reason: item.record.reason }, deferred: true };
   if (result.verdict.askGithub) result = await ask(result as Result, ctx);
   if (result.verdict.verdict === "delete") result = await act(result as Result, ctx);
   return result;
@@ -133,7 +134,8 @@ function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileC
 
 /** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
 function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): Step {
-  if (view.kind === "missing") return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
+  if (view.kind === "missing")
+    return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
   if (view.kind === "unknown") {
     const verdict: Verdict = { verdict: "keep", reason: `cannot judge: ${view.why}`, error: true };
     return view.stale ? { verdict, dueAt: now + STALE_RECHECK_MS } : { verdict, failed: true };
@@ -148,7 +150,8 @@ function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, pol
     return { verdict: { verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
   }
   // The sweep sees every unseen row each minute; one GitHub could not place waits for its back-off.
-  if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== "") return { verdict: { verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
+  if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== "")
+    return { verdict: { verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
   return { verdict };
 }
 
@@ -157,7 +160,8 @@ type Acted = Step & Result;
 async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   const { github } = ctx;
   const withoutAsk = r.verdict.reason.replace(/: asking GitHub$/, "");
-  if (github instanceof Error) return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null, failed: true };
+  if (github instanceof Error)
+    return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null, failed: true };
   try {
     const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn };
     const asked = r.record
@@ -173,12 +177,24 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   } catch (e) {
     if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) {
       const until = e instanceof GithubBudgetExhausted ? ctx.githubFreeAt() : ctx.now + WINDOW_MS;
-      return { ...r, verdict: { verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` }, heldFor: "budget", dueAt: Math.max(until, ctx.now + 1000) };
+      return {
+        ...r,
+        verdict: { verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` },
+        heldFor: "budget",
+        dueAt: Math.max(until, ctx.now + 1000),
+      };
     }
     // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
     // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
     const verdict: Verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
-    if (r.record && r.verdict.recheck) return { ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}), verdict, asked: true, errorKind: "github", failed: true };
+    if (r.record && r.verdict.recheck)
+      return {
+        ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}),
+        verdict,
+        asked: true,
+        errorKind: "github",
+        failed: true,
+      };
     return { ...r, verdict, errorKind: "github", dueAt: null, failed: true };
   }
 }
@@ -206,9 +222,17 @@ async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
     ctx.reapedUids.add(runner.uid);
     return { ...r, close: "reaped", deleted: true };
   }
-  if (outcome.kind === "gone") return { ...r, verdict: { verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
+  if (outcome.kind === "gone")
+    return { ...r, verdict: { verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
   const errorKind = ctx.deleteErrorKind(runner);
-  return { ...r, verdict: { verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true }, errorKind, heldFor: errorKind === "agent" ? "agent" : undefined, dueAt: null, failed: true };
+  return {
+    ...r,
+    verdict: { verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true },
+    errorKind,
+    heldFor: errorKind === "agent" ? "agent" : undefined,
+    dueAt: null,
+    failed: true,
+  };
 }
 
 /** The verdict with its time and hold; the identity the facts' runner is known by. */

@@ -140,8 +140,14 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
     const latest = attempts.sort((a, b) => b.deliveredAt.localeCompare(a.deliveredAt))[0]!;
     const oldest = Math.min(...attempts.map((a) => Date.parse(a.deliveredAt)));
     candidates.push({
-      guid, event: latest.event, deliveryId: latest.id, askFailed: known?.askFailed ?? false, attempts: known?.attempts ?? 0,
-      lastListing: known?.lastListing ?? 0, firstFailedAt: Math.min(oldest, known?.firstFailedAt ?? oldest), succeeded: false,
+      guid,
+      event: latest.event,
+      deliveryId: latest.id,
+      askFailed: known?.askFailed ?? false,
+      attempts: known?.attempts ?? 0,
+      lastListing: known?.lastListing ?? 0,
+      firstFailedAt: Math.min(oldest, known?.firstFailedAt ?? oldest),
+      succeeded: false,
     });
   }
   // Asks GitHub refused at an earlier listing: no new attempt shows up in a listing, so ask again at this one.
@@ -159,8 +165,14 @@ export async function redeliverFailed(opts: RedeliveryOptions): Promise<{ report
   }
 
   const refused = filterRefusedAt !== undefined ? { filterRefusedAt } : {};
-  const next: DeliveriesMark = !page.complete && page.cursor
-    ? { listedUntil: mark.listedUntil, lastListingAt: listing, resume: { cursor: page.cursor, startedAt: listing, since, ...(full ? { full } : {}) }, ...refused }
-    : { listedUntil: listing, lastListingAt: listing, ...refused };
+  const next: DeliveriesMark =
+    !page.complete && page.cursor
+      ? {
+          listedUntil: mark.listedUntil,
+          lastListingAt: listing,
+          resume: { cursor: page.cursor, startedAt: listing, since, ...(full ? { full } : {}) },
+          ...refused,
+        }
+      : { listedUntil: listing, lastListingAt: listing, ...refused };
   return { report, mark: next };
 }

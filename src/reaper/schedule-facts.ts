@@ -14,7 +14,8 @@ export interface FactsSchedule {
 
 export function scheduleFromFacts(record: TrackedRunner, now: number, policy: Policy): FactsSchedule {
   const verdict = judgeByFacts(record, undefined, now, policy);
-  const reason = verdict.verdict === "wait" ? `waiting for the grace: ${verdict.reason}` : verdict.verdict === "delete" ? `due now: ${verdict.reason}` : verdict.reason;
+  const reason =
+    verdict.verdict === "wait" ? `waiting for the grace: ${verdict.reason}` : verdict.verdict === "delete" ? `due now: ${verdict.reason}` : verdict.reason;
   const finished = finishedEvidence(record);
   if (finished) return { next: lookAt(Date.parse(finished.at) + policy.graceSeconds * 1000), reason };
   if (!record.startedAt) return { next: WITH_SWEEP, reason };

@@ -75,7 +75,8 @@ async function benchRoute(route: Route, request: Request, env: WorkerEnv): Promi
   const token = result.settings.adminToken;
   const auth = request.headers.get("authorization") ?? "";
   const url = new URL(request.url);
-  if (NEEDS_ADMIN.has(url.pathname) && (!token || !constantTimeEqual(auth, `Bearer ${token}`))) return Response.json({ error: "the admin token is needed" }, { status: 401 });
+  if (NEEDS_ADMIN.has(url.pathname) && (!token || !constantTimeEqual(auth, `Bearer ${token}`)))
+    return Response.json({ error: "the admin token is needed" }, { status: 401 });
   const ledgers = env.LEDGER as unknown as DurableObjectNamespace<Ledger>;
   return route(request, url, ledgers.get(ledgers.idFromName(result.settings.ledgerName)));
 }

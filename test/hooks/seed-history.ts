@@ -27,14 +27,19 @@ export function seedHistory(sql: Sql, from: number, count: number, now: number):
   counters.add("arc_reaper_closed_runners", { state: "gone" }, gone);
   counters.add("arc_reaper_closed_runners", { state: "reaped" }, count - gone);
   // The hourly counters of those closes, in one statement: reaped ones by a delay bucket that varies with i.
-  return written + sql.run(
-    `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+  return (
+    written +
+    sql.run(
+      `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO hourly_outcomes (hour, outcome, bucket, why, n)
      SELECT CAST((? - ${HOURS_AGO} * ${HOUR_MS}) / ${HOUR_MS} AS INTEGER) AS hour, CASE WHEN i % 2 = 0 THEN 'gone' ELSE 'reaped' END AS outcome,
        CASE WHEN i % 2 = 0 THEN -1 ELSE (i / 2) % 9 END AS bucket, '', COUNT(*)
      FROM n GROUP BY 1, 2, 3
      ON CONFLICT (hour, outcome, bucket, why) DO UPDATE SET n = n + excluded.n`,
-    from, from + count - 1, now,
+      from,
+      from + count - 1,
+      now,
+    )
   );
 }
 

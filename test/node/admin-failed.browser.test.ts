@@ -14,9 +14,28 @@ import { pickChromium } from "./pick-chromium.ts";
 const SCREENSHOT = join(ROOT, "docs/admin-failed.png");
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 const FAILED = [
-  { name: "gpu-runners-7xk2p-runner-q9w2e", scaleSet: "gpu-runners", reason: "PodCreateFailed", message: 'admission webhook "validate.kyverno.svc" denied the request: policy require-image-digest: image ghcr.io/octo-org/runner:latest must use a digest', failed: 5400 },
-  { name: "gpu-runners-7xk2p-runner-h4j8k", scaleSet: "gpu-runners", reason: "PodCreateFailed", message: 'pods "gpu-runners-7xk2p-runner-h4j8k" is forbidden: exceeded quota: gpu-quota, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=4, limited: nvidia.com/gpu=4', failed: 1500 },
-  { name: "arc-runners-m3n5b-runner-z8x7c", scaleSet: "arc-runners", reason: "TooManyPodFailures", message: `<script>alert(1)</script> \u202epod failed to start 6 times`, failed: 300 },
+  {
+    name: "gpu-runners-7xk2p-runner-q9w2e",
+    scaleSet: "gpu-runners",
+    reason: "PodCreateFailed",
+    message: 'admission webhook "validate.kyverno.svc" denied the request: policy require-image-digest: image ghcr.io/octo-org/runner:latest must use a digest',
+    failed: 5400,
+  },
+  {
+    name: "gpu-runners-7xk2p-runner-h4j8k",
+    scaleSet: "gpu-runners",
+    reason: "PodCreateFailed",
+    message:
+      'pods "gpu-runners-7xk2p-runner-h4j8k" is forbidden: exceeded quota: gpu-quota, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=4, limited: nvidia.com/gpu=4',
+    failed: 1500,
+  },
+  {
+    name: "arc-runners-m3n5b-runner-z8x7c",
+    scaleSet: "arc-runners",
+    reason: "TooManyPodFailures",
+    message: `<script>alert(1)</script> \u202epod failed to start 6 times`,
+    failed: 300,
+  },
 ];
 
 let stack: LocalStack | undefined;
@@ -30,7 +49,11 @@ beforeAll(async () => {
   for (const f of FAILED) {
     await s.kube.seed(
       makeEphemeralRunner({
-        namespace: s.namespace, scaleSet: f.scaleSet, name: f.name, phase: "Failed", creationTimestamp: ago(f.failed + 120),
+        namespace: s.namespace,
+        scaleSet: f.scaleSet,
+        name: f.name,
+        phase: "Failed",
+        creationTimestamp: ago(f.failed + 120),
         status: { ready: false, reason: f.reason, message: f.message, failures: { "pod-1": ago(f.failed + 60), "pod-2": ago(f.failed) } },
       }),
     );

@@ -43,8 +43,20 @@ beforeAll(async () => {
   const s = stack;
   const seeded = await fetch(`${s.url}/test/seed-history?from=1&count=${HISTORY}`, { method: "POST", headers: { authorization: `Bearer ${s.adminToken}` } });
   expect(seeded.status).toBe(200);
-  for (const [name, runId] of [[REAPED, 7001], [RUNNING, 7002]] as const) {
-    await s.kube.seed(makeEphemeralRunner({ namespace: s.namespace, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: ago(3600) }));
+  for (const [name, runId] of [
+    [REAPED, 7001],
+    [RUNNING, 7002],
+  ] as const) {
+    await s.kube.seed(
+      makeEphemeralRunner({
+        namespace: s.namespace,
+        scaleSet: "arc-runners",
+        name,
+        workflowRunId: runId,
+        jobRepositoryName: REPO,
+        creationTimestamp: ago(3600),
+      }),
+    );
   }
   const job = (runner: string, runId: number, jobId: number, names: Record<string, unknown>) => {
     const payload = workflowJobPayload("in_progress", { runner, repo: REPO, runId, runAttempt: 1, jobId, installationId: INSTALLATION, startedAt: ago(300) });
@@ -57,7 +69,11 @@ beforeAll(async () => {
   const cancelled = workflowRunPayload({ repo: REPO, runId: 7001, runAttempt: 1, installationId: INSTALLATION, updatedAt: ago(60), conclusion: "cancelled" });
   expect((await s.postWebhook("workflow_run", cancelled)).status).toBe(202);
   // The run completed 60 s ago, past the 5 s grace: the ledger's alarm deletes its runner at once.
-  await waitFor("the alarm to reap the cancelled run's runner", async () => ((await s.kube.get(s.namespace, REAPED))?.metadata.deletionTimestamp ? true : undefined), 10_000);
+  await waitFor(
+    "the alarm to reap the cancelled run's runner",
+    async () => ((await s.kube.get(s.namespace, REAPED))?.metadata.deletionTimestamp ? true : undefined),
+    10_000,
+  );
   const { summary } = await s.sweep();
   expect(summary.deleted).toBe(0);
 
@@ -87,7 +103,9 @@ afterAll(async () => {
 const rowStates = () =>
   page
     .locator("tr[data-runner]")
-    .evaluateAll((rows) => rows.map((r) => [r.getAttribute("data-runner"), r.getAttribute("data-state")]).filter(([name]) => !name?.startsWith("history-runner-")));
+    .evaluateAll((rows) =>
+      rows.map((r) => [r.getAttribute("data-runner"), r.getAttribute("data-state")]).filter(([name]) => !name?.startsWith("history-runner-")),
+    );
 const cellTexts = (runner: string) => page.locator(`tr[data-runner="${runner}"] td`).allTextContents();
 
 describe("the admin page in Chromium", () => {
@@ -114,7 +132,10 @@ describe("the admin page in Chromium", () => {
   });
 
   it("shows the reaped runner with its reason and links, styled under the page's CSP", async () => {
-    expect(await rowStates()).toEqual([[RUNNING, "running"], [REAPED, "reaped"]]); // by name
+    expect(await rowStates()).toEqual([
+      [RUNNING, "running"],
+      [REAPED, "reaped"],
+    ]); // by name
     const row = page.locator(`tr[data-runner="${REAPED}"]`);
     expect(await row.locator("td.reason").textContent()).toMatch(/^run 7001 in octo-org\/octo-repo is cancelled, completed \d+s ago$/);
     expect(await row.locator("a.run").getAttribute("href")).toBe(`https://github.com/${REPO}/actions/runs/7001`);
@@ -148,15 +169,21 @@ describe("the admin page in Chromium", () => {
   it("draws the last 24 hours above the table: 24 labelled bars, the delay after the grace", async () => {
     const chart = page.locator("svg#day-chart");
     expect(await chart.count()).toBe(1);
-    expect(await chart.evaluate((svg) => svg.getBoundingClientRect().top)).toBeLessThan(await page.locator("table#runners").evaluate((t) => t.getBoundingClientRect().top));
+    expect(await chart.evaluate((svg) => svg.getBoundingClientRect().top)).toBeLessThan(
+      await page.locator("table#runners").evaluate((t) => t.getBoundingClientRect().top),
+    );
     expect(await chart.locator("g.hour").count()).toBe(24);
     expect(await chart.locator("g.hour > title").count()).toBe(24);
-    expect(await chart.locator(":scope > title").textContent()).toMatch(/^Runners per hour, last 24 hours \(UTC\): \d+ reaped, \d+ kept, \d+ gone in the last 24 hours$/);
+    expect(await chart.locator(":scope > title").textContent()).toMatch(
+      /^Runners per hour, last 24 hours \(UTC\): \d+ reaped, \d+ kept, \d+ gone in the last 24 hours$/,
+    );
     const last = chart.locator("g.hour").last();
     expect(Number(await last.getAttribute("data-reaped"))).toBeGreaterThanOrEqual(1); // the runner the alarm reaped, at least
     expect(await last.locator("title").textContent()).toMatch(/^\d\d:00–\d\d:00 UTC: \d+ reaped, \d+ kept, \d+ gone$/);
     // The seeded history closed in every hour: every bar has a height.
-    const heights = await chart.locator("g.hour").evaluateAll((gs) => gs.map((g) => [...g.querySelectorAll("rect[class]")].reduce((h, r) => h + r.getBoundingClientRect().height, 0)));
+    const heights = await chart
+      .locator("g.hour")
+      .evaluateAll((gs) => gs.map((g) => [...g.querySelectorAll("rect[class]")].reduce((h, r) => h + r.getBoundingClientRect().height, 0)));
     expect(heights.filter((h) => h > 0).length).toBeGreaterThanOrEqual(23); // 24 unless the hour turned since the seeding
     expect(await page.locator("#delay").textContent()).toMatch(/^Delay after the grace: p50 ≤ \d+[smh], p99 ≤ \d+[smh] \(\d+ reaped\)\./);
     expect(await chart.locator("text.axis").count()).toBeGreaterThanOrEqual(10); // hour labels and the scale
@@ -183,11 +210,34 @@ describe("the admin page in Chromium", () => {
     await Promise.all([page.waitForURL(`${s.url}/admin`), page.click("button#pause")]);
     expect(await page.locator("#paused").textContent()).toMatch(/^Paused since \d{4}-.* \(by session\): nothing is deleted\./);
     // A job that ended while paused is kept (and counted kept, for the pause), then reaped on resume.
-    await s.kube.seed(makeEphemeralRunner({ namespace: s.namespace, scaleSet: "arc-runners", name: KEPT, workflowRunId: 7003, jobRepositoryName: REPO, creationTimestamp: ago(3600) }));
-    const done = workflowJobPayload("completed", { runner: KEPT, repo: REPO, runId: 7003, runAttempt: 1, jobId: 70030, installationId: INSTALLATION, startedAt: ago(300), completedAt: ago(60), conclusion: "success" });
+    await s.kube.seed(
+      makeEphemeralRunner({
+        namespace: s.namespace,
+        scaleSet: "arc-runners",
+        name: KEPT,
+        workflowRunId: 7003,
+        jobRepositoryName: REPO,
+        creationTimestamp: ago(3600),
+      }),
+    );
+    const done = workflowJobPayload("completed", {
+      runner: KEPT,
+      repo: REPO,
+      runId: 7003,
+      runAttempt: 1,
+      jobId: 70030,
+      installationId: INSTALLATION,
+      startedAt: ago(300),
+      completedAt: ago(60),
+      conclusion: "success",
+    });
     Object.assign(done.workflow_job as Record<string, unknown>, { workflow_name: "Release", name: "publish", head_branch: "v2.1" });
     expect((await s.postWebhook("workflow_job", done)).status).toBe(202);
-    await waitFor("the alarm to keep the finished runner for the pause", async () => ((await s.adminRunners("finished")).find((r) => r.name === KEPT && r.reason.startsWith("paused: would delete")) ? true : undefined), 10_000);
+    await waitFor(
+      "the alarm to keep the finished runner for the pause",
+      async () => ((await s.adminRunners("finished")).find((r) => r.name === KEPT && r.reason.startsWith("paused: would delete")) ? true : undefined),
+      10_000,
+    );
     await page.reload();
     expect(Number(await page.locator("svg#day-chart g.hour").last().getAttribute("data-kept"))).toBe(1);
     expect(await page.locator("#delay").textContent()).toContain("Kept: 1 paused.");

@@ -25,7 +25,10 @@ describe.each(ARC_VERSIONS)("the agent's watch on ARC %s", (version) => {
     const r = await startRig(standin, {
       arcVersion: version,
       autoFinalize: true,
-      before: async (t) => void (await t.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: "idle", phase: "Pending", arcVersion: version, status: { ready: false } }))),
+      before: async (t) =>
+        void (await t.seed(
+          makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: "idle", phase: "Pending", arcVersion: version, status: { ready: false } }),
+        )),
     });
     rigs.push(r);
     expect((await r.tenant.state()).arcVersion).toBe(version);
@@ -37,7 +40,14 @@ describe.each(ARC_VERSIONS)("the agent's watch on ARC %s", (version) => {
     await r.tenant.patchStatus(NS, "idle", { phase: "Running", ready: true });
     await r.tenant.patchStatus(NS, "idle", jobStartedStatus({ workflowRunId: 6100, jobRepositoryName: "octo-org/octo-repo" }));
     const busy = await waitFor("upsert with the run", () => ofType(conn, "upsert").find((m) => m.runner.workflowRunId === 6100));
-    expect(busy.runner).toEqual({ namespace: NS, name: "idle", uid: idle?.metadata.uid, creationTimestamp: idle?.metadata.creationTimestamp, workflowRunId: 6100, jobRepositoryName: "octo-org/octo-repo" });
+    expect(busy.runner).toEqual({
+      namespace: NS,
+      name: "idle",
+      uid: idle?.metadata.uid,
+      creationTimestamp: idle?.metadata.creationTimestamp,
+      workflowRunId: 6100,
+      jobRepositoryName: "octo-org/octo-repo",
+    });
     expect(ofType(conn, "upsert")).toHaveLength(1); // the phase change alone sent nothing
 
     // GitHub says the job still runs: ARC's finalizer holds the deletion.

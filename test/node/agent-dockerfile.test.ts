@@ -39,7 +39,8 @@ const steps = instructions(dockerfile);
 const lastStage = Math.max(...steps.map((s) => s.stage));
 const final = steps.filter((s) => s.stage === lastStage);
 const argDefaults = new Map(steps.filter((s) => s.op === "ARG").map((s) => s.args.split("=") as [string, string]));
-const expand = (s: string): string => s.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a: string | undefined, b: string | undefined) => argDefaults.get(a ?? b ?? "") ?? "");
+const expand = (s: string): string =>
+  s.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a: string | undefined, b: string | undefined) => argDefaults.get(a ?? b ?? "") ?? "");
 
 /** Sources of the final stage's COPY lines from the build context (not --from). */
 function contextCopies(): string[] {
@@ -192,7 +193,13 @@ describe("the image's files", () => {
     chmodSync(app, 0o555);
     const r = spawnSync(process.execPath, ["src/agent/main.ts"], {
       cwd: app,
-      env: { PATH: process.env["PATH"] ?? "", HOME: dir, NODE_ENV: "production", ARC_REAPER_URL: "https://arc-reaper.example.workers.dev", REAPER_NAMESPACES: "arc-runners" },
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        HOME: dir,
+        NODE_ENV: "production",
+        ARC_REAPER_URL: "https://arc-reaper.example.workers.dev",
+        REAPER_NAMESPACES: "arc-runners",
+      },
       encoding: "utf8",
       timeout: 30_000,
     });

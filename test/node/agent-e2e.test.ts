@@ -31,14 +31,27 @@ const iso = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISO
 
 async function seed(name: string, runId?: number, createdAt = iso(Date.now() - 3_600_000)): Promise<string> {
   const o = await stack.kube.seed(
-    makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: runId === undefined ? undefined : REPO, creationTimestamp: createdAt }),
+    makeEphemeralRunner({
+      namespace: NS,
+      scaleSet: "arc-runners",
+      name,
+      workflowRunId: runId,
+      jobRepositoryName: runId === undefined ? undefined : REPO,
+      creationTimestamp: createdAt,
+    }),
   );
   return o.metadata.uid;
 }
 
 async function job(action: "in_progress" | "completed", name: string, runId: number, completedAt?: string): Promise<void> {
   const payload = workflowJobPayload(action, {
-    runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: INSTALLATION, startedAt: iso(Date.now() - 600_000),
+    runner: name,
+    repo: REPO,
+    runId,
+    runAttempt: 1,
+    jobId: runId * 10,
+    installationId: INSTALLATION,
+    startedAt: iso(Date.now() - 600_000),
     ...(completedAt ? { completedAt, conclusion: "cancelled" } : {}),
   });
   const { status, body } = await stack.postWebhook("workflow_job", payload);
@@ -62,7 +75,8 @@ async function adminPage(): Promise<string> {
 }
 
 /** Waits until the ledger's view holds `n` runners (the admin banner says so). */
-const viewHolds = (n: number) => waitFor(`the ledger's view to hold ${n} runners`, async () => ((await adminPage()).includes(`${n} runners in view`) ? true : undefined), 10_000);
+const viewHolds = (n: number) =>
+  waitFor(`the ledger's view to hold ${n} runners`, async () => ((await adminPage()).includes(`${n} runners in view`) ? true : undefined), 10_000);
 
 async function row(name: string) {
   return (await stack.adminRunners()).find((r) => r.name === name);
@@ -70,7 +84,10 @@ async function row(name: string) {
 
 function dial(token: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${stack.url.replace(/^http/, "ws")}/agent`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` }, handshakeTimeout: 10_000 });
+    const ws = new WebSocket(`${stack.url.replace(/^http/, "ws")}/agent`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      handshakeTimeout: 10_000,
+    });
     ws.on("unexpected-response", (_req, res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
@@ -94,10 +111,15 @@ describe("agent mode under wrangler dev", () => {
     await job("completed", name, 101, completedAt);
     // Inside the grace nothing happens.
     expect(deletesOf(await stack.kube.calls(), name)).toEqual([]);
-    const [del] = await waitFor("the agent's DELETE", async () => {
-      const d = deletesOf(await stack.kube.calls(), name);
-      return d.length > 0 ? d : undefined;
-    }, (GRACE_SECONDS + 10) * 1000, 50);
+    const [del] = await waitFor(
+      "the agent's DELETE",
+      async () => {
+        const d = deletesOf(await stack.kube.calls(), name);
+        return d.length > 0 ? d : undefined;
+      },
+      (GRACE_SECONDS + 10) * 1000,
+      50,
+    );
     const deletedAt = Date.parse(del!.time);
     // The ledger's log line may reach wrangler's stdout a moment after the DELETE.
     const order = await waitFor("the ledger's order log line", async () => stack.logLines("agent order").find((l) => l.name === name), 5_000, 50);
@@ -147,7 +169,9 @@ describe("agent mode under wrangler dev", () => {
     const plain = await fetch(`${stack.url}/agent`, { headers: { authorization: "Bearer nope" } });
     expect(plain.status).toBe(401);
     expect(plain.headers.get("www-authenticate")).toBe("Bearer");
-    expect(await plain.json()).toEqual({ error: "a valid agent token for cluster default is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)" });
+    expect(await plain.json()).toEqual({
+      error: "a valid agent token for cluster default is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)",
+    });
     const noUpgrade = await fetch(`${stack.url}/agent`, { headers: { authorization: `Bearer ${stack.agentToken}` } });
     expect(noUpgrade.status).toBe(426);
     expect(stack.logLines("agent connected")).toHaveLength(connections);
@@ -161,7 +185,11 @@ describe("agent mode under wrangler dev", () => {
     await viewHolds(3);
     const agentErrors = await metric("arc_reaper_errors_total", '{kind="agent"}');
     await stack.agent!.stop();
-    await waitFor("arc_reaper_agent_connected 0", async () => ((await metric("arc_reaper_agent_connected", `{cluster="default"}`)) === 0 ? true : undefined), 10_000);
+    await waitFor(
+      "arc_reaper_agent_connected 0",
+      async () => ((await metric("arc_reaper_agent_connected", `{cluster="default"}`)) === 0 ? true : undefined),
+      10_000,
+    );
     await job("completed", name, 104, iso(Date.now() - 60_000)); // due at once: the alarm cannot see it
     // Not judged at all: what cannot be seen is neither condemned nor gone.
     const cannotJudge = "cannot judge: CLUSTER_MODE=agent: no agent is connected";
@@ -180,10 +208,15 @@ describe("agent mode under wrangler dev", () => {
     const snapshots = stack.logLines("agent snapshot").length;
     stack.agent!.start();
     const whole = await waitFor("the agent's snapshot", async () => stack.logLines("agent snapshot")[snapshots], 15_000, 50);
-    const [del] = await waitFor("the DELETE after the reconnect", async () => {
-      const d = deletesOf(await stack.kube.calls(), name);
-      return d.length > 0 ? d : undefined;
-    }, 10_000, 50);
+    const [del] = await waitFor(
+      "the DELETE after the reconnect",
+      async () => {
+        const d = deletesOf(await stack.kube.calls(), name);
+        return d.length > 0 ? d : undefined;
+      },
+      10_000,
+      50,
+    );
     figures.push(`agent back -> kept runner deleted: ${Date.parse(del!.time) - Date.parse(String(whole.at))} ms after its snapshot was whole (no sweep)`);
     expect(Date.parse(del!.time) - Date.parse(String(whole.at))).toBeLessThan(2000);
     expect(await metric("arc_reaper_agent_connected", `{cluster="default"}`)).toBe(1);
@@ -217,7 +250,12 @@ describe("agent mode under wrangler dev", () => {
       await seed(running, runBase + 2);
       await seed(idle);
       await seed(replaced, runBase + 3);
-      for (const [n, run] of [[cancelled, runBase + 1], [running, runBase + 2], [replaced, runBase + 3]] as const) await job("in_progress", n, run);
+      for (const [n, run] of [
+        [cancelled, runBase + 1],
+        [running, runBase + 2],
+        [replaced, runBase + 3],
+      ] as const)
+        await job("in_progress", n, run);
       // Disruptions between the facts and the grace end.
       if (round % 3 === 0) {
         stack.relay!.cut();
@@ -248,11 +286,18 @@ describe("agent mode under wrangler dev", () => {
 
     const deletes = deletesOf(await stack.kube.calls()).filter((d) => d.path.includes("-soak"));
     const nameOf = (d: KubeCall) => d.path.split("/").pop() ?? "";
-    const wrongful = deletes.filter((d) => !condemned.has(nameOf(d)) || (d.body as { preconditions?: { uid?: string } }).preconditions?.uid !== condemned.get(nameOf(d))!.uid || Date.parse(d.time) < condemned.get(nameOf(d))!.graceEnd);
+    const wrongful = deletes.filter(
+      (d) =>
+        !condemned.has(nameOf(d)) ||
+        (d.body as { preconditions?: { uid?: string } }).preconditions?.uid !== condemned.get(nameOf(d))!.uid ||
+        Date.parse(d.time) < condemned.get(nameOf(d))!.graceEnd,
+    );
     const leftBehind: string[] = [];
     for (const [name] of condemned) if ((await stack.kube.get(NS, name))?.metadata.deletionTimestamp === undefined) leftBehind.push(name);
     for (const name of spared) expect((await stack.kube.get(NS, name))?.metadata.deletionTimestamp, name).toBeUndefined();
-    figures.push(`soak: ${ROUNDS * 4} runners over ${ROUNDS} rounds, ${disconnects} disconnects (${Math.ceil(ROUNDS / 3)} cuts, ${Math.floor((ROUNDS + 1) / 3)} agent restarts): ${condemned.size} condemned, ${deletes.length} deleted, ${wrongful.length} wrongful deletions, ${leftBehind.length} left behind`);
+    figures.push(
+      `soak: ${ROUNDS * 4} runners over ${ROUNDS} rounds, ${disconnects} disconnects (${Math.ceil(ROUNDS / 3)} cuts, ${Math.floor((ROUNDS + 1) / 3)} agent restarts): ${condemned.size} condemned, ${deletes.length} deleted, ${wrongful.length} wrongful deletions, ${leftBehind.length} left behind`,
+    );
     expect(wrongful.map((d) => `${d.path} at ${d.time}`)).toEqual([]);
     expect(leftBehind).toEqual([]);
     expect(deletes).toHaveLength(condemned.size); // one DELETE each: orders are idempotent by uid
@@ -277,7 +322,11 @@ describe("agent mode under wrangler dev", () => {
     ws.ping("are-you-there");
     expect(await pong).toBe("are-you-there");
     // The real agent was replaced: it logs why and stays away for its longest back-off.
-    await waitFor("the agent to hear it was replaced", async () => (stack.agent!.logs.some((l) => l.msg.startsWith("another agent replaced this one")) ? true : undefined), 10_000);
+    await waitFor(
+      "the agent to hear it was replaced",
+      async () => (stack.agent!.logs.some((l) => l.msg.startsWith("another agent replaced this one")) ? true : undefined),
+      10_000,
+    );
     expect(stack.agent!.logs.filter((l) => l.msg === "disconnected from the ledger").at(-1)?.fields.code).toBe(4001);
     ws.close(1000, "done");
   });

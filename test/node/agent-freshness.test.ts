@@ -58,7 +58,11 @@ describe("agent: how whole each namespace is", () => {
     await r.tenant.addFault({ match: { method: "GET", pathIncludes: `/namespaces/${NS2}/` }, status: 403 });
     const lostAt = Date.now();
     await r.tenant.closeWatches();
-    const said = await waitFor("NS2 said unreadable", () => ofType(conn, "namespaces").flatMap((m) => m.namespaces).find((n) => n.namespace === NS2 && n.unreadable !== undefined));
+    const said = await waitFor("NS2 said unreadable", () =>
+      ofType(conn, "namespaces")
+        .flatMap((m) => m.namespaces)
+        .find((n) => n.namespace === NS2 && n.unreadable !== undefined),
+    );
     expect(said.unreadable).toMatch(/403/);
     // A runner is created in NS2 meanwhile: the agent cannot see it.
     await r.tenant.seed(seedRunner("created-while-forbidden", { namespace: NS2, workflowRunId: 4400 }));

@@ -13,7 +13,13 @@ const runnersPath = (ns: string): string => `/apis/actions.github.com/v1alpha1/n
 
 interface WatchEvent {
   type: string;
-  object: { kind?: string; code?: number; reason?: string; message?: string; metadata?: { name?: string; resourceVersion?: string; deletionTimestamp?: string } };
+  object: {
+    kind?: string;
+    code?: number;
+    reason?: string;
+    message?: string;
+    metadata?: { name?: string; resourceVersion?: string; deletionTimestamp?: string };
+  };
 }
 
 /** An open watch: its HTTP status, the events so far, and whether the server ended it. */
@@ -55,7 +61,8 @@ class OpenWatch {
   async until(what: string, done: (w: OpenWatch) => boolean, ms = 5000): Promise<void> {
     const end = Date.now() + ms;
     while (!done(this)) {
-      if (Date.now() > end) throw new Error(`watch: timed out waiting for ${what}; events: ${JSON.stringify(this.events.map((e) => [e.type, e.object.metadata?.name]))}`);
+      if (Date.now() > end)
+        throw new Error(`watch: timed out waiting for ${what}; events: ${JSON.stringify(this.events.map((e) => [e.type, e.object.metadata?.name]))}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -159,9 +166,7 @@ describe("the stand-in's watch", () => {
     const w = watch(NS, `&resourceVersion=${old}`);
     await w.until("the stream to end", (x) => x.ended);
     expect(w.status).toBe(200);
-    expect(w.events).toEqual([
-      { type: "ERROR", object: expect.objectContaining({ kind: "Status", status: "Failure", reason: "Expired", code: 410 }) },
-    ]);
+    expect(w.events).toEqual([{ type: "ERROR", object: expect.objectContaining({ kind: "Status", status: "Failure", reason: "Expired", code: 410 }) }]);
     expect(w.events[0]?.object.message).toMatch(/too old resource version/);
     // The current resourceVersion still works.
     const fresh = watch(NS, `&resourceVersion=${(await list(NS)).rv}`);
@@ -211,7 +216,9 @@ describe("the agent's Role on the stand-in", () => {
     await elsewhere.ready;
     expect(elsewhere.status).toBe(403);
     const calls = await tenant.calls();
-    expect(calls.some((c) => c.query["watch"] === "true" && c.status === 403 && c.user === "system:serviceaccount:arc-reaper-agent:arc-reaper-agent")).toBe(true);
+    expect(calls.some((c) => c.query["watch"] === "true" && c.status === 403 && c.user === "system:serviceaccount:arc-reaper-agent:arc-reaper-agent")).toBe(
+      true,
+    );
   });
 
   it("refuses watch to a Role without the watch verb (direct mode's get/list/delete)", async () => {

@@ -53,7 +53,14 @@ export class LedgerStandin {
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         const named = req.headers["x-arc-reaper-cluster"];
-        const conn: LedgerConnection = { socket: ws, messages: [], times: [], invalid: [], closed: false, cluster: typeof named === "string" ? named : undefined };
+        const conn: LedgerConnection = {
+          socket: ws,
+          messages: [],
+          times: [],
+          invalid: [],
+          closed: false,
+          cluster: typeof named === "string" ? named : undefined,
+        };
         this.connections.push(conn);
         ws.on("message", (data) => {
           const text = Buffer.isBuffer(data) ? data.toString("utf8") : String(data);

@@ -18,17 +18,33 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const GOOD_TOKEN = "agent-main-test-token-0123456789-abcdefghijkl";
 
 describe("readSettings", () => {
-  const good = { ARC_REAPER_URL: "https://arc-reaper.example.workers.dev/", AGENT_TOKEN: GOOD_TOKEN, REAPER_NAMESPACES: "arc-runners, team-b", AGENT_DRY_RUN: "true" };
+  const good = {
+    ARC_REAPER_URL: "https://arc-reaper.example.workers.dev/",
+    AGENT_TOKEN: GOOD_TOKEN,
+    REAPER_NAMESPACES: "arc-runners, team-b",
+    AGENT_DRY_RUN: "true",
+  };
 
   it("reads good settings and derives the WebSocket address of /agent", () => {
     expect(readSettings(good)).toEqual({
       ok: true,
-      settings: { reaperUrl: "https://arc-reaper.example.workers.dev", agentUrl: "wss://arc-reaper.example.workers.dev/agent", token: GOOD_TOKEN, cluster: "default", namespaces: ["arc-runners", "team-b"], dryRun: true, healthPort: 8080 },
+      settings: {
+        reaperUrl: "https://arc-reaper.example.workers.dev",
+        agentUrl: "wss://arc-reaper.example.workers.dev/agent",
+        token: GOOD_TOKEN,
+        cluster: "default",
+        namespaces: ["arc-runners", "team-b"],
+        dryRun: true,
+        healthPort: 8080,
+      },
     });
     expect(readSettings({ ...good, AGENT_CLUSTER: " eu-west " })).toMatchObject({ ok: true, settings: { cluster: "eu-west" } });
     const local = readSettings({ ...good, ARC_REAPER_URL: "http://127.0.0.1:8787", AGENT_DRY_RUN: undefined });
     expect(local).toMatchObject({ ok: true, settings: { agentUrl: "ws://127.0.0.1:8787/agent", dryRun: false } });
-    expect(readSettings({ ...good, ARC_REAPER_URL: "http://localhost:8787/base/" })).toMatchObject({ ok: true, settings: { agentUrl: "ws://localhost:8787/base/agent" } });
+    expect(readSettings({ ...good, ARC_REAPER_URL: "http://localhost:8787/base/" })).toMatchObject({
+      ok: true,
+      settings: { agentUrl: "ws://localhost:8787/base/agent" },
+    });
   });
 
   it.each([
@@ -138,20 +154,41 @@ describe("node src/agent/main.ts", () => {
     );
     const ledger = await new LedgerStandin(GOOD_TOKEN).listen();
     try {
-      const run = runMain({ KUBECONFIG: kubeconfig, ARC_REAPER_URL: ledger.url, AGENT_TOKEN: GOOD_TOKEN, REAPER_NAMESPACES: "arc-runners", AGENT_DRY_RUN: "false", AGENT_HEALTH_PORT: "0" });
-      const conn = await waitFor("hello and snapshot from the child", () => {
-        const c = ledger.connections[0];
-        return c?.messages.some((m) => m.type === "snapshot") ? c : undefined;
-      }, 20_000).catch((e: unknown) => {
+      const run = runMain({
+        KUBECONFIG: kubeconfig,
+        ARC_REAPER_URL: ledger.url,
+        AGENT_TOKEN: GOOD_TOKEN,
+        REAPER_NAMESPACES: "arc-runners",
+        AGENT_DRY_RUN: "false",
+        AGENT_HEALTH_PORT: "0",
+      });
+      const conn = await waitFor(
+        "hello and snapshot from the child",
+        () => {
+          const c = ledger.connections[0];
+          return c?.messages.some((m) => m.type === "snapshot") ? c : undefined;
+        },
+        20_000,
+      ).catch((e: unknown) => {
         throw new Error(`${String(e)}\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
       });
       expect(conn.messages[0]).toMatchObject({ type: "hello", namespaces: ["arc-runners"], dryRun: false });
-      expect(conn.messages[1]).toMatchObject({ type: "snapshot", runners: [expect.objectContaining({ name: "child-run", uid: seeded.metadata.uid, workflowRunId: 321 })] });
+      expect(conn.messages[1]).toMatchObject({
+        type: "snapshot",
+        runners: [expect.objectContaining({ name: "child-run", uid: seeded.metadata.uid, workflowRunId: 321 })],
+      });
       // The probes: live, and ready once connected with its whole view sent.
-      const port = await waitFor("the probes' port", () => {
-        const line = run.stdout().split("\n").find((l) => l.includes('"probes listening"'));
-        return line ? (JSON.parse(line) as { port: number }).port : undefined;
-      }, 10_000);
+      const port = await waitFor(
+        "the probes' port",
+        () => {
+          const line = run
+            .stdout()
+            .split("\n")
+            .find((l) => l.includes('"probes listening"'));
+          return line ? (JSON.parse(line) as { port: number }).port : undefined;
+        },
+        10_000,
+      );
       const probe = async (path: string) => {
         const res = await fetch(`http://127.0.0.1:${port}${path}`);
         return [res.status, (await res.text()).trim()];
@@ -164,8 +201,14 @@ describe("node src/agent/main.ts", () => {
       expect(rep).toMatchObject({ id: "child-1", outcome: "deleted" });
       run.child.kill("SIGTERM");
       expect(await run.exit).toBe(0);
-      const lines = run.stdout().trim().split("\n").map((l) => JSON.parse(l) as { msg: string; level: string });
-      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["agent starting", "connected to the ledger", "snapshot sent", "order", "stopping", "agent stopped"]));
+      const lines = run
+        .stdout()
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { msg: string; level: string });
+      expect(lines.map((l) => l.msg)).toEqual(
+        expect.arrayContaining(["agent starting", "connected to the ledger", "snapshot sent", "order", "stopping", "agent stopped"]),
+      );
       expect(run.stdout() + run.stderr()).not.toContain(GOOD_TOKEN);
       expect(run.stdout() + run.stderr()).not.toContain(saToken);
       await tenant.dispose();

@@ -16,7 +16,7 @@ import { isJsonObject, isKustomizationFile, listYamlFiles, objectId, readYamlDoc
 import { AGENT_RUNNER_NAMESPACE_DIR, INFRA_AGENT_DIR, loadAgentRbac } from "./agent-rbac.ts";
 
 const ROOT = resolve(INFRA_AGENT_DIR, "../..");
-const modelData = <T,>(obj: KubeObject): T => obj as unknown as T;
+const modelData = <T>(obj: KubeObject): T => obj as unknown as T;
 
 const VALIDATORS: Record<string, (obj: KubeObject) => void> = {
   "v1/Namespace": (o) => new Namespace(modelData(o)).validate(),
@@ -89,7 +89,10 @@ describe("infra/agent", () => {
 
   it("the optional finish-stuck overlay renders a Role granting only patch on ephemeralrunners, bound to the agent, in arc-runners", () => {
     const objects = renderKustomization(join(INFRA_AGENT_DIR, "finish-stuck"));
-    expect(objects.map(objectId).sort()).toEqual(["rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-agent-finish", "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-agent-finish"]);
+    expect(objects.map(objectId).sort()).toEqual([
+      "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-agent-finish",
+      "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-agent-finish",
+    ]);
     const role = objects.find((o) => o.kind === "Role") as unknown as { rules: unknown };
     expect(role.rules).toEqual([{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }]);
     const binding = objects.find((o) => o.kind === "RoleBinding") as unknown as { subjects: unknown };
@@ -122,11 +125,18 @@ describe("infra/agent", () => {
 
   it("a RoleBinding per runner namespace: the base takes its namespace from an overlay", () => {
     const objects = renderKustomization(AGENT_RUNNER_NAMESPACE_DIR, { namespace: "team-b-runners" });
-    expect(objects.map(objectId).sort()).toEqual(["rbac.authorization.k8s.io/Role/team-b-runners/arc-reaper-agent", "rbac.authorization.k8s.io/RoleBinding/team-b-runners/arc-reaper-agent"]);
+    expect(objects.map(objectId).sort()).toEqual([
+      "rbac.authorization.k8s.io/Role/team-b-runners/arc-reaper-agent",
+      "rbac.authorization.k8s.io/RoleBinding/team-b-runners/arc-reaper-agent",
+    ]);
     expect(loadAgentRbac("arc-runners", "team-b-runners").bindings.map((b) => b.namespace)).toEqual(["arc-runners", "team-b-runners"]);
     // Every overlay listed at the top is a runner namespace the agent watches.
     const overlays = rendered.filter((o) => o.kind === "RoleBinding").map((o) => o.metadata.namespace);
-    expect(String((envValue("REAPER_NAMESPACES") as { value: string }).value).split(",").sort()).toEqual(overlays.sort());
+    expect(
+      String((envValue("REAPER_NAMESPACES") as { value: string }).value)
+        .split(",")
+        .sort(),
+    ).toEqual(overlays.sort());
   });
 
   it("the Deployment runs one agent under restricted Pod Security, with requests and limits", () => {
@@ -176,7 +186,10 @@ describe("infra/agent", () => {
     };
     // A token file written with echo ends in a newline: the agent drops it, as the Worker does.
     expect(readSettings({ ...env, AGENT_TOKEN: `${"x".repeat(64)}\n` })).toMatchObject({ ok: true, settings: { token: "x".repeat(64), cluster: "default" } });
-    expect(readSettings({ ...env, AGENT_TOKEN: `${TOKEN_PLACEHOLDER_PREFIX}_x${"x".repeat(40)}` })).toMatchObject({ ok: false, problems: [expect.stringMatching(/placeholder/)] });
+    expect(readSettings({ ...env, AGENT_TOKEN: `${TOKEN_PLACEHOLDER_PREFIX}_x${"x".repeat(40)}` })).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/placeholder/)],
+    });
   });
 
   it("probes: live on /livez, ready on /readyz (connected with the whole view sent), on the port the agent listens on", () => {
@@ -197,7 +210,12 @@ describe("infra/agent", () => {
     expect(at(np, "spec", "policyTypes")).toEqual(["Ingress", "Egress"]);
     expect(at(np, "spec", "ingress")).toEqual([]);
     const egress = at(np, "spec", "egress") as Array<{ to: unknown[]; ports: Array<{ protocol: string; port: number }> }>;
-    const ports = egress.map((r) => r.ports.map((p) => `${p.protocol}/${p.port}`).sort().join(","));
+    const ports = egress.map((r) =>
+      r.ports
+        .map((p) => `${p.protocol}/${p.port}`)
+        .sort()
+        .join(","),
+    );
     expect(ports).toEqual(["TCP/53,UDP/53", "TCP/6443", "TCP/443"]);
     // The API server (6443 or 443) and the Worker are reached over IPv4 and IPv6 alike.
     for (const rule of egress.slice(1)) expect(rule.to).toEqual([{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }]);
@@ -210,7 +228,10 @@ describe("infra/agent", () => {
 
   it.skipIf(!hasKubectl())("renders the same as `kubectl kustomize`", () => {
     const out = execFileSync("kubectl", ["kustomize", INFRA_AGENT_DIR], { encoding: "utf8" });
-    const theirs = out.split(/^---$/m).map((d) => parseYaml(d) as unknown).filter(isJsonObject) as KubeObject[];
+    const theirs = out
+      .split(/^---$/m)
+      .map((d) => parseYaml(d) as unknown)
+      .filter(isJsonObject) as KubeObject[];
     expect(theirs.map(objectId).sort()).toEqual(rendered.map(objectId).sort());
     // The same objects with the same content, not only the same names.
     const ours = new Map(rendered.map((o) => [objectId(o), o]));

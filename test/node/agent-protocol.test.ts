@@ -26,12 +26,28 @@ const order = { type: "order", id: "ord-1", namespace: "arc-runners", name: runn
 const valid: AgentMessage[] = [
   { type: "hello", version: "0.1.0", namespaces: ["arc-runners", "team-b"], dryRun: false },
   { type: "hello", version: "0.1.0", namespaces: ["arc-runners"], dryRun: false, cluster: "eu-west" },
-  { type: "snapshot", id: "snap-1", part: 1, parts: 1, runners: [runner, { namespace: "team-b", name: "idle", uid: "u-2", creationTimestamp: "2026-11-30T10:00:00.123Z" }] },
+  {
+    type: "snapshot",
+    id: "snap-1",
+    part: 1,
+    parts: 1,
+    runners: [runner, { namespace: "team-b", name: "idle", uid: "u-2", creationTimestamp: "2026-11-30T10:00:00.123Z" }],
+  },
   { type: "snapshot", id: "snap-2", part: 2, parts: 3, runners: [] },
   { type: "upsert", runner },
   { type: "remove", namespace: "arc-runners", name: runner.name, uid: runner.uid },
   { type: "report", id: "ord-1", uid: runner.uid, outcome: "refused", why: "dry run" },
-  { type: "snapshot", id: "snap-3", part: 1, parts: 1, runners: [], namespaces: [{ namespace: "arc-runners", wholeMsAgo: 1200 }, { namespace: "team-b", unreadable: "watch: HTTP 403 forbidden" }] },
+  {
+    type: "snapshot",
+    id: "snap-3",
+    part: 1,
+    parts: 1,
+    runners: [],
+    namespaces: [
+      { namespace: "arc-runners", wholeMsAgo: 1200 },
+      { namespace: "team-b", unreadable: "watch: HTTP 403 forbidden" },
+    ],
+  },
   { type: "namespaces", namespaces: [{ namespace: "arc-runners", wholeMsAgo: 0 }] },
 ];
 
@@ -66,23 +82,71 @@ describe("parseAgentMessage", () => {
     ["part above parts", withField(valid[2] ?? {}, "part", 2), /^snapshot\.part: expected an integer from 1 to 1, got 2/],
     ["a fractional part", withField(valid[2] ?? {}, "parts", 1.5), /^snapshot\.parts: expected an integer .*got 1\.5/],
     ["an empty snapshot id", withField(valid[2] ?? {}, "id", ""), /^snapshot\.id: expected an id .*got ""/],
-    ["a runner twice", withField(valid[2] ?? {}, "runners", [runner, runner]), /^snapshot\.runners: expected each namespace\/name once, got "arc-runners\/arc-runners-x7k2p-runner-c4ncl"/],
-    ["a run id as text", JSON.stringify({ type: "upsert", runner: { ...runner, workflowRunId: "9001" } }), /^upsert\.runner\.workflowRunId: expected an integer from 1 to \d+, got "9001"/],
+    [
+      "a runner twice",
+      withField(valid[2] ?? {}, "runners", [runner, runner]),
+      /^snapshot\.runners: expected each namespace\/name once, got "arc-runners\/arc-runners-x7k2p-runner-c4ncl"/,
+    ],
+    [
+      "a run id as text",
+      JSON.stringify({ type: "upsert", runner: { ...runner, workflowRunId: "9001" } }),
+      /^upsert\.runner\.workflowRunId: expected an integer from 1 to \d+, got "9001"/,
+    ],
     ["a run id of 0", JSON.stringify({ type: "upsert", runner: { ...runner, workflowRunId: 0 } }), /^upsert\.runner\.workflowRunId: .*got 0/],
-    ["a run id past 2^53", `{"type":"upsert","runner":${JSON.stringify(runner).replace("9001", "9007199254740993")}}`, /^upsert\.runner\.workflowRunId: .*got 9007199254740992/],
-    ["a bad timestamp", JSON.stringify({ type: "upsert", runner: { ...runner, creationTimestamp: "yesterday" } }), /^upsert\.runner\.creationTimestamp: expected an RFC 3339 timestamp, got "yesterday"/],
-    ["a name with capitals", JSON.stringify({ type: "remove", namespace: "a", name: "Runner", uid: "u" }), /^remove\.name: expected an object name .*got "Runner"/],
+    [
+      "a run id past 2^53",
+      `{"type":"upsert","runner":${JSON.stringify(runner).replace("9001", "9007199254740993")}}`,
+      /^upsert\.runner\.workflowRunId: .*got 9007199254740992/,
+    ],
+    [
+      "a bad timestamp",
+      JSON.stringify({ type: "upsert", runner: { ...runner, creationTimestamp: "yesterday" } }),
+      /^upsert\.runner\.creationTimestamp: expected an RFC 3339 timestamp, got "yesterday"/,
+    ],
+    [
+      "a name with capitals",
+      JSON.stringify({ type: "remove", namespace: "a", name: "Runner", uid: "u" }),
+      /^remove\.name: expected an object name .*got "Runner"/,
+    ],
     ["a uid with a space", JSON.stringify({ type: "remove", namespace: "a", name: "r", uid: "a b" }), /^remove\.uid: expected an object uid, got "a b"/],
-    ["a repository without owner", JSON.stringify({ type: "upsert", runner: { ...runner, jobRepositoryName: "octo-repo" } }), /^upsert\.runner\.jobRepositoryName: expected a repository "owner\/name", got "octo-repo"/],
-    ["an unknown runner field", JSON.stringify({ type: "upsert", runner: { ...runner, phase: "Running" } }), /^upsert\.runner\.phase: expected no such field .*got "Running"/],
+    [
+      "a repository without owner",
+      JSON.stringify({ type: "upsert", runner: { ...runner, jobRepositoryName: "octo-repo" } }),
+      /^upsert\.runner\.jobRepositoryName: expected a repository "owner\/name", got "octo-repo"/,
+    ],
+    [
+      "an unknown runner field",
+      JSON.stringify({ type: "upsert", runner: { ...runner, phase: "Running" } }),
+      /^upsert\.runner\.phase: expected no such field .*got "Running"/,
+    ],
     ["an unknown outcome", withField(valid[6] ?? {}, "outcome", "maybe"), /^report\.outcome: expected one of deleted, gone, refused, failed, got "maybe"/],
     ["an empty why", withField(valid[6] ?? {}, "why", ""), /^report\.why: expected a string of 1 to 2000 characters, got ""/],
-    ["a negative age", JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a", wholeMsAgo: -1 }] }), /^namespaces\.namespaces\[0\]\.wholeMsAgo: expected an integer from 0 to \d+, got -1/],
-    ["a namespace said twice", JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a" }, { namespace: "a" }] }), /^namespaces\.namespaces: expected each namespace once, got "a"/],
+    [
+      "a negative age",
+      JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a", wholeMsAgo: -1 }] }),
+      /^namespaces\.namespaces\[0\]\.wholeMsAgo: expected an integer from 0 to \d+, got -1/,
+    ],
+    [
+      "a namespace said twice",
+      JSON.stringify({ type: "namespaces", namespaces: [{ namespace: "a" }, { namespace: "a" }] }),
+      /^namespaces\.namespaces: expected each namespace once, got "a"/,
+    ],
     ["no namespace said", JSON.stringify({ type: "namespaces", namespaces: [] }), /^namespaces\.namespaces: expected at least one namespace, got \[\]/],
-    ["freshness on a part before the last", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 2, runners: [], namespaces: [{ namespace: "a" }] }), /^snapshot\.namespaces: expected only on the last part/],
-    ["an unknown field deep inside", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [runner, { ...runner, name: "r-2", phase: "Running" }] }), /^snapshot\.runners\[1\]\.phase: expected no such field .*got "Running"/],
-    ["a missing field deep inside", JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [{ ...runner, uid: undefined }] }), /^snapshot\.runners\[0\]\.uid: expected an object uid, got nothing/],
+    [
+      "freshness on a part before the last",
+      JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 2, runners: [], namespaces: [{ namespace: "a" }] }),
+      /^snapshot\.namespaces: expected only on the last part/,
+    ],
+    [
+      "an unknown field deep inside",
+      JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [runner, { ...runner, name: "r-2", phase: "Running" }] }),
+      /^snapshot\.runners\[1\]\.phase: expected no such field .*got "Running"/,
+    ],
+    [
+      "a missing field deep inside",
+      JSON.stringify({ type: "snapshot", id: "s", part: 1, parts: 1, runners: [{ ...runner, uid: undefined }] }),
+      /^snapshot\.runners\[0\]\.uid: expected an object uid, got nothing/,
+    ],
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseAgentMessage(text))).toMatch(message);
   });
@@ -124,10 +188,19 @@ describe("snapshot parts", () => {
 
 describe("read reports", () => {
   it("passes a found runner, a 404 (null) and a failed read (why), and refuses a runner that is not one", () => {
-    const found = { type: "read-report", id: "r-1", runner: { namespace: "arc-runners", name: "x-1", uid: "0b3c6a52-1111-4d7e-9a59-2f1b7a6c9e10", creationTimestamp: "2026-11-30T10:00:00Z" } };
+    const found = {
+      type: "read-report",
+      id: "r-1",
+      runner: { namespace: "arc-runners", name: "x-1", uid: "0b3c6a52-1111-4d7e-9a59-2f1b7a6c9e10", creationTimestamp: "2026-11-30T10:00:00Z" },
+    };
     expect(parseAgentMessage(JSON.stringify(found))).toEqual(found);
     expect(parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-2", runner: null }))).toEqual({ type: "read-report", id: "r-2", runner: null });
-    expect(parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-3", runner: null, why: "403" }))).toEqual({ type: "read-report", id: "r-3", runner: null, why: "403" });
+    expect(parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-3", runner: null, why: "403" }))).toEqual({
+      type: "read-report",
+      id: "r-3",
+      runner: null,
+      why: "403",
+    });
     expect(thrown(() => parseAgentMessage(JSON.stringify({ type: "read-report", id: "r-4", runner: { name: "x" } })))).toMatch(/^read-report\.runner/);
   });
 });

@@ -42,7 +42,9 @@ export function loadAgentRbac(...namespaces: string[]): AgentRbac {
       const subjects = binding["subjects"];
       const bindsAgent =
         Array.isArray(subjects) &&
-        subjects.some((s) => isJsonObject(s) && s["kind"] === "ServiceAccount" && s["name"] === serviceAccount.name && s["namespace"] === serviceAccount.namespace);
+        subjects.some(
+          (s) => isJsonObject(s) && s["kind"] === "ServiceAccount" && s["name"] === serviceAccount.name && s["namespace"] === serviceAccount.namespace,
+        );
       if (!bindsAgent) continue;
       const roleRef = binding["roleRef"];
       if (!isJsonObject(roleRef) || roleRef["kind"] !== "Role") throw new Error(`RoleBinding ${ns}/${binding.metadata.name}: roleRef must name a Role`);

@@ -6,7 +6,14 @@ import type { AgentMessage, AgentRunner } from "../../src/cluster/agent-protocol
 import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
-import { createKubeTenant, makeEphemeralRunner, type ArcVersion, type KubeCall, type KubeTenant, type StoredEphemeralRunner } from "../standins/kube/control.ts";
+import {
+  createKubeTenant,
+  makeEphemeralRunner,
+  type ArcVersion,
+  type KubeCall,
+  type KubeTenant,
+  type StoredEphemeralRunner,
+} from "../standins/kube/control.ts";
 import type { KubeStandin } from "../standins/kube/server.ts";
 import { loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
@@ -42,7 +49,11 @@ export interface RigOptions {
 }
 
 export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Promise<Rig> {
-  const tenant = await createKubeTenant(standin.url, { namespaces: [NS, NS2, "default"], autoFinalize: opts.autoFinalize ?? false, ...(opts.arcVersion ? { arcVersion: opts.arcVersion } : {}) });
+  const tenant = await createKubeTenant(standin.url, {
+    namespaces: [NS, NS2, "default"],
+    autoFinalize: opts.autoFinalize ?? false,
+    ...(opts.arcVersion ? { arcVersion: opts.arcVersion } : {}),
+  });
   const rbac = loadAgentRbac(NS, NS2);
   await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
   await opts.before?.(tenant);

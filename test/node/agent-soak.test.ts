@@ -33,7 +33,7 @@ it("soak: churn, watch expiries and disconnects give 0 wrongful deletions and a 
   // A fixed seed: a failure replays the same story.
   let seed = 20261201;
   const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  const pick = <T,>(xs: T[]): T | undefined => xs[Math.floor(rand() * xs.length)];
+  const pick = <T>(xs: T[]): T | undefined => xs[Math.floor(rand() * xs.length)];
 
   const runOf = new Map<string, number | undefined>();
   const goneUids: Array<{ name: string; uid: string }> = [];
@@ -81,7 +81,8 @@ it("soak: churn, watch expiries and disconnects give 0 wrongful deletions and a 
         counts.drops += 1;
       } else {
         const conn = r.ledger.connections.filter((c) => !c.closed).at(-1);
-        const busy = conn === undefined ? [] : [...ledgerView(conn).values()].filter((v): v is AgentRunner & { workflowRunId: number } => v.workflowRunId !== undefined);
+        const busy =
+          conn === undefined ? [] : [...ledgerView(conn).values()].filter((v): v is AgentRunner & { workflowRunId: number } => v.workflowRunId !== undefined);
         const target = pick(busy);
         if (conn !== undefined && target !== undefined) {
           const y = rand();
@@ -109,8 +110,7 @@ it("soak: churn, watch expiries and disconnects give 0 wrongful deletions and a 
   }
 
   // Settle: the ledger's view must become the cluster's.
-  const clusterView = async (): Promise<string> =>
-    JSON.stringify((await r.tenant.list()).map(projected).sort((a, b) => a.name.localeCompare(b.name)));
+  const clusterView = async (): Promise<string> => JSON.stringify((await r.tenant.list()).map(projected).sort((a, b) => a.name.localeCompare(b.name)));
   const ledgerText = (): string => {
     const conn = r.ledger.connections.filter((c) => !c.closed).at(-1);
     if (conn === undefined) return "no connection";

@@ -6,7 +6,22 @@ import { CLOSE_REPLACED, type AgentRunner } from "../../src/cluster/agent-protoc
 import { AGENT_VERSION } from "../../src/agent/agent.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { waitFor } from "./agent-ledger-standin.ts";
-import { AGENT_TOKEN, AGENT_USER, connected, deletes, NS, NS2, SA_TOKEN, ofType, report, seedRunner, snapshot, startRig, type Rig, type RigOptions } from "./agent-rig.ts";
+import {
+  AGENT_TOKEN,
+  AGENT_USER,
+  connected,
+  deletes,
+  NS,
+  NS2,
+  SA_TOKEN,
+  ofType,
+  report,
+  seedRunner,
+  snapshot,
+  startRig,
+  type Rig,
+  type RigOptions,
+} from "./agent-rig.ts";
 
 let standin: KubeStandin;
 beforeAll(async () => {
@@ -84,9 +99,12 @@ describe("agent: snapshot and watch events", () => {
       expect(c.user).toBe(AGENT_USER);
       expect(c.status).toBe(200);
     }
-    expect(calls.filter((c) => c.query["watch"] === "true").map((c) => c.path).sort()).toEqual(
-      [NS, NS2].map((ns) => `/apis/actions.github.com/v1alpha1/namespaces/${ns}/ephemeralrunners`).sort(),
-    );
+    expect(
+      calls
+        .filter((c) => c.query["watch"] === "true")
+        .map((c) => c.path)
+        .sort(),
+    ).toEqual([NS, NS2].map((ns) => `/apis/actions.github.com/v1alpha1/namespaces/${ns}/ephemeralrunners`).sort());
   });
 
   it("streams upsert and remove as runners change, and nothing when only fields the judge ignores change", async () => {
@@ -113,7 +131,9 @@ describe("agent: snapshot and watch events", () => {
     const r = await rig({ namespaces: `${NS},default`, before: async (t) => void (await t.seed(seedRunner("listed-fine"))) });
     const conn = await waitFor("hello", () => r.ledger.connections[0]?.messages[0]);
     expect(conn).toMatchObject({ type: "hello", namespaces: [NS, "default"] });
-    await waitFor("two failed lists of default", () => (r.logs.filter((l) => l.msg === "list failed" && l.fields["namespace"] === "default").length >= 2 ? true : undefined));
+    await waitFor("two failed lists of default", () =>
+      r.logs.filter((l) => l.msg === "list failed" && l.fields["namespace"] === "default").length >= 2 ? true : undefined,
+    );
     expect(r.logs.find((l) => l.msg === "list failed")?.fields["error"]).toMatch(/403/);
     expect(r.ledger.connections[0]?.messages.map((m) => m.type)).toEqual(["hello"]);
     // Orders for the namespace it did list are still checked against its view.
@@ -146,7 +166,9 @@ describe("agent: orders", () => {
     ctx.annotate(`order-to-DELETE ${toDelete} ms, order-to-report ${reportedAt - sentAt} ms`);
     expect(toDelete).toBeLessThan(2000);
     // ARC's finalizers are still on it: the ledger sees it being deleted.
-    await waitFor("upsert with deletionTimestamp", () => ofType(conn, "upsert").find((m) => m.runner.name === "done-job" && m.runner.deletionTimestamp !== undefined));
+    await waitFor("upsert with deletionTimestamp", () =>
+      ofType(conn, "upsert").find((m) => m.runner.name === "done-job" && m.runner.deletionTimestamp !== undefined),
+    );
     // The same order again (a lost report, a retried alarm): same outcome, no second DELETE.
     r.ledger.order({ id: "o-2", namespace: NS, name: "done-job", uid: runner.metadata.uid, runId: 500, reason: "again" });
     const again = await report(conn, "o-2");
@@ -253,7 +275,9 @@ describe("agent: orders", () => {
     r.ledger.order({ id: "stall-1", namespace: NS, name: "created-while-stalled", uid: late.metadata.uid, runId: 4100, reason: "job completed" });
     expect(await report(conn, "stall-1")).toMatchObject({ outcome: "deleted", uid: late.metadata.uid });
     const sent = deletes(await r.tenant.calls());
-    expect(sent.map((c) => [c.path.split("/").pop(), (c.body as { preconditions?: { uid?: string } }).preconditions?.uid])).toEqual([["created-while-stalled", late.metadata.uid]]);
+    expect(sent.map((c) => [c.path.split("/").pop(), (c.body as { preconditions?: { uid?: string } }).preconditions?.uid])).toEqual([
+      ["created-while-stalled", late.metadata.uid],
+    ]);
     expect((await r.tenant.get(NS, "created-while-stalled"))?.metadata.deletionTimestamp).toBeDefined();
   });
 
@@ -268,7 +292,7 @@ describe("agent: orders", () => {
     expect(deletes(await r.tenant.calls())).toEqual([]);
   });
 
-  it("in a dry run says so in hello and refuses every order with why \"dry run\"", async () => {
+  it('in a dry run says so in hello and refuses every order with why "dry run"', async () => {
     const r = await rig({ dryRun: true, before: async (t) => void (await t.seed(seedRunner("would-go", { workflowRunId: 800 }))) });
     const conn = await connected(r);
     expect(conn.messages[0]).toMatchObject({ type: "hello", dryRun: true });

@@ -9,7 +9,9 @@ const read = (path: string): string[] => readFileSync(join(ROOT, path), "utf8").
 const tableOf = (lines: string[]) => lines.filter((l) => l.startsWith("|"));
 
 it("the judge's header is README's decision table, row for row", () => {
-  const judge = read("src/reaper/judge.ts").filter((l) => l.startsWith("// |")).map((l) => l.slice(3));
+  const judge = read("src/reaper/judge.ts")
+    .filter((l) => l.startsWith("// |"))
+    .map((l) => l.slice(3));
   const readme = read("README.md");
   const start = readme.findIndex((l) => l.startsWith("| # | what is known | verdict |"));
   expect(start).toBeGreaterThan(0);

@@ -74,7 +74,10 @@ describe("npm run demo", () => {
     expect(byRole("past the bound")).toMatchObject({ state: "reaped", reason: expect.stringMatching(/over the bound of 3600s$/) });
 
     // The alarm reaped the hung runner at once and the cancelled one at the grace end; the sweeps deleted nothing.
-    expect(outcome.sweeps.map((s) => [s.waiting, s.deleted])).toEqual([[1, 0], [0, 0]]);
+    expect(outcome.sweeps.map((s) => [s.waiting, s.deleted])).toEqual([
+      [1, 0],
+      [0, 0],
+    ]);
     const delay = /the ledger's alarm deleted \S+ (\d+)s after completed_at \(grace 5s\)/.exec(run.stdout);
     expect(delay, run.stdout).not.toBeNull();
     expect(Number(delay![1])).toBeGreaterThanOrEqual(5);
@@ -116,7 +119,11 @@ describe("npm run demo", () => {
     expect(run.code, run.stdout).toBe(0);
     const outcome = JSON.parse(await readFile(result, "utf8")) as DemoOutcome;
     expect(outcome.clusters).toEqual([
-      { name: "eu-west", orders: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"], deletes: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"] },
+      {
+        name: "eu-west",
+        orders: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"],
+        deletes: ["arc-runners-x7k2p-runner-h8ng4", "arc-runners-x7k2p-runner-c4ncl"],
+      },
       { name: "us-east", orders: ["arc-runners-x7k2p-runner-us4ea"], deletes: ["arc-runners-x7k2p-runner-us4ea"] },
     ]);
     expect(run.stdout).toContain("the idle twins named arc-runners-x7k2p-runner-1d7e5: eu-west: untouched, us-east: untouched");

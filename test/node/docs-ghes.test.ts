@@ -27,7 +27,10 @@ function hostTable(): Map<string, [string, string]> {
   const rows = lines.slice(first + 2, end); // past the header and its |---| line
   const out = new Map<string, [string, string]>();
   for (const row of rows) {
-    const [title = "", com = "", ghes = ""] = row.split("|").slice(1, -1).map((c) => c.trim());
+    const [title = "", com = "", ghes = ""] = row
+      .split("|")
+      .slice(1, -1)
+      .map((c) => c.trim());
     out.set(title, [com, ghes]);
   }
   return out;
@@ -49,7 +52,10 @@ const hosts = { com: { web: web[1] ?? "", api: api[1] ?? "" }, ghes: { web: web[
 const formAction = must(/action="\$\{process\.argv\[1\]\}(\/organizations\/)\$\{process\.argv\[2\]\}(\/settings\/apps\/new)"/, "the manifest form's action");
 must(/^\s*' "\$GITHUB_WEB" "\$ORG"$/m, "the form script's arguments");
 const curl = must(/curl -fsS -X POST "\$GITHUB_API(\/app-manifests\/)\$CODE(\/conversions)"/, "the conversion curl");
-const install = must(/Open `\$GITHUB_WEB(\/apps\/<slug>\/installations\/new)` on GitHub\.com, or\n`(https:\/\/HOST\/github-apps\/<slug>\/installations\/new)` on GitHub Enterprise Server/, "step 5's install address");
+const install = must(
+  /Open `\$GITHUB_WEB(\/apps\/<slug>\/installations\/new)` on GitHub\.com, or\n`(https:\/\/HOST\/github-apps\/<slug>\/installations\/new)` on GitHub Enterprise Server/,
+  "step 5's install address",
+);
 const built = (h: { web: string; api: string }, ghes: boolean) => ({
   create: `${h.web}${formAction[1]}ORG${formAction[2]}`,
   exchange: `${h.api}${curl[1]}{code}${curl[2]}`,
@@ -103,6 +109,9 @@ describe("docs/deploy.md: GitHub Enterprise Server's manifest flow", () => {
     expect(app.webhook_secret).toMatch(/^[0-9a-f]{40}$/);
     expect(`${app.html_url}/installations/new`).toBe(built(hosts.ghes, true).install.replace("https://HOST", webUrl).replace("<slug>", app.slug));
     expect((await fetch(url, { method: "POST" })).status).toBe(404); // a code works once
-    expect((await t.calls()).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual(["POST /app-manifests/a1b2c3/conversions 201", "POST /app-manifests/a1b2c3/conversions 404"]);
+    expect((await t.calls()).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([
+      "POST /app-manifests/a1b2c3/conversions 201",
+      "POST /app-manifests/a1b2c3/conversions 404",
+    ]);
   });
 });

@@ -10,7 +10,12 @@ import { describe, expect, it } from "vitest";
 import { ARC_VERSIONS } from "../standins/kube/arc-versions.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** The text outside fenced code blocks, line by line (fenced lines become empty, so line numbers hold). */
 function prose(markdown: string): string[] {
@@ -169,10 +174,9 @@ function placeholderHosts(text: string): string[] {
 
 describe("placeholders", () => {
   it("the checker refuses a placeholder that looks real, and lets templates and .invalid through", () => {
-    expect(placeholderHosts("https://kube.example.com/x https://arc-reaper.example.workers.dev http://HOST/api/v3 https://kube.example.invalid https://$HOST/a")).toEqual([
-      "kube.example.com",
-      "arc-reaper.example.workers.dev",
-    ]);
+    expect(
+      placeholderHosts("https://kube.example.com/x https://arc-reaper.example.workers.dev http://HOST/api/v3 https://kube.example.invalid https://$HOST/a"),
+    ).toEqual(["kube.example.com", "arc-reaper.example.workers.dev"]);
     expect(placeholderHosts("a hostname such as kube.example.com, or kube.example.invalid")).toEqual(["kube.example.com"]);
   });
 
@@ -234,7 +238,11 @@ describe("the Settings tables", () => {
     const end = markdown.indexOf("\n\n", start);
     return markdown.slice(start, end).replace(/\]\(docs\/deploy\.md#/g, "](#");
   };
-  const names = (t: string): string[] => t.split("\n").slice(2).flatMap((row) => [...row.split("|")[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  const names = (t: string): string[] =>
+    t
+      .split("\n")
+      .slice(2)
+      .flatMap((row) => [...row.split("|")[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
   const readme = table(readFileSync(join(ROOT, "README.md"), "utf8"));
   const guide = table(readFileSync(join(ROOT, "docs/deploy.md"), "utf8"));
 
@@ -254,7 +262,16 @@ describe("the Settings tables", () => {
 describe("the supported ARC versions table", () => {
   const guide = readFileSync(join(ROOT, "docs/deploy.md"), "utf8");
   const start = guide.indexOf("| ARC | Supported | Exercised by `npm test` |");
-  const rows = guide.slice(start, guide.indexOf("\n\n", start)).split("\n").slice(2).map((r) => r.split("|").slice(1, -1).map((c) => c.trim()));
+  const rows = guide
+    .slice(start, guide.indexOf("\n\n", start))
+    .split("\n")
+    .slice(2)
+    .map((r) =>
+      r
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
 
   it("names, as exercised, exactly the ARC versions whose CRD the Kubernetes stand-in serves", () => {
     expect(start).toBeGreaterThan(-1);
@@ -263,7 +280,9 @@ describe("the supported ARC versions table", () => {
     const served = ARC_VERSIONS.map((v) => (v.startsWith("master-") ? "master" : v));
     expect(named).toEqual(served);
     // The master row names the fixture's date; every exercised row says its CRD is served byte for byte.
-    expect(rows.map((r) => r[0])).toContain(`upstream \`master\` of ${ARC_VERSIONS.find((v) => v.startsWith("master-"))?.slice("master-".length)} (unreleased)`);
+    expect(rows.map((r) => r[0])).toContain(
+      `upstream \`master\` of ${ARC_VERSIONS.find((v) => v.startsWith("master-"))?.slice("master-".length)} (unreleased)`,
+    );
     for (const cell of exercised) expect(cell).toMatch(/CRD/);
     // A row that is not exercised says so in both columns.
     for (const r of rows.filter((x) => /not exercised/.test(x[1] ?? ""))) expect(r[2]).toMatch(/^none/);

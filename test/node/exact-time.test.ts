@@ -13,18 +13,39 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 let s: LocalStack;
 beforeAll(async () => {
-  s = await startLocalStack({ repositories: [REPO], installationId: INSTALLATION, settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_DRY_RUN: "false" } });
+  s = await startLocalStack({
+    repositories: [REPO],
+    installationId: INSTALLATION,
+    settings: { REAPER_GRACE_SECONDS: String(GRACE_SECONDS), REAPER_DRY_RUN: "false" },
+  });
 }, 120_000);
 afterAll(async () => {
   await s?.stop();
 });
 
 async function busyRunner(name: string, runId: number): Promise<void> {
-  await s.kube.seed(makeEphemeralRunner({ namespace: s.namespace, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(Date.now() - 600_000).replace(/\.\d{3}Z$/, "Z") }));
+  await s.kube.seed(
+    makeEphemeralRunner({
+      namespace: s.namespace,
+      scaleSet: "arc-runners",
+      name,
+      workflowRunId: runId,
+      jobRepositoryName: REPO,
+      creationTimestamp: iso(Date.now() - 600_000).replace(/\.\d{3}Z$/, "Z"),
+    }),
+  );
 }
 
 async function started(name: string, runId: number, jobId: number): Promise<void> {
-  const payload = workflowJobPayload("in_progress", { runner: name, repo: REPO, runId, runAttempt: 1, jobId, installationId: INSTALLATION, startedAt: iso(Date.now() - 120_000) });
+  const payload = workflowJobPayload("in_progress", {
+    runner: name,
+    repo: REPO,
+    runId,
+    runAttempt: 1,
+    jobId,
+    installationId: INSTALLATION,
+    startedAt: iso(Date.now() - 120_000),
+  });
   expect((await s.postWebhook("workflow_job", payload)).status).toBe(202);
 }
 
@@ -44,7 +65,17 @@ describe("exact-time reaping, no cron", () => {
     await busyRunner(name, 6101);
     await started(name, 6101, 61010);
     const completedAt = Date.now();
-    const payload = workflowJobPayload("completed", { runner: name, repo: REPO, runId: 6101, runAttempt: 1, jobId: 61010, installationId: INSTALLATION, startedAt: iso(completedAt - 120_000), completedAt: iso(completedAt), conclusion: "cancelled" });
+    const payload = workflowJobPayload("completed", {
+      runner: name,
+      repo: REPO,
+      runId: 6101,
+      runAttempt: 1,
+      jobId: 61010,
+      installationId: INSTALLATION,
+      startedAt: iso(completedAt - 120_000),
+      completedAt: iso(completedAt),
+      conclusion: "cancelled",
+    });
     expect((await s.postWebhook("workflow_job", payload)).status).toBe(202);
     const delay = (await deletedAt(name, 15_000)) - completedAt;
     console.log(`exact time: job completed → deleted after ${delay} ms (grace ${GRACE_SECONDS} s)`);
@@ -59,7 +90,14 @@ describe("exact-time reaping, no cron", () => {
       await started(name, 6102, 61020 + i);
     }
     const updatedAt = Date.now();
-    const run = workflowRunPayload({ repo: REPO, runId: 6102, runAttempt: 1, installationId: INSTALLATION, updatedAt: iso(updatedAt), conclusion: "cancelled" });
+    const run = workflowRunPayload({
+      repo: REPO,
+      runId: 6102,
+      runAttempt: 1,
+      installationId: INSTALLATION,
+      updatedAt: iso(updatedAt),
+      conclusion: "cancelled",
+    });
     expect((await s.postWebhook("workflow_run", run)).status).toBe(202);
     const delays = await Promise.all(names.map(async (n) => (await deletedAt(n, 15_000)) - updatedAt));
     console.log(`exact time: run cancelled → runners deleted after ${delays.join(", ")} ms (grace ${GRACE_SECONDS} s)`);
@@ -73,7 +111,17 @@ describe("exact-time reaping, no cron", () => {
     const name = "arc-runners-exact-runner-late1";
     await busyRunner(name, 6103);
     await started(name, 6103, 61030);
-    const payload = workflowJobPayload("completed", { runner: name, repo: REPO, runId: 6103, runAttempt: 1, jobId: 61030, installationId: INSTALLATION, startedAt: iso(Date.now() - 180_000), completedAt: iso(Date.now() - 60_000), conclusion: "success" });
+    const payload = workflowJobPayload("completed", {
+      runner: name,
+      repo: REPO,
+      runId: 6103,
+      runAttempt: 1,
+      jobId: 61030,
+      installationId: INSTALLATION,
+      startedAt: iso(Date.now() - 180_000),
+      completedAt: iso(Date.now() - 60_000),
+      conclusion: "success",
+    });
     const arrived = Date.now();
     expect((await s.postWebhook("workflow_job", payload)).status).toBe(202);
     const delay = (await deletedAt(name, 10_000)) - arrived;

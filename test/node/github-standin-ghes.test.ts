@@ -25,7 +25,13 @@ describe("a GitHub Enterprise Server tenant", () => {
     expect(t.baseUrl.startsWith(standin.url)).toBe(false);
     await t.addInstallation({ id: INSTALLATION, repositories: [REPO] });
     for (let i = 0; i < 35; i++) await t.putJob({ repo: REPO, run_id: 77, status: "in_progress", runner_name: `arc-runner-${i}` });
-    await t.addDelivery({ guid: "guid-a", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: new Date(Date.now() - 60_000).toISOString() });
+    await t.addDelivery({
+      guid: "guid-a",
+      event: "workflow_job",
+      action: "completed",
+      statusCode: 502,
+      deliveredAt: new Date(Date.now() - 60_000).toISOString(),
+    });
 
     const app = new App({ appId: t.appId, privateKey: t.privateKeyPkcs1, Octokit: Octokit.defaults({ baseUrl: t.baseUrl }) });
     const octokit = await app.getInstallationOctokit(INSTALLATION);
@@ -38,7 +44,9 @@ describe("a GitHub Enterprise Server tenant", () => {
     expect(jobs.headers.link).toContain(`<${t.baseUrl}/repos/${REPO}/actions/runs/77/jobs?per_page=30&page=2>; rel="next"`);
     const { data: deliveries } = await app.octokit.request("GET /app/hook/deliveries");
     expect(deliveries.map((d) => d.guid)).toEqual(["guid-a"]);
-    expect((await app.octokit.request("POST /app/hook/deliveries/{delivery_id}/attempts", { delivery_id: (deliveries[0]?.id ?? 0) as number })).status).toBe(202);
+    expect((await app.octokit.request("POST /app/hook/deliveries/{delivery_id}/attempts", { delivery_id: (deliveries[0]?.id ?? 0) as number })).status).toBe(
+      202,
+    );
 
     // A client that dropped /api/v3 gets the web's HTML page; the tenant's path on the main server is closed.
     const web = await fetch(`${t.webUrl}/app/hook/deliveries`);
@@ -46,7 +54,9 @@ describe("a GitHub Enterprise Server tenant", () => {
     expect(web.headers.get("content-type")).toMatch(/^text\/html/);
     expect((await fetch(`${standin.url}/t/${t.id}/repos/${REPO}/actions/runs/77`)).status).toBe(404);
     const calls = await t.calls();
-    expect(calls.filter((c) => c.outsideApi)).toEqual([{ method: "GET", path: "/app/hook/deliveries", query: {}, auth: "none", status: 404, outsideApi: true }]);
+    expect(calls.filter((c) => c.outsideApi)).toEqual([
+      { method: "GET", path: "/app/hook/deliveries", query: {}, auth: "none", status: 404, outsideApi: true },
+    ]);
     expect(calls.filter((c) => !c.outsideApi).map((c) => `${c.method} ${c.path} ${c.status}`)).toEqual([
       `POST /app/installations/${INSTALLATION}/access_tokens 201`,
       `GET /repos/${REPO}/actions/runs/77 200`,
@@ -63,7 +73,11 @@ describe("a GitHub Enterprise Server tenant", () => {
     const { headers } = await app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: "octo-org", repo: "octo-repo" });
     expect(headers["x-ratelimit-limit"]).toBe("5000");
     expect(headers["x-github-enterprise-version"]).toBe("3.19.0");
-    await expect(createGithubTenant(standin.url, { ghes: { version: "latest" } })).rejects.toThrow(/ghes\.version must be like \\"3\.19\.0\\", got \\"latest\\"/);
-    await expect(createGithubTenant(standin.url, { ghes: { host: "x" } as unknown as { version: string } })).rejects.toThrow(/unknown field \\"host\\" in ghes/);
+    await expect(createGithubTenant(standin.url, { ghes: { version: "latest" } })).rejects.toThrow(
+      /ghes\.version must be like \\"3\.19\.0\\", got \\"latest\\"/,
+    );
+    await expect(createGithubTenant(standin.url, { ghes: { host: "x" } as unknown as { version: string } })).rejects.toThrow(
+      /unknown field \\"host\\" in ghes/,
+    );
   });
 });

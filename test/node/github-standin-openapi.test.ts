@@ -50,10 +50,25 @@ async function everyAnswer(opts: TenantOptions): Promise<Answer[]> {
   await t.addInstallation({ id: INSTALLATION, repositories: [REPO] });
   await t.addInstallation({ id: SUSPENDED, repositories: ["octo-org/paused"] });
   await t.suspend(SUSPENDED);
-  const job = await t.putJob({ repo: REPO, run_id: 700, status: "in_progress", runner_name: "arc-runners-abcde-runner-x1", runner_id: 12, runner_group_id: 1, runner_group_name: "Default" });
+  const job = await t.putJob({
+    repo: REPO,
+    run_id: 700,
+    status: "in_progress",
+    runner_name: "arc-runners-abcde-runner-x1",
+    runner_id: 12,
+    runner_group_id: 1,
+    runner_group_name: "Default",
+  });
   await t.putJob({ repo: REPO, run_id: 700, status: "completed", conclusion: "success", runner_name: "arc-runners-abcde-runner-x2" });
   await t.putJob({ repo: REPO, run_id: 701, status: "queued" });
-  const delivery = await t.addDelivery({ guid: "guid-1", event: "workflow_job", action: "completed", statusCode: 502, installationId: INSTALLATION, repositoryId: 1 });
+  const delivery = await t.addDelivery({
+    guid: "guid-1",
+    event: "workflow_job",
+    action: "completed",
+    statusCode: 502,
+    installationId: INSTALLATION,
+    repositoryId: 1,
+  });
   await t.addDelivery({ guid: "guid-2", event: "workflow_run", action: "completed", statusCode: 200 });
 
   const answers: Answer[] = [];
@@ -72,8 +87,22 @@ async function everyAnswer(opts: TenantOptions): Promise<Answer[]> {
   };
 
   await ask("the App", "GET", "/app", "/app", jwt);
-  const minted = (await ask("installation token", "POST", "/app/installations/{installation_id}/access_tokens", `/app/installations/${INSTALLATION}/access_tokens`, jwt, { permissions: { actions: "read" } })) as { token: string };
-  await ask("installation token for some repositories", "POST", "/app/installations/{installation_id}/access_tokens", `/app/installations/${INSTALLATION}/access_tokens`, jwt, { repositories: ["octo-repo"], permissions: { actions: "read" } });
+  const minted = (await ask(
+    "installation token",
+    "POST",
+    "/app/installations/{installation_id}/access_tokens",
+    `/app/installations/${INSTALLATION}/access_tokens`,
+    jwt,
+    { permissions: { actions: "read" } },
+  )) as { token: string };
+  await ask(
+    "installation token for some repositories",
+    "POST",
+    "/app/installations/{installation_id}/access_tokens",
+    `/app/installations/${INSTALLATION}/access_tokens`,
+    jwt,
+    { repositories: ["octo-repo"], permissions: { actions: "read" } },
+  );
   await ask("installation", "GET", "/app/installations/{installation_id}", `/app/installations/${INSTALLATION}`, jwt);
   await ask("installation, suspended", "GET", "/app/installations/{installation_id}", `/app/installations/${SUSPENDED}`, jwt);
   await ask("app installation of a repository", "GET", "/repos/{owner}/{repo}/installation", `/repos/${REPO}/installation`, jwt);
@@ -84,26 +113,75 @@ async function everyAnswer(opts: TenantOptions): Promise<Answer[]> {
   await ask("run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/700`, token);
   await ask("run, queued", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/701`, token);
   await ask("run attempt", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}", `/repos/${REPO}/actions/runs/700/attempts/1`, token);
-  await ask("jobs of a run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", `/repos/${REPO}/actions/runs/700/jobs?filter=latest&per_page=100`, token);
-  await ask("jobs of a run attempt", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", `/repos/${REPO}/actions/runs/700/attempts/1/jobs`, token);
+  await ask(
+    "jobs of a run",
+    "GET",
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+    `/repos/${REPO}/actions/runs/700/jobs?filter=latest&per_page=100`,
+    token,
+  );
+  await ask(
+    "jobs of a run attempt",
+    "GET",
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs",
+    `/repos/${REPO}/actions/runs/700/attempts/1/jobs`,
+    token,
+  );
   await ask("job", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/${job.id}`, token);
-  await ask("job, queued (no runner yet)", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/${(await t.putJob({ repo: REPO, run_id: 702, status: "queued" })).id}`, token);
+  await ask(
+    "job, queued (no runner yet)",
+    "GET",
+    "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+    `/repos/${REPO}/actions/jobs/${(await t.putJob({ repo: REPO, run_id: 702, status: "queued" })).id}`,
+    token,
+  );
 
   // Errors.
   await ask("error: no such installation", "GET", "/app/installations/{installation_id}", "/app/installations/999", jwt);
   await ask("error: not installed on the repository", "GET", "/repos/{owner}/{repo}/installation", "/repos/octo-org/elsewhere/installation", jwt);
-  await ask("error: mint without authentication", "POST", "/app/installations/{installation_id}/access_tokens", `/app/installations/${INSTALLATION}/access_tokens`, undefined);
-  await ask("error: mint for a suspended installation", "POST", "/app/installations/{installation_id}/access_tokens", `/app/installations/${SUSPENDED}/access_tokens`, jwt);
-  await ask("error: a permission not granted", "POST", "/app/installations/{installation_id}/access_tokens", `/app/installations/${INSTALLATION}/access_tokens`, jwt, { permissions: { contents: "write" } });
+  await ask(
+    "error: mint without authentication",
+    "POST",
+    "/app/installations/{installation_id}/access_tokens",
+    `/app/installations/${INSTALLATION}/access_tokens`,
+    undefined,
+  );
+  await ask(
+    "error: mint for a suspended installation",
+    "POST",
+    "/app/installations/{installation_id}/access_tokens",
+    `/app/installations/${SUSPENDED}/access_tokens`,
+    jwt,
+  );
+  await ask(
+    "error: a permission not granted",
+    "POST",
+    "/app/installations/{installation_id}/access_tokens",
+    `/app/installations/${INSTALLATION}/access_tokens`,
+    jwt,
+    { permissions: { contents: "write" } },
+  );
   await ask("error: mint for no installation", "POST", "/app/installations/{installation_id}/access_tokens", "/app/installations/999/access_tokens", jwt);
   await ask("error: deliveries with a bad status filter", "GET", "/app/hook/deliveries", "/app/hook/deliveries?status=sometimes", jwt);
   await ask("error: redelivery of no delivery", "POST", "/app/hook/deliveries/{delivery_id}/attempts", "/app/hook/deliveries/1/attempts", jwt);
-  await ask("error: job with a bad token", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/${job.id}`, "token ghs_not-a-token");
+  await ask(
+    "error: job with a bad token",
+    "GET",
+    "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+    `/repos/${REPO}/actions/jobs/${job.id}`,
+    "token ghs_not-a-token",
+  );
   await ask("error: no such job", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/1`, token);
   await ask("error: no such run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/1`, token);
   await ask("error: jobs of no run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", `/repos/${REPO}/actions/runs/1/jobs`, token);
   await ask("error: a JWT on an installation route", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/700`, jwt);
-  await t.addFault({ match: { pathIncludes: "/actions/jobs/" }, status: 403, message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", retryAfterSeconds: 60, times: 1 });
+  await t.addFault({
+    match: { pathIncludes: "/actions/jobs/" },
+    status: 403,
+    message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+    retryAfterSeconds: 60,
+    times: 1,
+  });
   await ask("error: secondary rate limit", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/${job.id}`, token);
   await t.addFault({ match: { pathIncludes: "/actions/jobs/" }, status: 403, rateLimitResetInSeconds: 60, times: 1 });
   await ask("error: primary rate limit", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/${job.id}`, token);
@@ -125,16 +203,22 @@ function check(name: DescriptionName, answers: Answer[]): { checked: number; kin
 }
 
 describe("the GitHub stand-in against GitHub's published API description (@octokit/openapi)", () => {
-  it.each(["api.github.com", "ghes-3.19"] as const)("every kind of answer it gives matches %s's response schemas", (name) => {
-    const answers = answersOf.get(name) ?? [];
-    // Every operation arc-reaper calls is among them, with its success and its errors.
-    expect(new Set(answers.map((a) => `${a.method} ${a.operation}`)).size).toBe(11);
-    expect(answers.filter((a) => a.status >= 400).length).toBeGreaterThanOrEqual(15);
-    const { checked, differences, kinds } = check(name, answers);
-    console.log(`openapi: ${checked} answers of the stand-in checked against @octokit/openapi ${name}: ${differences.length} differ\n  ${kinds.join("\n  ")}`);
-    expect(differences).toEqual([]);
-    expect(checked).toBe(answers.length);
-  }, 120_000);
+  it.each(["api.github.com", "ghes-3.19"] as const)(
+    "every kind of answer it gives matches %s's response schemas",
+    (name) => {
+      const answers = answersOf.get(name) ?? [];
+      // Every operation arc-reaper calls is among them, with its success and its errors.
+      expect(new Set(answers.map((a) => `${a.method} ${a.operation}`)).size).toBe(11);
+      expect(answers.filter((a) => a.status >= 400).length).toBeGreaterThanOrEqual(15);
+      const { checked, differences, kinds } = check(name, answers);
+      console.log(
+        `openapi: ${checked} answers of the stand-in checked against @octokit/openapi ${name}: ${differences.length} differ\n  ${kinds.join("\n  ")}`,
+      );
+      expect(differences).toEqual([]);
+      expect(checked).toBe(answers.length);
+    },
+    120_000,
+  );
 
   it("the check can fail: an answer missing a required field, or with a wrong type, is named", () => {
     const { differences } = check("api.github.com", [

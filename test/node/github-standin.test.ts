@@ -80,7 +80,11 @@ describe("through @octokit/app", () => {
     expect(installation.app_id).toBe(tenant.appId);
 
     const octokit = await app.getInstallationOctokit(INSTALLATION);
-    const { data: run, headers } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: "octo-org", repo: "octo-repo", run_id: 77 });
+    const { data: run, headers } = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", {
+      owner: "octo-org",
+      repo: "octo-repo",
+      run_id: 77,
+    });
     expect(run).toMatchObject({ id: 77, status: "in_progress", conclusion: null, run_attempt: 1 });
     expect(run.repository.full_name).toBe(REPO);
     expect(run.url).toBe(`${tenant.baseUrl}/repos/${REPO}/actions/runs/77`);
@@ -122,12 +126,17 @@ describe("through @octokit/app", () => {
     const app = appFor(tenant);
     const mint = (permissions: Record<string, "read" | "write">) =>
       app.octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: INSTALLATION, permissions });
-    await expect(mint({ actions: "write" })).rejects.toMatchObject({ status: 422, message: expect.stringContaining("The permissions requested are not granted to this installation.") });
+    await expect(mint({ actions: "write" })).rejects.toMatchObject({
+      status: 422,
+      message: expect.stringContaining("The permissions requested are not granted to this installation."),
+    });
     await tenant.setRefuseTokens(403);
     await expect(mint({ actions: "read" })).rejects.toMatchObject({ status: 403 });
     await tenant.setRefuseTokens(null);
     await expect(mint({ actions: "read" })).resolves.toMatchObject({ status: 201 });
-    await expect(app.octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 999 })).rejects.toMatchObject({ status: 404 });
+    await expect(app.octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 999 })).rejects.toMatchObject({
+      status: 404,
+    });
     expect((await tenant.tokenRequests()).map((r) => r.status)).toEqual([422, 403, 201]);
   });
 
@@ -165,9 +174,15 @@ describe("App JWT", () => {
     const cases: [string, string][] = [
       [signJwt({ iat: t - 30, exp: t + 500, iss: tenant.appId }, otherKey), "A JSON web token could not be decoded"],
       [signJwt({ iat: t - 30, exp: t + 500, iss: tenant.appId + 1 }, tenant.privateKeyPkcs1), "A JSON web token could not be decoded"],
-      [signJwt({ iat: t - 700, exp: t - 100, iss: tenant.appId }, tenant.privateKeyPkcs1), "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires"],
+      [
+        signJwt({ iat: t - 700, exp: t - 100, iss: tenant.appId }, tenant.privateKeyPkcs1),
+        "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires",
+      ],
       [signJwt({ iat: t, exp: t + 660, iss: tenant.appId }, tenant.privateKeyPkcs1), "'Expiration time' claim ('exp') is too far in the future"],
-      [signJwt({ iat: t + 120, exp: t + 500, iss: tenant.appId }, tenant.privateKeyPkcs1), "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued"],
+      [
+        signJwt({ iat: t + 120, exp: t + 500, iss: tenant.appId }, tenant.privateKeyPkcs1),
+        "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued",
+      ],
       ["not.a.jwt", "A JSON web token could not be decoded"],
     ];
     for (const [jwt, message] of cases) {
@@ -224,7 +239,11 @@ describe("installation-token endpoints", () => {
     const started = minutesAgo(6 * 24 * 60);
     const ended = minutesAgo(10);
     await tenant.putJob({ repo: REPO, run_id: 302, status: "completed", conclusion: "success", started_at: started, completed_at: ended });
-    const old = (await (await get(tenant, `/repos/${REPO}/actions/runs/302`, token)).json()) as { created_at: string; run_started_at: string; updated_at: string };
+    const old = (await (await get(tenant, `/repos/${REPO}/actions/runs/302`, token)).json()) as {
+      created_at: string;
+      run_started_at: string;
+      updated_at: string;
+    };
     expect(Date.parse(old.run_started_at)).toBeLessThan(Date.parse(started));
     expect(old.updated_at).toBe(ended);
 
@@ -275,7 +294,12 @@ describe("installation-token endpoints", () => {
 
     // octokit follows the same Link header.
     const octokit = await appFor(tenant).getInstallationOctokit(INSTALLATION);
-    const page = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", { owner: "octo-org", repo: "octo-repo", run_id: 500, per_page: 20 });
+    const page = await octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
+      owner: "octo-org",
+      repo: "octo-repo",
+      run_id: 500,
+      per_page: 20,
+    });
     expect(page.data.jobs).toHaveLength(20);
     expect(page.headers.link).toContain("page=2");
   });
@@ -284,11 +308,18 @@ describe("installation-token endpoints", () => {
 describe("webhook deliveries", () => {
   it("filters by status: failure is 400-599, success 200-399, a delivery without a status code is in neither; 422 when the filter is off", async () => {
     const tenant = await tenantWithInstallation();
-    for (const [guid, statusCode] of [["g-200", 200], ["g-302", 302], ["g-404", 404], ["g-502", 502], ["g-0", 0]] as const) {
+    for (const [guid, statusCode] of [
+      ["g-200", 200],
+      ["g-302", 302],
+      ["g-404", 404],
+      ["g-502", 502],
+      ["g-0", 0],
+    ] as const) {
       await tenant.addDelivery({ guid, event: "workflow_job", action: "completed", statusCode, deliveredAt: minutesAgo(10) });
     }
     const jwt = () => `Bearer ${signJwt({ iat: now() - 30, exp: now() + 570, iss: tenant.appId }, tenant.privateKeyPkcs1)}`;
-    const guids = async (query: string) => ((await (await get(tenant, `/app/hook/deliveries${query}`, jwt())).json()) as { guid: string }[]).map((d) => d.guid).sort();
+    const guids = async (query: string) =>
+      ((await (await get(tenant, `/app/hook/deliveries${query}`, jwt())).json()) as { guid: string }[]).map((d) => d.guid).sort();
     expect(await guids("?status=failure")).toEqual(["g-404", "g-502"]);
     expect(await guids("?status=success")).toEqual(["g-200", "g-302"]);
     expect(await guids("")).toEqual(["g-0", "g-200", "g-302", "g-404", "g-502"]);
@@ -300,7 +331,14 @@ describe("webhook deliveries", () => {
 
   it("lists deliveries newest first with bare ids above 2^53, pages by cursor, and redelivers by the exact id", async () => {
     const tenant = await tenantWithInstallation();
-    const a = await tenant.addDelivery({ guid: "guid-a", event: "workflow_job", action: "completed", statusCode: 503, deliveredAt: minutesAgo(30), installationId: INSTALLATION });
+    const a = await tenant.addDelivery({
+      guid: "guid-a",
+      event: "workflow_job",
+      action: "completed",
+      statusCode: 503,
+      deliveredAt: minutesAgo(30),
+      installationId: INSTALLATION,
+    });
     const b = await tenant.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", deliveredAt: minutesAgo(20) });
     const c = await tenant.addDelivery({ guid: "guid-c", event: "workflow_job", action: "in_progress", deliveredAt: minutesAgo(10) });
     expect(BigInt(a.id) > 2n ** 53n).toBe(true);
@@ -347,13 +385,22 @@ describe("webhook deliveries", () => {
     const redeliveries = await tenant.redeliveries();
     expect(redeliveries).toEqual([{ deliveryId: a.id, guid: "guid-a", newDeliveryId: expect.any(String), statusCode: 200 }]);
     const newest = (await tenant.deliveries())[0];
-    expect(newest).toMatchObject({ id: redeliveries[0]?.newDeliveryId, guid: "guid-a", redelivery: true, status: "OK", status_code: 200, installation_id: INSTALLATION });
+    expect(newest).toMatchObject({
+      id: redeliveries[0]?.newDeliveryId,
+      guid: "guid-a",
+      redelivery: true,
+      status: "OK",
+      status_code: 200,
+      installation_id: INSTALLATION,
+    });
 
     // An id rounded through a double names no delivery.
     const exact = new Set([a.id, b.id, c.id]);
     const rounded = [a, b, c].map((d) => String(Number(d.id))).find((id) => !exact.has(id));
     expect(rounded).toBeDefined();
-    await expect(app.octokit.request("POST /app/hook/deliveries/{delivery_id}/attempts", { delivery_id: Number(rounded) })).rejects.toMatchObject({ status: 404 });
+    await expect(app.octokit.request("POST /app/hook/deliveries/{delivery_id}/attempts", { delivery_id: Number(rounded) })).rejects.toMatchObject({
+      status: 404,
+    });
 
     await tenant.setRedeliveryStatus(502);
     await app.octokit.request("POST /app/hook/deliveries/{delivery_id}/attempts", { delivery_id: b.id as unknown as number });

@@ -28,7 +28,7 @@ const BOUND_SECONDS = 432_000;
 
 // The models take their own typed input; validate() checks at run time what
 // this cast asserts.
-const modelData = <T,>(obj: KubeObject): T => obj as unknown as T;
+const modelData = <T>(obj: KubeObject): T => obj as unknown as T;
 
 // Every kind the manifests may contain, with its schema. Anything else (a
 // ClusterRole, a Deployment, ...) fails the test: arc-reaper needs none.
@@ -74,9 +74,7 @@ function kubectlAvailable(): boolean {
   }
 }
 
-const EXPECTED_RULES = [
-  { apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] },
-];
+const EXPECTED_RULES = [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }];
 
 describe("infra/kubernetes", () => {
   const files = listYamlFiles(INFRA_KUBERNETES_DIR);
@@ -116,9 +114,16 @@ describe("infra/kubernetes", () => {
 
   it("the optional finish-stuck overlay renders a Role granting only patch on ephemeralrunners, bound to arc-reaper, in arc-runners; the default Role is unchanged", () => {
     const objects = renderKustomization(join(INFRA_KUBERNETES_DIR, "finish-stuck"));
-    expect(objects.map(objectId).sort()).toEqual(["rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-finish", "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-finish"]);
-    expect(find(objects, "Role", "arc-runners", "arc-reaper-finish")["rules" as keyof KubeObject]).toEqual([{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }]);
-    expect(find(objects, "RoleBinding", "arc-runners", "arc-reaper-finish")["subjects" as keyof KubeObject]).toEqual([{ kind: "ServiceAccount", name: "arc-reaper", namespace: "arc-reaper" }]);
+    expect(objects.map(objectId).sort()).toEqual([
+      "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-finish",
+      "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-finish",
+    ]);
+    expect(find(objects, "Role", "arc-runners", "arc-reaper-finish")["rules" as keyof KubeObject]).toEqual([
+      { apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] },
+    ]);
+    expect(find(objects, "RoleBinding", "arc-runners", "arc-reaper-finish")["subjects" as keyof KubeObject]).toEqual([
+      { kind: "ServiceAccount", name: "arc-reaper", namespace: "arc-reaper" },
+    ]);
     expect(find(rendered, "Role", "arc-runners", "arc-reaper")["rules" as keyof KubeObject]).toEqual(EXPECTED_RULES);
   });
 

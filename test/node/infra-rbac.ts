@@ -51,14 +51,7 @@ export interface RbacRequest {
 const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 const SUPPORTED_KUSTOMIZATION_FIELDS = new Set(["apiVersion", "kind", "namespace", "resources"]);
 // Kinds this layout could plausibly contain that have no namespace.
-const CLUSTER_SCOPED_KINDS = new Set([
-  "Namespace",
-  "ClusterRole",
-  "ClusterRoleBinding",
-  "CustomResourceDefinition",
-  "PriorityClass",
-  "StorageClass",
-]);
+const CLUSTER_SCOPED_KINDS = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PriorityClass", "StorageClass"]);
 
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -233,20 +226,14 @@ export function loadReaperRbac(namespace: string, ...moreNamespaces: string[]): 
       const bindsReaper =
         Array.isArray(subjects) &&
         subjects.some(
-          (s) =>
-            isJsonObject(s) &&
-            s["kind"] === "ServiceAccount" &&
-            s["name"] === serviceAccount.name &&
-            s["namespace"] === serviceAccount.namespace,
+          (s) => isJsonObject(s) && s["kind"] === "ServiceAccount" && s["name"] === serviceAccount.name && s["namespace"] === serviceAccount.namespace,
         );
       if (!bindsReaper) continue;
       const roleRef = binding["roleRef"];
       if (!isJsonObject(roleRef) || roleRef["kind"] !== "Role" || typeof roleRef["name"] !== "string") {
         throw new Error(`${where}: roleRef must name a Role in the same namespace`);
       }
-      const role = objects.find(
-        (o) => o.kind === "Role" && o.metadata.name === roleRef["name"] && o.metadata.namespace === ns,
-      );
+      const role = objects.find((o) => o.kind === "Role" && o.metadata.name === roleRef["name"] && o.metadata.namespace === ns);
       if (role === undefined) throw new Error(`${where}: Role ${String(roleRef["name"])} is not in the manifests`);
       const rules = role["rules"] ?? [];
       if (!Array.isArray(rules)) throw new Error(`Role ${ns}/${role.metadata.name}: rules must be a list`);
@@ -275,9 +262,7 @@ export function rbacAllows(rbac: ReaperRbac, request: RbacRequest): boolean {
           matches(rule.apiGroups, request.apiGroup) &&
           matches(rule.resources, request.resource) &&
           matches(rule.verbs, request.verb) &&
-          (rule.resourceNames === undefined ||
-            rule.resourceNames.length === 0 ||
-            (request.name !== undefined && rule.resourceNames.includes(request.name))),
+          (rule.resourceNames === undefined || rule.resourceNames.length === 0 || (request.name !== undefined && rule.resourceNames.includes(request.name))),
       ),
   );
 }

@@ -50,7 +50,14 @@ async function seedError(t: KubeTenant, r: EphemeralRunner): Promise<KubeControl
 }
 
 const del = (custom: CustomObjectsApi, name: string, uid: string): Promise<unknown> =>
-  custom.deleteNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, name, body: { preconditions: { uid }, propagationPolicy: "Background" } });
+  custom.deleteNamespacedCustomObject({
+    group: G,
+    version: V,
+    namespace: NS,
+    plural: P,
+    name,
+    body: { preconditions: { uid }, propagationPolicy: "Background" },
+  });
 
 describe("every ARC version's CRD", () => {
   it("holds each version's EphemeralRunner CRD byte for byte, with the sha256 the fixtures README gives", () => {
@@ -83,7 +90,9 @@ describe("every ARC version's CRD", () => {
     expect((await (await createKubeTenant(standin.url)).state()).arcVersion).toBe("0.14.2");
     const e = await createKubeTenant(standin.url, { arcVersion: "0.15.0" as ArcVersion }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(KubeControlError);
-    expect((e as KubeControlError).message).toContain('arcVersion must be one of 0.13.1, 0.14.2, master-2026-06-30 (the CRDs in test/fixtures/arc), not "0.15.0"');
+    expect((e as KubeControlError).message).toContain(
+      'arcVersion must be one of 0.13.1, 0.14.2, master-2026-06-30 (the CRDs in test/fixtures/arc), not "0.15.0"',
+    );
   });
 
   it("accepts a runner as every version writes it, busy and idle, and validates what differs against the tenant's own CRD", async () => {
@@ -94,7 +103,20 @@ describe("every ARC version's CRD", () => {
       expect(busy.status?.jobId).toMatch(/^[0-9a-f-]{36}$/);
       await t.seed(makeEphemeralRunner({ namespace: NS, name: "idle", scaleSet: "s", phase: "Pending", arcVersion: v, status: { ready: false } }));
       // A runner whose pod failed: ARC counts failures by pod uid, with a time (0.13 on).
-      await t.seed(makeEphemeralRunner({ namespace: NS, name: "failed", scaleSet: "s", phase: "Failed", arcVersion: v, status: { reason: "TooManyPodFailures", message: "Pod has failed to start more than 5 times", failures: { "0f0e6c4c-1c1c-4a4a-9b9b-123456789abc": "2026-06-01T00:00:00Z" } } }));
+      await t.seed(
+        makeEphemeralRunner({
+          namespace: NS,
+          name: "failed",
+          scaleSet: "s",
+          phase: "Failed",
+          arcVersion: v,
+          status: {
+            reason: "TooManyPodFailures",
+            message: "Pod has failed to start more than 5 times",
+            failures: { "0f0e6c4c-1c1c-4a4a-9b9b-123456789abc": "2026-06-01T00:00:00Z" },
+          },
+        }),
+      );
 
       // spec.ephemeralRunnerConfigSecretMetadata came with 0.14: 0.13.1's CRD does not declare it.
       const withSecretMeta = makeEphemeralRunner({ namespace: NS, name: "secret-meta", scaleSet: "s", arcVersion: v });
@@ -108,10 +130,23 @@ describe("every ARC version's CRD", () => {
         });
         // Through the API a write with that field is pruned (the API server's default), and refused when strict.
         const { custom } = clients(t);
-        const created = (await custom.createNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, body: withSecretMeta })) as EphemeralRunner;
+        const created = (await custom.createNamespacedCustomObject({
+          group: G,
+          version: V,
+          namespace: NS,
+          plural: P,
+          body: withSecretMeta,
+        })) as EphemeralRunner;
         expect(created.spec["ephemeralRunnerConfigSecretMetadata"]).toBeUndefined();
         const strict = await custom
-          .createNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, body: { ...withSecretMeta, metadata: { ...withSecretMeta.metadata, name: "strict" } }, fieldValidation: "Strict" })
+          .createNamespacedCustomObject({
+            group: G,
+            version: V,
+            namespace: NS,
+            plural: P,
+            body: { ...withSecretMeta, metadata: { ...withSecretMeta.metadata, name: "strict" } },
+            fieldValidation: "Strict",
+          })
           .catch((x: unknown) => x);
         expect(strict).toBeInstanceOf(ApiException);
         expect((strict as ApiException<string>).code).toBe(400);
@@ -125,7 +160,11 @@ describe("every ARC version's CRD", () => {
       workload.spec.spec["workloadRef"] = { name: "w", podGroup: "g" };
       const scheduling = makeEphemeralRunner({ namespace: NS, name: "scheduling", scaleSet: "s", arcVersion: v });
       scheduling.spec.spec["schedulingGroup"] = { podGroupName: "g" };
-      const accepts = async (r: EphemeralRunner): Promise<boolean> => (await t.seed(r).then(() => true, () => false));
+      const accepts = async (r: EphemeralRunner): Promise<boolean> =>
+        await t.seed(r).then(
+          () => true,
+          () => false,
+        );
       expect([await accepts(workload), await accepts(scheduling)], v).toEqual(
         v === "0.14.2" ? [true, false] : v === "master-2026-06-30" ? [false, true] : [false, false],
       );
@@ -179,7 +218,9 @@ describe("ARC's deletion as ARC does it: held while GitHub says the job runs", (
 
     // The held object is removed by hand and its name comes back as a new, busy object being deleted.
     await held.remove(NS, "r");
-    const again = await held.seed(makeEphemeralRunner({ namespace: NS, name: "r", scaleSet: "s", workflowRunId: 2, deletionTimestamp: "2026-01-01T00:00:00Z" }));
+    const again = await held.seed(
+      makeEphemeralRunner({ namespace: NS, name: "r", scaleSet: "s", workflowRunId: 2, deletionTimestamp: "2026-01-01T00:00:00Z" }),
+    );
     expect((await held.setJobsStillRunning(false)).released).toEqual([]);
     expect((await held.get(NS, "r"))?.metadata.uid).toBe(again.metadata.uid);
 

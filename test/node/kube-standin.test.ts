@@ -177,7 +177,9 @@ describe("seeding and validation against the CRD", () => {
     expect(dup.status?.reason).toBe("AlreadyExists");
     expect(dup.status?.message).toBe('ephemeralrunners.actions.github.com "bad" already exists');
 
-    const badStatus = (await t.setStatus(NS, "bad", { phase: "Running", workflowRunId: "x" as unknown as number }).catch((e: unknown) => e)) as KubeControlError;
+    const badStatus = (await t
+      .setStatus(NS, "bad", { phase: "Running", workflowRunId: "x" as unknown as number })
+      .catch((e: unknown) => e)) as KubeControlError;
     expect(badStatus.status?.details?.causes?.[0]?.field).toBe("status.workflowRunId");
   });
 
@@ -231,7 +233,13 @@ describe("the API through @kubernetes/client-node", () => {
     ]);
     const { custom } = clients(t.baseUrl, t.adminToken);
     const names = async (labelSelector?: string): Promise<string[]> => {
-      const list = (await custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, ...(labelSelector === undefined ? {} : { labelSelector }) })) as {
+      const list = (await custom.listNamespacedCustomObject({
+        group: G,
+        version: V,
+        namespace: NS,
+        plural: P,
+        ...(labelSelector === undefined ? {} : { labelSelector }),
+      })) as {
         kind: string;
         apiVersion: string;
         metadata: { resourceVersion: string };
@@ -256,9 +264,13 @@ describe("the API through @kubernetes/client-node", () => {
     expect(bad.code).toBe(400);
     expect(bad.status.reason).toBe("BadRequest");
 
-    const byName = (await custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, fieldSelector: "metadata.name=a2" })) as { items: EphemeralRunner[] };
+    const byName = (await custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, fieldSelector: "metadata.name=a2" })) as {
+      items: EphemeralRunner[];
+    };
     expect(byName.items.map((i) => i.metadata.name)).toEqual(["a2"]);
-    const statusField = await apiError(custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, fieldSelector: "status.phase=Running" }));
+    const statusField = await apiError(
+      custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, fieldSelector: "status.phase=Running" }),
+    );
     expect(statusField.code).toBe(400);
     expect(statusField.status.message).toBe('"status.phase" is not a known field selector: only "metadata.name", "metadata.namespace"');
 
@@ -332,7 +344,14 @@ describe("the API through @kubernetes/client-node", () => {
     const uid = seeded.metadata.uid ?? "";
     const { custom } = clients(t.baseUrl, t.adminToken);
     const del = (name: string, u: string): Promise<unknown> =>
-      custom.deleteNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, name, body: { preconditions: { uid: u }, propagationPolicy: "Background" } });
+      custom.deleteNamespacedCustomObject({
+        group: G,
+        version: V,
+        namespace: NS,
+        plural: P,
+        name,
+        body: { preconditions: { uid: u }, propagationPolicy: "Background" },
+      });
 
     const wrong = await apiError(del("job-done", "00000000-0000-0000-0000-000000000000"));
     expect(wrong.code).toBe(409);
@@ -389,7 +408,12 @@ describe("the API through @kubernetes/client-node", () => {
       makeEphemeralRunner({ namespace: NS, name: "mine", scaleSet: "s" }),
       makeEphemeralRunner({ namespace: "other", name: "theirs", scaleSet: "s" }),
     ]);
-    const sa = await t.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: "sa-token-123456", bindings: roleBindings([NS], reaperRules()) });
+    const sa = await t.addServiceAccount({
+      name: "arc-reaper",
+      namespace: "arc-reaper",
+      token: "sa-token-123456",
+      bindings: roleBindings([NS], reaperRules()),
+    });
     expect(sa.user).toBe("system:serviceaccount:arc-reaper:arc-reaper");
     const { custom, core } = clients(t.baseUrl, sa.token);
 
@@ -415,11 +439,20 @@ describe("the API through @kubernetes/client-node", () => {
       'ephemeralrunners.actions.github.com is forbidden: User "system:serviceaccount:arc-reaper:arc-reaper" cannot list resource "ephemeralrunners" in API group "actions.github.com" at the cluster scope',
     );
     const patch = await apiError(
-      custom.patchNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P, name: "mine", body: [{ op: "remove", path: "/metadata/finalizers" }] }),
+      custom.patchNamespacedCustomObject({
+        group: G,
+        version: V,
+        namespace: NS,
+        plural: P,
+        name: "mine",
+        body: [{ op: "remove", path: "/metadata/finalizers" }],
+      }),
     );
     expect(patch.code).toBe(403);
     const pods = await apiError(core.listNamespacedPod({ namespace: NS }));
-    expect(pods.status.message).toBe('pods is forbidden: User "system:serviceaccount:arc-reaper:arc-reaper" cannot list resource "pods" in API group "" in the namespace "arc-runners"');
+    expect(pods.status.message).toBe(
+      'pods is forbidden: User "system:serviceaccount:arc-reaper:arc-reaper" cannot list resource "pods" in API group "" in the namespace "arc-runners"',
+    );
     expect(pods.status.details).toEqual({ kind: "pods" });
     const secrets = await apiError(core.listNamespacedSecret({ namespace: NS }));
     expect(secrets.code).toBe(403);
@@ -447,7 +480,15 @@ describe("the API through @kubernetes/client-node", () => {
 
     const none = await raw(t, "GET", runnerPath(NS), { token: null });
     expect(none.code).toBe(401);
-    expect(none.json).toEqual({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "Unauthorized", reason: "Unauthorized", code: 401 });
+    expect(none.json).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "Unauthorized",
+      reason: "Unauthorized",
+      code: 401,
+    });
     // client-node 2.0.1 throws ApiException(401) without the body for 401.
     const unknown = await apiError(clients(t.baseUrl, "wrong-token").custom.listNamespacedCustomObject({ group: G, version: V, namespace: NS, plural: P }));
     expect(unknown.code).toBe(401);
@@ -473,10 +514,20 @@ describe("writes", () => {
     expect(wrongList.code).toBe(422);
     expect((await t.get(NS, "held"))?.metadata.finalizers).toEqual(finalizers); // nothing applied
 
-    await t.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: "sa-token-finish", bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }] }] });
+    await t.addServiceAccount({
+      name: "arc-reaper",
+      namespace: "arc-reaper",
+      token: "sa-token-finish",
+      bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }] }],
+    });
     const refused = await raw(t, "PATCH", path, { body: finish(seeded.metadata.uid, finalizers), contentType: json, token: "sa-token-finish" });
     expect([refused.code, refused.json["reason"]]).toEqual([403, "Forbidden"]);
-    await t.addServiceAccount({ name: "arc-reaper-finish", namespace: "arc-reaper", token: "sa-token-finish-2", bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }] }] });
+    await t.addServiceAccount({
+      name: "arc-reaper-finish",
+      namespace: "arc-reaper",
+      token: "sa-token-finish-2",
+      bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["patch"] }] }],
+    });
     const ok = await raw(t, "PATCH", path, { body: finish(seeded.metadata.uid, finalizers), contentType: json, token: "sa-token-finish-2" });
     expect(ok.code).toBe(200);
     expect((await t.get(NS, "held"))?.metadata.finalizers).toBeUndefined();
@@ -487,7 +538,10 @@ describe("writes", () => {
     const seeded = await t.seed(makeEphemeralRunner({ namespace: NS, name: "p", scaleSet: "s", workflowRunId: 1 }));
     const path = runnerPath(NS, "p");
 
-    const merge = await raw(t, "PATCH", path, { body: { metadata: { labels: { extra: "yes" } }, status: { workflowRunId: 99 } }, contentType: "application/merge-patch+json" });
+    const merge = await raw(t, "PATCH", path, {
+      body: { metadata: { labels: { extra: "yes" } }, status: { workflowRunId: 99 } },
+      contentType: "application/merge-patch+json",
+    });
     expect(merge.code).toBe(200);
     const merged = merge.json as unknown as EphemeralRunner;
     expect(merged.metadata.labels?.["extra"]).toBe("yes");
@@ -497,7 +551,10 @@ describe("writes", () => {
     const st = await raw(t, "PATCH", `${path}/status`, { body: { status: { workflowRunId: 99 } }, contentType: "application/merge-patch+json" });
     expect((st.json as unknown as EphemeralRunner).status?.workflowRunId).toBe(99);
 
-    const spec = await raw(t, "PATCH", path, { body: [{ op: "replace", path: "/spec/runnerScaleSetId", value: 2 }], contentType: "application/json-patch+json" });
+    const spec = await raw(t, "PATCH", path, {
+      body: [{ op: "replace", path: "/spec/runnerScaleSetId", value: 2 }],
+      contentType: "application/json-patch+json",
+    });
     expect((spec.json as unknown as EphemeralRunner).metadata.generation).toBe(2);
 
     expect((await raw(t, "PATCH", path, { body: {}, contentType: "application/strategic-merge-patch+json" })).code).toBe(415);
@@ -523,7 +580,10 @@ describe("writes", () => {
     );
 
     await raw(t, "DELETE", path);
-    const addFinalizer = await raw(t, "PATCH", path, { body: { metadata: { finalizers: [...EPHEMERAL_RUNNER_FINALIZERS, "example.com/more"] } }, contentType: "application/merge-patch+json" });
+    const addFinalizer = await raw(t, "PATCH", path, {
+      body: { metadata: { finalizers: [...EPHEMERAL_RUNNER_FINALIZERS, "example.com/more"] } },
+      contentType: "application/merge-patch+json",
+    });
     expect(addFinalizer.code).toBe(422);
     const finalized = await raw(t, "PATCH", path, { body: { metadata: { finalizers: null } }, contentType: "application/merge-patch+json" });
     expect(finalized.code).toBe(200);
@@ -541,7 +601,9 @@ describe("writes", () => {
     expect((fg.json as unknown as EphemeralRunner).metadata.finalizers).toEqual(["foregroundDeletion"]);
     const bad = await raw(t, "DELETE", runnerPath(NS, "q2"), { body: { propagationPolicy: "Sideways" } });
     expect(bad.code).toBe(422);
-    expect(bad.json["message"]).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"');
+    expect(bad.json["message"]).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+    );
     const dry = await t.seed(makeEphemeralRunner({ namespace: NS, name: "dry", scaleSet: "s" }));
     await raw(t, "DELETE", runnerPath(NS, "dry"), { body: { dryRun: ["All"] } });
     expect(await t.get(NS, "dry")).toEqual(dry);

@@ -64,7 +64,10 @@ const ruleDocs = parseYaml(read("prometheus-rule.yaml")) as unknown;
 const ruleObject = object(ruleDocs, "prometheus-rule.yaml");
 const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
 const seconds = (d: string): number =>
-  [...d.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)].reduce((sum, [, n, u]) => sum + Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 }[u as "s"], 0);
+  [...d.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)].reduce(
+    (sum, [, n, u]) => sum + Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 }[u as "s"],
+    0,
+  );
 
 interface Alert {
   alert: string;
@@ -153,7 +156,12 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
     };
     has("ArcReaperNoSweep", ["arc_reaper_last_sweep_timestamp_seconds"], undefined, /^time\(\) - arc_reaper_last_sweep_timestamp_seconds > 300$/);
     has("ArcReaperClusterErrors", ["arc_reaper_last_sweep_errors"], "10m", /\{kind="cluster"\} > 0$/);
-    has("ArcReaperGitHubRateLimitLow", ["arc_reaper_github_rate_limit_remaining", "arc_reaper_github_rate_limit_limit"], "5m", /remaining \/ arc_reaper_github_rate_limit_limit < 0\.10$/);
+    has(
+      "ArcReaperGitHubRateLimitLow",
+      ["arc_reaper_github_rate_limit_remaining", "arc_reaper_github_rate_limit_limit"],
+      "5m",
+      /remaining \/ arc_reaper_github_rate_limit_limit < 0\.10$/,
+    );
     has("ArcReaperDeletionsHeldBack", ["arc_reaper_deletions_held_back_total"], "10m", /^increase\(arc_reaper_deletions_held_back_total\[10m\]\) > 0$/);
     has("ArcReaperPaused", ["arc_reaper_paused"], "1h", /^arc_reaper_paused == 1$/);
     has("ArcReaperAgentDisconnected", ["arc_reaper_agent_connected"], "5m", /^arc_reaper_agent_connected == 0$/);
@@ -195,7 +203,8 @@ function dashboardExprs(d: Json): { where: string; expr: string }[] {
     const refIds = new Set<unknown>();
     for (const t of array(panel["targets"], `${where} targets`)) {
       const target = object(t, `${where} target`);
-      if (typeof target["expr"] !== "string" || typeof target["refId"] !== "string" || refIds.has(target["refId"])) throw new Error(`${where}: a target without expr or with a repeated refId`);
+      if (typeof target["expr"] !== "string" || typeof target["refId"] !== "string" || refIds.has(target["refId"]))
+        throw new Error(`${where}: a target without expr or with a repeated refId`);
       refIds.add(target["refId"]);
       expect(target["datasource"], where).toEqual(DATASOURCE);
       out.push({ where, expr: target["expr"] });
@@ -236,7 +245,7 @@ describe("infra/monitoring/dashboard.json", () => {
   it("is refused with a panel that names a metric /metrics does not expose", () => {
     const broken = structuredClone(dashboard);
     const target = object(array(object(array(broken["panels"], "panels")[0], "panel")["targets"], "targets")[0], "target");
-    target["expr"] = "max(arc_reaper_last_sweep_timestamp{job=~\"$job\"})";
+    target["expr"] = 'max(arc_reaper_last_sweep_timestamp{job=~"$job"})';
     expect(dashboardExprs(broken).flatMap((e) => contractProblems(e.expr))).toEqual(["arc_reaper_last_sweep_timestamp is not in METRIC_NAMES"]);
   });
 });

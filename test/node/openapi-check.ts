@@ -89,5 +89,10 @@ function withoutNullable(value: unknown): unknown {
 
 /** Ajv's errors in words: "/jobs/0/steps: must be array" (at most `max`). */
 export function describeErrors(errors: ErrorObject[] | null | undefined, max = 12): string[] {
-  return (errors ?? []).slice(0, max).map((e) => `${e.instancePath || "(body)"}: ${e.message ?? e.keyword}${e.keyword === "additionalProperties" ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ""}`);
+  return (errors ?? [])
+    .slice(0, max)
+    .map(
+      (e) =>
+        `${e.instancePath || "(body)"}: ${e.message ?? e.keyword}${e.keyword === "additionalProperties" ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ""}`,
+    );
 }

@@ -6,7 +6,16 @@ import { join } from "node:path";
 import { ROOT } from "../../scripts/lib/local-stack.ts";
 
 const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const SYSTEM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const SYSTEM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 /**
  * Which Chromium to drive, and with which flags: /usr/bin/chromium when present,
@@ -47,4 +56,3 @@ async function withTmpdir<T>(dir: string, run: () => Promise<T>): Promise<T> {
     else process.env.TMPDIR = saved;
   }
 }
-

@@ -33,7 +33,11 @@ function readContract(): { families: Map<string, Family>; values: Map<string, Se
     families.set(name!, { type: type as Family["type"], labels });
     const last = labels.at(-1);
     if (last !== undefined && rest) {
-      const listed = rest.replace(/\([^)]*\)/g, "").split(",").map((v) => v.trim()).filter((v) => v !== "");
+      const listed = rest
+        .replace(/\([^)]*\)/g, "")
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v !== "");
       const set = values.get(last) ?? new Set<string>();
       for (const v of listed) set.add(v);
       values.set(last, set);
@@ -142,4 +146,5 @@ export function contractProblems(expr: string): string[] {
   return problems;
 }
 
-export const metricsOf = (expr: string): string[] => analyse(expr.replace(GRAFANA_RANGE_VARIABLES, "5m")).selectors.flatMap((s) => (s.metric ? [s.metric] : []));
+export const metricsOf = (expr: string): string[] =>
+  analyse(expr.replace(GRAFANA_RANGE_VARIABLES, "5m")).selectors.flatMap((s) => (s.metric ? [s.metric] : []));

@@ -37,8 +37,16 @@ const CASES: [string, string[], RegExp][] = [
   ["--org", ["--org", "octo--org"], /--org "octo--org" is not a GitHub account name/],
   ["--github-url not a URL", ["--org", "o", "--github-url", "github.example.com"], /--github-url "github\.example\.com" is not a URL/],
   ["--github-url ftp", ["--org", "o", "--github-url", "ftp://github.example.com"], /--github-url "ftp:\/\/github\.example\.com" must start with https:\/\//],
-  ["--github-url credentials", ["--org", "o", "--github-url", "https://me:pw@github.example.com"], /--github-url .* must have no query, fragment or credentials/],
-  ["--github-api-url", ["--org", "o", "--github-url", "https://github.example.com", "--github-api-url", "http://api.example.com"], /--github-api-url "http:\/\/api\.example\.com" is http:\/\//],
+  [
+    "--github-url credentials",
+    ["--org", "o", "--github-url", "https://me:pw@github.example.com"],
+    /--github-url .* must have no query, fragment or credentials/,
+  ],
+  [
+    "--github-api-url",
+    ["--org", "o", "--github-url", "https://github.example.com", "--github-api-url", "http://api.example.com"],
+    /--github-api-url "http:\/\/api\.example\.com" is http:\/\//,
+  ],
   ["--name", ["--org", "o", "--name", "Arc_Reaper"], /--name "Arc_Reaper" is not a Worker name/],
   ["--mode", ["--org", "o", "--mode", "other"], /--mode "other" must be agent or direct/],
   ["--clusters twice", ["--org", "o", "--clusters", "eu,eu"], /--clusters names eu twice/],
@@ -49,14 +57,34 @@ const CASES: [string, string[], RegExp][] = [
   ["--namespaces twice", ["--org", "o", "--namespaces", "a,a"], /--namespaces names a twice/],
   ["--agent-image", ["--org", "o", "--agent-image", "ghcr.io/o/agent 1"], /--agent-image "ghcr\.io\/o\/agent 1" is not an image reference/],
   ["--kube-api-url missing", ["--org", "o", "--mode", "direct"], /--kube-api-url is needed/],
-  ["--kube-api-url http", ["--org", "o", "--mode", "direct", "--kube-api-url", "http://kube.example.com"], /--kube-api-url "http:\/\/kube\.example\.com" is http:\/\//],
+  [
+    "--kube-api-url http",
+    ["--org", "o", "--mode", "direct", "--kube-api-url", "http://kube.example.com"],
+    /--kube-api-url "http:\/\/kube\.example\.com" is http:\/\//,
+  ],
   ["--app-id alone", ["--org", "o", "--app-id", "12"], /--app-id and --app-key-file go together/],
   ["--app-id", ["--org", "o", "--app-id", "twelve", "--app-key-file", "KEY", "--webhook-secret-file", "SECRET"], /--app-id "twelve" is not a GitHub App id/],
-  ["--webhook-secret-file missing", ["--org", "o", "--app-id", "12", "--app-key-file", "KEY"], /--app-id 12: setup also needs that App's webhook secret, in a file given with --webhook-secret-file/],
+  [
+    "--webhook-secret-file missing",
+    ["--org", "o", "--app-id", "12", "--app-key-file", "KEY"],
+    /--app-id 12: setup also needs that App's webhook secret, in a file given with --webhook-secret-file/,
+  ],
   ["--webhook-secret-file alone", ["--org", "o", "--webhook-secret-file", "SECRET"], /--app-id and --app-key-file go together/],
-  ["--app-key-file unreadable", ["--org", "o", "--app-id", "12", "--app-key-file", "/nonexistent/app.pem", "--webhook-secret-file", "SECRET"], /--app-key-file "\/nonexistent\/app\.pem" cannot be read \(ENOENT\)/],
-  ["--app-key-file not a key", ["--org", "o", "--app-id", "12", "--app-key-file", "NOTKEY", "--webhook-secret-file", "SECRET"], /--app-key-file ".*not-a-key\.txt" is not a private key/],
-  ["--webhook-secret-file unreadable", ["--org", "o", "--app-id", "12", "--app-key-file", "KEY", "--webhook-secret-file", "/nonexistent/secret"], /--webhook-secret-file "\/nonexistent\/secret" cannot be read/],
+  [
+    "--app-key-file unreadable",
+    ["--org", "o", "--app-id", "12", "--app-key-file", "/nonexistent/app.pem", "--webhook-secret-file", "SECRET"],
+    /--app-key-file "\/nonexistent\/app\.pem" cannot be read \(ENOENT\)/,
+  ],
+  [
+    "--app-key-file not a key",
+    ["--org", "o", "--app-id", "12", "--app-key-file", "NOTKEY", "--webhook-secret-file", "SECRET"],
+    /--app-key-file ".*not-a-key\.txt" is not a private key/,
+  ],
+  [
+    "--webhook-secret-file unreadable",
+    ["--org", "o", "--app-id", "12", "--app-key-file", "KEY", "--webhook-secret-file", "/nonexistent/secret"],
+    /--webhook-secret-file "\/nonexistent\/secret" cannot be read/,
+  ],
   ["--worker-url", ["--org", "o", "--worker-url", "arc-reaper.example.com"], /--worker-url "arc-reaper\.example\.com" is not a URL/],
   ["--wrangler-config", ["--org", "o", "--wrangler-config", "/nonexistent/wrangler.toml"], /--wrangler-config "\/nonexistent\/wrangler\.toml" cannot be read/],
   ["--wait-minutes", ["--org", "o", "--wait-minutes", "soon"], /--wait-minutes "soon" is not a number of minutes above 0/],
@@ -72,7 +100,18 @@ describe("npm run setup: a bad answer per flag", () => {
     const args = ["--yes", "--state-dir", stateDir, "--apply", ...flags.map((f) => files[f] ?? f)];
     const base: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!/^(CLOUDFLARE_|CF_|WRANGLER_|KUBECONFIG)/.test(k)) base[k] = v;
-    const run = runSetup(args, { ...base, PATH: [join(work, "bin"), process.env["PATH"] ?? ""].join(delimiter), HOME: join(work, "home"), FAKE_LOG: log, FAKE_CONTEXTS: "prod", CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl, CLOUDFLARE_API_TOKEN: "dummy", CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" });
+    const run = runSetup(args, {
+      ...base,
+      PATH: [join(work, "bin"), process.env["PATH"] ?? ""].join(delimiter),
+      HOME: join(work, "home"),
+      FAKE_LOG: log,
+      FAKE_CONTEXTS: "prod",
+      CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl,
+      CLOUDFLARE_API_TOKEN: "dummy",
+      CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId,
+      WRANGLER_SEND_METRICS: "false",
+      NO_COLOR: "1",
+    });
     // A bad answer stops setup within seconds; one that does not is stopped here (no setup left running).
     const code = await Promise.race([run.exited, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 45_000))]);
     if (code === -1 && run.child.pid) process.kill(-run.child.pid, "SIGKILL");

@@ -27,7 +27,20 @@ let bin: string;
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^(CLOUDFLARE_|CF_|WRANGLER_|KUBECONFIG|FAKE_)/.test(k)) base[k] = v;
-  return { ...base, PATH: [bin, process.env["PATH"] ?? ""].join(delimiter), HOME: join(work, "home"), XDG_CONFIG_HOME: join(work, "home/.config"), CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl, CLOUDFLARE_API_TOKEN: "dummy-api-token", CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true", NO_COLOR: "1", ...extra };
+  return {
+    ...base,
+    PATH: [bin, process.env["PATH"] ?? ""].join(delimiter),
+    HOME: join(work, "home"),
+    XDG_CONFIG_HOME: join(work, "home/.config"),
+    CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl,
+    CLOUDFLARE_API_TOKEN: "dummy-api-token",
+    CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId,
+    WRANGLER_SEND_METRICS: "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    CI: "true",
+    NO_COLOR: "1",
+    ...extra,
+  };
 }
 
 beforeAll(async () => {
@@ -54,7 +67,34 @@ describe("npm run setup --mode direct", () => {
     const health = await startHealthStub(cloudflare, name);
     const log = join(work, "kubectl.jsonl");
     const e = env({ FAKE_LOG: log, FAKE_CONTEXTS: "prod", FAKE_SA_SECRET: "none", FAKE_SA_TOKEN: saToken });
-    const args = ["--yes", "--org", "octo-org", "--name", name, "--mode", "direct", "--kube-api-url", KUBE_API, "--clusters", "eu-west", "--namespaces", "arc-runners,arc-runners-big", "--apply", "--app-id", "4242", "--app-key-file", app.keyFile, "--webhook-secret-file", app.secretFile, "--worker-url", health.url, "--state-dir", stateDir, "--wait-minutes", "1"];
+    const args = [
+      "--yes",
+      "--org",
+      "octo-org",
+      "--name",
+      name,
+      "--mode",
+      "direct",
+      "--kube-api-url",
+      KUBE_API,
+      "--clusters",
+      "eu-west",
+      "--namespaces",
+      "arc-runners,arc-runners-big",
+      "--apply",
+      "--app-id",
+      "4242",
+      "--app-key-file",
+      app.keyFile,
+      "--webhook-secret-file",
+      app.secretFile,
+      "--worker-url",
+      health.url,
+      "--state-dir",
+      stateDir,
+      "--wait-minutes",
+      "1",
+    ];
     const argvSeen: string[] = [];
     const sampleArgv = setInterval(() => {
       const ps = spawn("ps", ["-eo", "args"], { stdio: ["ignore", "pipe", "ignore"] });
@@ -70,12 +110,25 @@ describe("npm run setup --mode direct", () => {
       const script = cloudflare.scripts.get(name);
       // The secrets: KUBE_TOKEN is the ServiceAccount's token; no AGENT_TOKEN in direct mode.
       expect(script?.secrets.get("KUBE_TOKEN")).toBe(saToken);
-      expect([...(script?.secrets.keys() ?? [])].sort()).toEqual(["ADMIN_TOKEN", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "KUBE_TOKEN", "METRICS_TOKEN"]);
+      expect([...(script?.secrets.keys() ?? [])].sort()).toEqual([
+        "ADMIN_TOKEN",
+        "GITHUB_APP_ID",
+        "GITHUB_APP_PRIVATE_KEY",
+        "GITHUB_WEBHOOK_SECRET",
+        "KUBE_TOKEN",
+        "METRICS_TOKEN",
+      ]);
       expect(script?.secrets.get("GITHUB_APP_PRIVATE_KEY")).toBe(app.key);
       // The vars: direct mode, dry run, the API server, the cluster's name; KUBE_TOKEN is no plain var.
       const bindings = (script?.metadata["bindings"] ?? []) as { name: string; type: string; text?: string }[];
       const plain = Object.fromEntries(bindings.filter((b) => b.type === "plain_text").map((b) => [b.name, b.text]));
-      expect(plain).toMatchObject({ CLUSTER_MODE: "direct", REAPER_DRY_RUN: "true", KUBE_API_URL: KUBE_API, KUBE_CLUSTER_NAME: "eu-west", REAPER_NAMESPACES: "arc-runners,arc-runners-big" });
+      expect(plain).toMatchObject({
+        CLUSTER_MODE: "direct",
+        REAPER_DRY_RUN: "true",
+        KUBE_API_URL: KUBE_API,
+        KUBE_CLUSTER_NAME: "eu-west",
+        REAPER_NAMESPACES: "arc-runners,arc-runners-big",
+      });
       expect(bindings.some((b) => b.name === "KUBE_TOKEN" || b.name === "AGENT_CLUSTERS")).toBe(false);
       // The cluster: what was applied (with context prod): the ServiceAccount, its token Secret (labelled setup's), a Role per namespace.
       const calls = kubectlCalls(log);
@@ -83,7 +136,9 @@ describe("npm run setup --mode direct", () => {
       expect(applied.map((k) => k.args.slice(0, 4).join(" "))).toEqual(["--context prod apply -k"]);
       const rendered = applied[0]?.rendered ?? "";
       expect(rendered).toMatch(/kind: ServiceAccount\n[\s\S]*name: arc-reaper\n/);
-      expect(rendered).toMatch(/app\.kubernetes\.io\/managed-by: arc-reaper-setup\n[\s\S]*name: arc-reaper-token\n[\s\S]*type: kubernetes\.io\/service-account-token/);
+      expect(rendered).toMatch(
+        /app\.kubernetes\.io\/managed-by: arc-reaper-setup\n[\s\S]*name: arc-reaper-token\n[\s\S]*type: kubernetes\.io\/service-account-token/,
+      );
       for (const ns of ["arc-runners", "arc-runners-big"]) expect(rendered).toMatch(new RegExp(`kind: RoleBinding\\n[\\s\\S]*namespace: ${ns}\\n`));
       expect(first.output()).toMatch(/stored the ServiceAccount's token as KUBE_TOKEN/);
       expect(first.output()).toMatch(/\/healthz\/deep passed/);
@@ -103,7 +158,9 @@ describe("npm run setup --mode direct", () => {
       expect(script?.uploads).toBe(uploads);
       expect(secretPatches()).toBe(patches);
       expect(kubectlCalls(log).filter((k) => k.args.includes("apply"))).toHaveLength(1);
-      process.stdout.write(`\nsetup --mode direct against the stand-ins: ${firstSeconds.toFixed(1)} s, ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`);
+      process.stdout.write(
+        `\nsetup --mode direct against the stand-ins: ${firstSeconds.toFixed(1)} s, ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`,
+      );
     } finally {
       clearInterval(sampleArgv);
       await health.close();
@@ -115,16 +172,41 @@ describe("npm run setup --mode direct", () => {
 async function directStep(label: string, o: { saSecret: "none" | "other" | "setup"; saToken: string; secrets?: Record<string, string>; replace?: boolean }) {
   const name = `direct-${label}`;
   const stateDir = join(work, label);
-  cloudflare.scripts.set(name, { name, metadata: {}, modules: ["index.js"], migrationTag: "v1", migrations: [], secrets: new Map(Object.entries(o.secrets ?? {})), schedules: [], workersDev: true, uploads: 1 });
+  cloudflare.scripts.set(name, {
+    name,
+    metadata: {},
+    modules: ["index.js"],
+    migrationTag: "v1",
+    migrations: [],
+    secrets: new Map(Object.entries(o.secrets ?? {})),
+    schedules: [],
+    workersDev: true,
+    uploads: 1,
+  });
   const log = join(work, `${label}.jsonl`);
   const saved = { ...process.env };
   Object.assign(process.env, env({ FAKE_LOG: log, FAKE_CONTEXTS: "prod", FAKE_SA_SECRET: o.saSecret, FAKE_SA_TOKEN: o.saToken }));
   const said: string[] = [];
   try {
-    const a = await resolveAnswers({ org: "octo-org", name, mode: "direct", "kube-api-url": KUBE_API, "state-dir": stateDir, apply: true, ...(o.replace ? { replace: true } : {}) }, undefined, ROOT, {});
+    const a = await resolveAnswers(
+      { org: "octo-org", name, mode: "direct", "kube-api-url": KUBE_API, "state-dir": stateDir, apply: true, ...(o.replace ? { replace: true } : {}) },
+      undefined,
+      ROOT,
+      {},
+    );
     const state = emptyState();
     state.secretsBySetup = ["GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "ADMIN_TOKEN", "METRICS_TOKEN"];
-    const c: StepContext = { a, root: ROOT, state, save: () => undefined, say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) }, wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") }, memory: new Map(), ask: undefined, open: () => undefined };
+    const c: StepContext = {
+      a,
+      root: ROOT,
+      state,
+      save: () => undefined,
+      say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) },
+      wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") },
+      memory: new Map(),
+      ask: undefined,
+      open: () => undefined,
+    };
     const { digest } = writeWorkerConfig(c);
     state.worker = { name, url: "https://x.workers.dev", createdBySetup: true, config: c.wrangler.config, digest };
     await directClusterStep(c);

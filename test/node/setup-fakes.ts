@@ -58,11 +58,21 @@ out("configured\\n");
 }
 
 export function kubectlCalls(log: string): KubectlCall[] {
-  return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as KubectlCall) : [];
+  return existsSync(log)
+    ? readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as KubectlCall)
+    : [];
 }
 
 /** A "Worker" whose /healthz/deep passes for the ADMIN_TOKEN the stand-in holds for `name` (once `ready()` says so). */
-export async function startHealthStub(cloudflare: CloudflareStandin, name: string, ready: () => boolean = () => true): Promise<{ url: string; asked: () => number; close(): Promise<void> }> {
+export async function startHealthStub(
+  cloudflare: CloudflareStandin,
+  name: string,
+  ready: () => boolean = () => true,
+): Promise<{ url: string; asked: () => number; close(): Promise<void> }> {
   let asked = 0;
   const server = createServer((req, res) => {
     asked += 1;
@@ -70,16 +80,23 @@ export async function startHealthStub(cloudflare: CloudflareStandin, name: strin
     const okAuth = admin !== undefined && req.url === "/healthz/deep" && req.headers.authorization === `Bearer ${admin}`;
     const good = okAuth && ready();
     res.writeHead(okAuth ? (good ? 200 : 503) : 401, { "content-type": "application/json" });
-    res.end(JSON.stringify(good ? { ok: true, checks: [] } : { ok: false, checks: [{ name: okAuth ? "agent" : "auth", ok: false, detail: okAuth ? "not connected" : "bad token" }] }));
+    res.end(
+      JSON.stringify(
+        good
+          ? { ok: true, checks: [] }
+          : { ok: false, checks: [{ name: okAuth ? "agent" : "auth", ok: false, detail: okAuth ? "not connected" : "bad token" }] },
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     asked: () => asked,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -55,10 +55,21 @@ const quiet: Say = { step: () => undefined, done: () => undefined, info: () => u
 
 async function context(name: string, extra: Record<string, string | boolean> = {}): Promise<{ c: StepContext; said: string[] }> {
   const stateDir = join(work, name);
-  const a = await resolveAnswers({ org: "octo-org", clusters: "default", namespaces: "arc-runners", "state-dir": stateDir, apply: true, ...extra }, undefined, ROOT, {});
+  const a = await resolveAnswers(
+    { org: "octo-org", clusters: "default", namespaces: "arc-runners", "state-dir": stateDir, apply: true, ...extra },
+    undefined,
+    ROOT,
+    {},
+  );
   const said: string[] = [];
   const state = emptyState();
-  state.worker = { name: "arc-reaper", url: "https://arc-reaper.octo-org.workers.dev", createdBySetup: true, config: join(stateDir, "wrangler.toml"), digest: "x" };
+  state.worker = {
+    name: "arc-reaper",
+    url: "https://arc-reaper.octo-org.workers.dev",
+    createdBySetup: true,
+    config: join(stateDir, "wrangler.toml"),
+    digest: "x",
+  };
   state.secretsBySetup = ["AGENT_TOKEN"];
   const c: StepContext = {
     a,
@@ -75,7 +86,12 @@ async function context(name: string, extra: Record<string, string | boolean> = {
 }
 
 function calls(log: string): { args: string[]; stdin: string }[] {
-  return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { args: string[]; stdin: string }) : [];
+  return existsSync(log)
+    ? readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { args: string[]; stdin: string })
+    : [];
 }
 
 describe("setup's cluster step with a kubectl context", () => {

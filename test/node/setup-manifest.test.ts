@@ -21,7 +21,12 @@ afterAll(async () => {
 /** The first form on `html`: its action and hidden fields. */
 function form(html: string, base: string): { action: string; fields: URLSearchParams } {
   const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? "";
-  const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const unescapeHtml = (s: string) =>
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
   const fields = new URLSearchParams();
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1] ?? "", unescapeHtml(m[2] ?? ""));
   return { action: new URL(unescape(action), base).toString(), fields };
@@ -37,11 +42,25 @@ describe.each([
     const web = tenant.webUrl ?? "";
     const place = ghes ? githubPlace(web) : githubPlace("https://github.com", undefined, { web, api: tenant.baseUrl });
     expect(place.api).toBe(tenant.baseUrl);
-    const flow = await startManifestFlow({ place, accountType, org: "octo-org", manifest: { name: "arc-reaper-octo-org", url: "https://r.example.workers.dev", hook_attributes: { url: "https://r.example.workers.dev/webhook", active: true }, public: false, default_permissions: { actions: "read" }, default_events: ["workflow_job", "workflow_run"] } });
+    const flow = await startManifestFlow({
+      place,
+      accountType,
+      org: "octo-org",
+      manifest: {
+        name: "arc-reaper-octo-org",
+        url: "https://r.example.workers.dev",
+        hook_attributes: { url: "https://r.example.workers.dev/webhook", active: true },
+        public: false,
+        default_permissions: { actions: "read" },
+        default_events: ["workflow_job", "workflow_run"],
+      },
+    });
     try {
       const page = await (await fetch(flow.url)).text();
       const post = form(page, flow.url);
-      expect(post.action).toMatch(accountType === "org" ? /\/organizations\/octo-org\/settings\/apps\/new\?state=[0-9a-f]{32}$/ : /\/settings\/apps\/new\?state=[0-9a-f]{32}$/);
+      expect(post.action).toMatch(
+        accountType === "org" ? /\/organizations\/octo-org\/settings\/apps\/new\?state=[0-9a-f]{32}$/ : /\/settings\/apps\/new\?state=[0-9a-f]{32}$/,
+      );
       expect(post.action.startsWith(web)).toBe(true);
       const shown = await fetch(post.action, { method: "POST", body: post.fields });
       expect(shown.status).toBe(200);

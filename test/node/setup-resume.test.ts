@@ -34,7 +34,18 @@ beforeAll(async () => {
   writeFakeKubectl(bin);
   cloudflare = await startCloudflareStandin();
   for (const k of Object.keys(process.env)) if (/^(CLOUDFLARE_|CF_|WRANGLER_|KUBECONFIG)/.test(k)) delete process.env[k];
-  Object.assign(process.env, { PATH: [bin, saved["PATH"] ?? ""].join(delimiter), HOME: join(work, "home"), XDG_CONFIG_HOME: join(work, "home/.config"), CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl, CLOUDFLARE_API_TOKEN: "dummy-api-token", CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true", NO_COLOR: "1" });
+  Object.assign(process.env, {
+    PATH: [bin, saved["PATH"] ?? ""].join(delimiter),
+    HOME: join(work, "home"),
+    XDG_CONFIG_HOME: join(work, "home/.config"),
+    CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl,
+    CLOUDFLARE_API_TOKEN: "dummy-api-token",
+    CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId,
+    WRANGLER_SEND_METRICS: "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    CI: "true",
+    NO_COLOR: "1",
+  });
 });
 afterAll(async () => {
   for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
@@ -50,16 +61,41 @@ const derived = (agentToken: string, cluster: string) => createHmac("sha256", ag
 async function resumed(label: string, before: Record<string, string>, bySetup: string[], clusters: StepContext["state"]["clusters"]) {
   const name = `resume-${label}`;
   const stateDir = join(work, label);
-  cloudflare.scripts.set(name, { name, metadata: {}, modules: ["index.js"], migrationTag: "v1", migrations: [], secrets: new Map(Object.entries(before)), schedules: [], workersDev: true, uploads: 1 });
+  cloudflare.scripts.set(name, {
+    name,
+    metadata: {},
+    modules: ["index.js"],
+    migrationTag: "v1",
+    migrations: [],
+    secrets: new Map(Object.entries(before)),
+    schedules: [],
+    workersDev: true,
+    uploads: 1,
+  });
   const health = await startHealthStub(cloudflare, name);
-  const a = await resolveAnswers({ org: "octo-org", name, clusters: "eu-west,us-east", namespaces: "arc-runners", "state-dir": stateDir, apply: true, "worker-url": health.url }, undefined, ROOT, {});
+  const a = await resolveAnswers(
+    { org: "octo-org", name, clusters: "eu-west,us-east", namespaces: "arc-runners", "state-dir": stateDir, apply: true, "worker-url": health.url },
+    undefined,
+    ROOT,
+    {},
+  );
   const said: string[] = [];
   const state = emptyState();
   state.secretsBySetup = bySetup;
   state.secretsKept = Object.keys(before).filter((k) => !bySetup.includes(k));
   state.app = { id: 4242, slug: "arc-reaper-octo-org", madeBySetup: true };
   state.clusters = clusters;
-  const c: StepContext = { a, root: ROOT, state, save: () => undefined, say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) }, wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") }, memory: new Map(), ask: undefined, open: () => undefined };
+  const c: StepContext = {
+    a,
+    root: ROOT,
+    state,
+    save: () => undefined,
+    say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) },
+    wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") },
+    memory: new Map(),
+    ask: undefined,
+    open: () => undefined,
+  };
   const { digest } = writeWorkerConfig(c);
   state.worker = { name, url: health.url, createdBySetup: true, config: c.wrangler.config, digest };
   const log = join(work, `${label}.jsonl`);
@@ -74,7 +110,16 @@ async function resumed(label: string, before: Record<string, string>, bySetup: s
     const text = said.join("\n");
     const servedUrl = /curl -fsS (\S+) \|/.exec(text)?.[1];
     const served = servedUrl ? (parse((await (await fetch(servedUrl)).text()).split("---\n")[1] ?? "") as { data: { AGENT_TOKEN: string } }) : undefined;
-    return { c, text, passed, asked: health.asked(), kubectl: kubectlCalls(log), after: cloudflare.scripts.get(name)?.secrets ?? new Map<string, string>(), served: served && Buffer.from(served.data.AGENT_TOKEN, "base64").toString("utf8"), patches: cloudflare.calls.filter((k) => k.method === "PATCH").length - patchesBefore };
+    return {
+      c,
+      text,
+      passed,
+      asked: health.asked(),
+      kubectl: kubectlCalls(log),
+      after: cloudflare.scripts.get(name)?.secrets ?? new Map<string, string>(),
+      served: served && Buffer.from(served.data.AGENT_TOKEN, "base64").toString("utf8"),
+      patches: cloudflare.calls.filter((k) => k.method === "PATCH").length - patchesBefore,
+    };
   } finally {
     await serve.close();
     await health.close();
@@ -83,8 +128,18 @@ async function resumed(label: string, before: Record<string, string>, bySetup: s
 
 describe("setup resumed after its secrets were stored", () => {
   it("replaces the ADMIN_TOKEN and AGENT_TOKEN it stored, derives every cluster's token again and applies or serves it; keeps the rest", async () => {
-    const before: Record<string, string> = { GITHUB_APP_ID: "4242", GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", GITHUB_WEBHOOK_SECRET: "w".repeat(40), ADMIN_TOKEN: hex(1), METRICS_TOKEN: hex(2), AGENT_TOKEN: hex(3) };
-    const r = await resumed("ours", before, [...GITHUB, "ADMIN_TOKEN", "METRICS_TOKEN", "AGENT_TOKEN"], { "eu-west": { overlay: "", secret: "created", applied: true }, "us-east": { overlay: "", secret: "printed", applied: false } });
+    const before: Record<string, string> = {
+      GITHUB_APP_ID: "4242",
+      GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
+      GITHUB_WEBHOOK_SECRET: "w".repeat(40),
+      ADMIN_TOKEN: hex(1),
+      METRICS_TOKEN: hex(2),
+      AGENT_TOKEN: hex(3),
+    };
+    const r = await resumed("ours", before, [...GITHUB, "ADMIN_TOKEN", "METRICS_TOKEN", "AGENT_TOKEN"], {
+      "eu-west": { overlay: "", secret: "created", applied: true },
+      "us-east": { overlay: "", secret: "printed", applied: false },
+    });
     expect(r.text).toMatch(/all 6 secrets were stored by an earlier run/);
     const agent = r.after.get("AGENT_TOKEN") ?? "";
     const admin = r.after.get("ADMIN_TOKEN") ?? "";
@@ -110,8 +165,18 @@ describe("setup resumed after its secrets were stored", () => {
   }, 120_000);
 
   it("never replaces an ADMIN_TOKEN or AGENT_TOKEN that was on the Worker before setup", async () => {
-    const before = { GITHUB_APP_ID: "4242", GITHUB_APP_PRIVATE_KEY: "k", GITHUB_WEBHOOK_SECRET: "w".repeat(40), ADMIN_TOKEN: hex(4), METRICS_TOKEN: hex(5), AGENT_TOKEN: hex(6) };
-    const r = await resumed("theirs", before, [...GITHUB, "METRICS_TOKEN"], { "eu-west": { overlay: "", secret: "printed", applied: false }, "us-east": { overlay: "", secret: "printed", applied: false } });
+    const before = {
+      GITHUB_APP_ID: "4242",
+      GITHUB_APP_PRIVATE_KEY: "k",
+      GITHUB_WEBHOOK_SECRET: "w".repeat(40),
+      ADMIN_TOKEN: hex(4),
+      METRICS_TOKEN: hex(5),
+      AGENT_TOKEN: hex(6),
+    };
+    const r = await resumed("theirs", before, [...GITHUB, "METRICS_TOKEN"], {
+      "eu-west": { overlay: "", secret: "printed", applied: false },
+      "us-east": { overlay: "", secret: "printed", applied: false },
+    });
     expect(Object.fromEntries(r.after)).toEqual(before);
     expect(r.patches).toBe(0);
     expect(r.text).toMatch(/cluster eu-west: AGENT_TOKEN was on the Worker before setup, so setup cannot make this cluster's token/);

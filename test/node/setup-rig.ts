@@ -79,7 +79,16 @@ export function filesContaining(files: string[], secrets: string[]): string[] {
 }
 
 const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const SYSTEM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const SYSTEM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 /** The Chromium the admin page's test drives: /usr/bin/chromium, else @sparticuz/chromium's (ARC_REAPER_TEST_CHROMIUM overrides). */
 export async function pickChromium(): Promise<{ executablePath: string; args: string[] }> {

@@ -69,7 +69,12 @@ beforeAll(async () => {
   tenant = await createGithubTenant(github.url, { ghes: true });
   kube = await createKubeTenant(kubeStandin.url, { namespaces: [NS] });
   const chrome = await pickChromium();
-  browser = await chromium.launchPersistentContext(join(work, "chromium"), { executablePath: chrome.executablePath, headless: true, args: chrome.args, timeout: 30_000 });
+  browser = await chromium.launchPersistentContext(join(work, "chromium"), {
+    executablePath: chrome.executablePath,
+    headless: true,
+    args: chrome.args,
+    timeout: 30_000,
+  });
   browser.setDefaultTimeout(20_000);
 }, 120_000);
 
@@ -100,7 +105,17 @@ describe("npm run setup: bad answers", () => {
 describe("npm run setup: what it did not make", () => {
   it("names a Worker of that name that setup did not make, keeps it, and stops", async () => {
     const name = "someone-elses-worker";
-    cloudflare.scripts.set(name, { name, metadata: { main_module: "theirs.js" }, modules: ["theirs.js"], migrationTag: null, migrations: [], secrets: new Map([["THEIRS", "x"]]), schedules: [], workersDev: true, uploads: 1 });
+    cloudflare.scripts.set(name, {
+      name,
+      metadata: { main_module: "theirs.js" },
+      modules: ["theirs.js"],
+      migrationTag: null,
+      migrations: [],
+      secrets: new Map([["THEIRS", "x"]]),
+      schedules: [],
+      workersDev: true,
+      uploads: 1,
+    });
     const stateDir = join(work, "theirs");
     const run = runSetup(["--yes", "--org", "octo-org", "--github-url", tenant.webUrl ?? "", "--name", name, "--state-dir", stateDir], env());
     expect(await run.exited).toBe(1);
@@ -117,7 +132,29 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     const stateDir = join(work, "state");
     const devPort = await freePort();
     const workerUrl = `http://127.0.0.1:${devPort}`;
-    const args = ["--yes", "--org", "octo-org", "--github-url", tenant.webUrl ?? "", "--name", NAME, "--mode", "agent", "--clusters", CLUSTER, "--namespaces", NS, "--agent-image", "ghcr.io/octo-org/arc-reaper-agent:0.1.0", "--worker-url", workerUrl, "--state-dir", stateDir, "--wait-minutes", "2"];
+    const args = [
+      "--yes",
+      "--org",
+      "octo-org",
+      "--github-url",
+      tenant.webUrl ?? "",
+      "--name",
+      NAME,
+      "--mode",
+      "agent",
+      "--clusters",
+      CLUSTER,
+      "--namespaces",
+      NS,
+      "--agent-image",
+      "ghcr.io/octo-org/arc-reaper-agent:0.1.0",
+      "--worker-url",
+      workerUrl,
+      "--state-dir",
+      stateDir,
+      "--wait-minutes",
+      "2",
+    ];
     const outputs: string[] = [];
     const argvSeen: string[] = [];
     const sampleArgv = setInterval(() => {
@@ -183,16 +220,26 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     // The upload: dry run on, agent mode, the namespaces, the ledger's binding and migration.
     const bindings = (script?.metadata["bindings"] ?? []) as { name: string; type: string; text?: string; class_name?: string }[];
     const plain = Object.fromEntries(bindings.filter((b) => b.type === "plain_text").map((b) => [b.name, b.text]));
-    expect(plain).toMatchObject({ REAPER_DRY_RUN: "true", CLUSTER_MODE: "agent", REAPER_NAMESPACES: NS, AGENT_CLUSTERS: CLUSTER, GITHUB_API_URL: tenant.baseUrl });
+    expect(plain).toMatchObject({
+      REAPER_DRY_RUN: "true",
+      CLUSTER_MODE: "agent",
+      REAPER_NAMESPACES: NS,
+      AGENT_CLUSTERS: CLUSTER,
+      GITHUB_API_URL: tenant.baseUrl,
+    });
     expect(bindings.find((b) => b.name === "LEDGER")).toMatchObject({ type: "durable_object_namespace", class_name: "Ledger" });
     expect(script?.migrations).toEqual([expect.objectContaining({ new_tag: "v1", steps: [{ new_sqlite_classes: ["Ledger"] }] })]);
     expect(script?.schedules).toEqual(["* * * * *"]);
 
     // The cluster: the overlay, and the one command whose Secret comes from setup over loopback.
-    const line = (await second.waitFor(/curl -fsS (http:\/\/127\.0\.0\.1:\d+\/\S+) \| kubectl apply -f - && kubectl apply -k (\S+)/, 60_000));
-    const served = parse(((await (await fetch(line[1] ?? "")).text()).split("---\n")[1]) ?? "") as { data: { AGENT_TOKEN: string } };
+    const line = await second.waitFor(/curl -fsS (http:\/\/127\.0\.0\.1:\d+\/\S+) \| kubectl apply -f - && kubectl apply -k (\S+)/, 60_000);
+    const served = parse((await (await fetch(line[1] ?? "")).text()).split("---\n")[1] ?? "") as { data: { AGENT_TOKEN: string } };
     const agentToken = Buffer.from(served.data.AGENT_TOKEN, "base64").toString("utf8");
-    expect(agentToken).toBe(createHmac("sha256", secrets["AGENT_TOKEN"] ?? "").update(CLUSTER).digest("hex"));
+    expect(agentToken).toBe(
+      createHmac("sha256", secrets["AGENT_TOKEN"] ?? "")
+        .update(CLUSTER)
+        .digest("hex"),
+    );
     const kustomized = spawn("kubectl", ["kustomize", join(stateDir, `agent-${CLUSTER}`)], { stdio: ["ignore", "pipe", "pipe"] });
     let rendered = "";
     kustomized.stdout.on("data", (d: Buffer) => (rendered += d.toString("utf8")));
@@ -204,8 +251,34 @@ describe("npm run setup: from nothing to a checked dry run", () => {
 
     // The "deployment": wrangler dev of the config setup deployed, with the secrets Cloudflare received.
     const secretsFile = join(work, "dev-secrets.env");
-    writeFileSync(secretsFile, Object.entries(secrets).map(([k, v]) => `${k}="${v.replace(/\n/g, "\\n")}"`).join("\n"), { mode: 0o600 });
-    const dev = spawn(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "dev", "--config", join(stateDir, "wrangler.toml"), "--ip", "127.0.0.1", "--port", String(devPort), "--inspector-port", String(await freePort()), "--env-file", secretsFile, "--persist-to", join(work, "dev-state"), "--show-interactive-dev-session=false"], { cwd: ROOT, env: { ...env(), CLOUDFLARE_API_TOKEN: "", CLOUDFLARE_API_BASE_URL: "" }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    writeFileSync(
+      secretsFile,
+      Object.entries(secrets)
+        .map(([k, v]) => `${k}="${v.replace(/\n/g, "\\n")}"`)
+        .join("\n"),
+      { mode: 0o600 },
+    );
+    const dev = spawn(
+      process.execPath,
+      [
+        join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+        "dev",
+        "--config",
+        join(stateDir, "wrangler.toml"),
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(devPort),
+        "--inspector-port",
+        String(await freePort()),
+        "--env-file",
+        secretsFile,
+        "--persist-to",
+        join(work, "dev-state"),
+        "--show-interactive-dev-session=false",
+      ],
+      { cwd: ROOT, env: { ...env(), CLOUDFLARE_API_TOKEN: "", CLOUDFLARE_API_BASE_URL: "" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
     children.push(dev);
     let devOut = "";
     dev.stdout?.on("data", (d: Buffer) => (devOut += d.toString("utf8")));
@@ -214,8 +287,32 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     const saToken = `sa-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     await addAgentServiceAccount(kube, [NS], saToken);
     const kubeconfig = join(work, "agent-kubeconfig.yaml");
-    writeFileSync(kubeconfig, JSON.stringify({ apiVersion: "v1", kind: "Config", clusters: [{ name: "s", cluster: { server: kube.baseUrl, "insecure-skip-tls-verify": true } }], users: [{ name: "a", user: { token: saToken } }], contexts: [{ name: "s", context: { cluster: "s", user: "a" } }], "current-context": "s" }), { mode: 0o600 });
-    const agent = spawn(process.execPath, [join(ROOT, "src/agent/main.ts")], { cwd: ROOT, env: { ...env(), KUBECONFIG: kubeconfig, ARC_REAPER_URL: workerUrl, AGENT_TOKEN: agentToken, AGENT_CLUSTER: CLUSTER, REAPER_NAMESPACES: NS, AGENT_HEALTH_PORT: String(await freePort()) }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "s", cluster: { server: kube.baseUrl, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "a", user: { token: saToken } }],
+        contexts: [{ name: "s", context: { cluster: "s", user: "a" } }],
+        "current-context": "s",
+      }),
+      { mode: 0o600 },
+    );
+    const agent = spawn(process.execPath, [join(ROOT, "src/agent/main.ts")], {
+      cwd: ROOT,
+      env: {
+        ...env(),
+        KUBECONFIG: kubeconfig,
+        ARC_REAPER_URL: workerUrl,
+        AGENT_TOKEN: agentToken,
+        AGENT_CLUSTER: CLUSTER,
+        REAPER_NAMESPACES: NS,
+        AGENT_HEALTH_PORT: String(await freePort()),
+      },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(agent);
     let agentOut = "";
     agent.stdout?.on("data", (d: Buffer) => (agentOut += d.toString("utf8")));
@@ -259,7 +356,9 @@ describe("npm run setup: from nothing to a checked dry run", () => {
 
     // No secret in setup's output, in its state dir or the repository's .setup, or on any command line.
     clearInterval(sampleArgv);
-    const values = Object.values(secrets).filter((v) => v.length >= 16).concat(agentToken);
+    const values = Object.values(secrets)
+      .filter((v) => v.length >= 16)
+      .concat(agentToken);
     const keyLines = (secrets["GITHUB_APP_PRIVATE_KEY"] ?? "").split("\n").filter((l) => l.length > 40);
     for (const out of outputs) for (const v of [...values, ...keyLines]) expect(out.includes(v)).toBe(false);
     expect(filesContaining([...filesUnder(stateDir), ...filesUnder(join(ROOT, ".setup"))], [...values, ...keyLines])).toEqual([]);
@@ -268,6 +367,8 @@ describe("npm run setup: from nothing to a checked dry run", () => {
 
     killGroup(agent, "SIGTERM");
     killGroup(dev, "SIGTERM");
-    process.stdout.write(`\nsetup end to end against the stand-ins: ${setupSeconds.toFixed(1)} s from the first run to the check passing (stopped twice: mid-deploy and at the browser; resumed), ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`);
+    process.stdout.write(
+      `\nsetup end to end against the stand-ins: ${setupSeconds.toFixed(1)} s from the first run to the check passing (stopped twice: mid-deploy and at the browser; resumed), ${((Date.now() - t0) / 1000).toFixed(1)} s with the re-run\n`,
+    );
   }, 480_000);
 });

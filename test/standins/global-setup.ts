@@ -34,7 +34,10 @@ export default async function setup(project: TestProject) {
   // The package's index is 4 MB; workerd's test channel refuses messages that big
   // when a second test file loads it, so only the events we use cross over.
   const all = createRequire(import.meta.url)("@octokit/webhooks-examples") as { name: string; examples: Record<string, unknown>[] }[];
-  project.provide("webhookExamples", all.filter((e) => ["workflow_job", "workflow_run", "ping", "installation", "installation_repositories"].includes(e.name)));
+  project.provide(
+    "webhookExamples",
+    all.filter((e) => ["workflow_job", "workflow_run", "ping", "installation", "installation_repositories"].includes(e.name)),
+  );
   const reports: string[] = [];
   const reporter = createServer((req, res) => {
     let body = "";

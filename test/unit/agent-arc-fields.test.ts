@@ -4,14 +4,25 @@ import { toAgentRunner } from "../../src/agent/runner-view.ts";
 import { parseAgentRunner } from "../../src/cluster/parse-agent-message.ts";
 
 const obj = (status: Record<string, unknown>) => ({
-  metadata: { namespace: "arc-runners", name: "set-runner-abcde", uid: "u-1", creationTimestamp: "2026-12-01T10:00:00Z", labels: { "actions.github.com/scale-set-name": "set" }, finalizers: ["ephemeralrunner.actions.github.com/finalizer"] },
+  metadata: {
+    namespace: "arc-runners",
+    name: "set-runner-abcde",
+    uid: "u-1",
+    creationTimestamp: "2026-12-01T10:00:00Z",
+    labels: { "actions.github.com/scale-set-name": "set" },
+    finalizers: ["ephemeralrunner.actions.github.com/finalizer"],
+  },
   status,
 });
 
 describe("the agent's arc field", () => {
   it("carries phase, reason, message (cleaned), the latest failure and the scale set of a Failed runner", () => {
     expect(toAgentRunner(obj({ phase: "Failed", reason: "PodCreateFailed", message: "denied\u202e", failures: { a: "2026-12-01T10:05:00Z" } })).arc).toEqual({
-      phase: "Failed", reason: "PodCreateFailed", message: "denied", failedAt: "2026-12-01T10:05:00.000Z", scaleSet: "set",
+      phase: "Failed",
+      reason: "PodCreateFailed",
+      message: "denied",
+      failedAt: "2026-12-01T10:05:00.000Z",
+      scaleSet: "set",
     });
   });
 
@@ -22,9 +33,17 @@ describe("the agent's arc field", () => {
 
   it("is refused by the ledger's parser when it is not what the agent sends", () => {
     const base = { namespace: "arc-runners", name: "n", uid: "u", creationTimestamp: "2026-12-01T10:00:00Z" };
-    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", extra: "x" } }, "upsert.runner")).toThrow(/upsert\.runner\.arc\.extra: expected no such field/);
-    expect(() => parseAgentRunner({ ...base, arc: { reason: "x" } }, "upsert.runner")).toThrow(/upsert\.runner\.arc\.phase: expected a string of 1 to 40 characters, got nothing/);
-    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", message: "x".repeat(1001) } }, "upsert.runner")).toThrow(/arc\.message: expected a string of 1 to 1000 characters/);
-    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", failedAt: "soon" } }, "upsert.runner")).toThrow(/arc\.failedAt: expected a time, got "soon"/);
+    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", extra: "x" } }, "upsert.runner")).toThrow(
+      /upsert\.runner\.arc\.extra: expected no such field/,
+    );
+    expect(() => parseAgentRunner({ ...base, arc: { reason: "x" } }, "upsert.runner")).toThrow(
+      /upsert\.runner\.arc\.phase: expected a string of 1 to 40 characters, got nothing/,
+    );
+    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", message: "x".repeat(1001) } }, "upsert.runner")).toThrow(
+      /arc\.message: expected a string of 1 to 1000 characters/,
+    );
+    expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", failedAt: "soon" } }, "upsert.runner")).toThrow(
+      /arc\.failedAt: expected a time, got "soon"/,
+    );
   });
 });

@@ -8,7 +8,13 @@ import type { AgentRunner, ReadOrder } from "../../src/cluster/agent-protocol.ts
 import { AGENT_API_TIMEOUT_MS } from "../../src/cluster/agent-protocol.ts";
 import type { AgentViewTable } from "../../src/ledger/agent-view-table.ts";
 
-const runner: AgentRunner = { namespace: "arc-runners", name: "arc-runners-x-runner-1", uid: "u-1", creationTimestamp: "2026-11-30T10:00:00Z", workflowRunId: 5 };
+const runner: AgentRunner = {
+  namespace: "arc-runners",
+  name: "arc-runners-x-runner-1",
+  uid: "u-1",
+  creationTimestamp: "2026-11-30T10:00:00Z",
+  workflowRunId: 5,
+};
 
 function fakeView() {
   const landed: string[] = [];

@@ -5,11 +5,23 @@ import { arcFieldsOf, latestFailure } from "../../src/cluster/arc-failure.ts";
 describe("arcFieldsOf", () => {
   it("reads phase, reason, message (cleaned), the latest failure, the scale set label and the finalizers", () => {
     const obj = {
-      metadata: { labels: { "actions.github.com/scale-set-name": "arc-runners" }, finalizers: ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"] },
-      status: { phase: "Failed", reason: "PodCreateFailed", message: "denied\u202e by\n\twebhook", failures: { a: "2026-12-01T10:00:00Z", b: "2026-12-01T11:00:00Z", c: "not a time" } },
+      metadata: {
+        labels: { "actions.github.com/scale-set-name": "arc-runners" },
+        finalizers: ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"],
+      },
+      status: {
+        phase: "Failed",
+        reason: "PodCreateFailed",
+        message: "denied\u202e by\n\twebhook",
+        failures: { a: "2026-12-01T10:00:00Z", b: "2026-12-01T11:00:00Z", c: "not a time" },
+      },
     };
     expect(arcFieldsOf(obj)).toEqual({
-      phase: "Failed", arcReason: "PodCreateFailed", arcMessage: "denied by webhook", failedAt: "2026-12-01T11:00:00.000Z", scaleSet: "arc-runners",
+      phase: "Failed",
+      arcReason: "PodCreateFailed",
+      arcMessage: "denied by webhook",
+      failedAt: "2026-12-01T11:00:00.000Z",
+      scaleSet: "arc-runners",
       finalizers: ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"],
     });
   });

@@ -7,7 +7,19 @@ import { finishStuck } from "../../src/reaper/finish-stuck.ts";
 import type { PassDeps } from "../../src/reaper/reconcile-all.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
-const watch: DeletionWatch = { rowId: 1, name: "r", cluster: "default", namespace: "arc", uid: "u1", repo: "o/r", jobId: 7, installationId: 1, deletedAt: NOW - 1_000_000, dueAt: NOW, reason: "job 7 is over" };
+const watch: DeletionWatch = {
+  rowId: 1,
+  name: "r",
+  cluster: "default",
+  namespace: "arc",
+  uid: "u1",
+  repo: "o/r",
+  jobId: 7,
+  installationId: 1,
+  deletedAt: NOW - 1_000_000,
+  dueAt: NOW,
+  reason: "job 7 is over",
+};
 const ARC = ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"];
 const stuck = { kind: "stuck" as const, reason: "stuck: deleted 1000s ago", dueAt: NOW + 900_000, newly: false };
 
@@ -27,7 +39,13 @@ function deps(o: { job?: { status: string; conclusion: string | null } | Error; 
       return o.outcome ?? { kind: "finished" as const };
     },
   };
-  const d = { watched: [{ name: "default", cluster, namespaces: ["arc"] }], github, settings: { stuckSeconds: 900 }, now: NOW, ledger: { countFinish: (k: string) => counted.push(k) } } as unknown as PassDeps;
+  const d = {
+    watched: [{ name: "default", cluster, namespaces: ["arc"] }],
+    github,
+    settings: { stuckSeconds: 900 },
+    now: NOW,
+    ledger: { countFinish: (k: string) => counted.push(k) },
+  } as unknown as PassDeps;
   return { d, patches, counted };
 }
 const runner = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", finalizers });
@@ -35,7 +53,10 @@ const runner = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", 
 describe("finishStuck", () => {
   it("finishes once GitHub says completed: ARC's finalizers, exactly those seen, and how long ARC held it", async () => {
     const { d, patches, counted } = deps({});
-    expect(await finishStuck(watch, runner(), stuck, d)).toEqual({ kind: "went", reason: `finished: ARC held it 1000s after our delete; GitHub says job 7 is completed (success), so its finalizers (${ARC.join(", ")}) were removed (REAPER_FINISH_STUCK)` });
+    expect(await finishStuck(watch, runner(), stuck, d)).toEqual({
+      kind: "went",
+      reason: `finished: ARC held it 1000s after our delete; GitHub says job 7 is completed (success), so its finalizers (${ARC.join(", ")}) were removed (REAPER_FINISH_STUCK)`,
+    });
     expect(patches).toEqual([ARC]);
     expect(counted).toEqual(["finished"]);
   });
@@ -60,10 +81,22 @@ describe("finishStuck", () => {
   });
 
   it("the object changed (409/422) or the Role refused (403): stuck, with why; a 403 names the overlay and is remembered", async () => {
-    const changed = await finishStuck(watch, runner(), stuck, deps({ outcome: { kind: "conflict", why: "HTTP 422: testing value /metadata/finalizers failed" } }).d);
-    expect(changed).toMatchObject({ kind: "stuck", reason: expect.stringMatching(/the object changed since it was read \(HTTP 422: .*\); looked at again in 900s$/) });
+    const changed = await finishStuck(
+      watch,
+      runner(),
+      stuck,
+      deps({ outcome: { kind: "conflict", why: "HTTP 422: testing value /metadata/finalizers failed" } }).d,
+    );
+    expect(changed).toMatchObject({
+      kind: "stuck",
+      reason: expect.stringMatching(/the object changed since it was read \(HTTP 422: .*\); looked at again in 900s$/),
+    });
     expect(changed).not.toHaveProperty("finishRefused");
     const refused = await finishStuck(watch, runner(), stuck, deps({ outcome: { kind: "refused", why: "HTTP 403: forbidden" } }).d);
-    expect(refused).toMatchObject({ kind: "stuck", finishRefused: "HTTP 403: forbidden", reason: expect.stringContaining("kubectl apply -k infra/kubernetes/finish-stuck") });
+    expect(refused).toMatchObject({
+      kind: "stuck",
+      finishRefused: "HTTP 403: forbidden",
+      reason: expect.stringContaining("kubectl apply -k infra/kubernetes/finish-stuck"),
+    });
   });
 });

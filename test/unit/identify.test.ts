@@ -5,11 +5,29 @@ import { identifyTracked } from "../../src/reaper/identify.ts";
 
 const T0 = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
-const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => ({ runner: "r-1", repo: "o/r", runId: 7, runAttempt: 1, jobId: 70, startedAt: iso(T0 - 900_000), factAt: T0 - 60_000, ...o });
-const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner => ({ name: "r-1", uid: `uid-${o.namespace}`, createdAt: iso(T0 - 3_600_000), cluster: "default", ...o });
+const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => ({
+  runner: "r-1",
+  repo: "o/r",
+  runId: 7,
+  runAttempt: 1,
+  jobId: 70,
+  startedAt: iso(T0 - 900_000),
+  factAt: T0 - 60_000,
+  ...o,
+});
+const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner => ({
+  name: "r-1",
+  uid: `uid-${o.namespace}`,
+  createdAt: iso(T0 - 3_600_000),
+  cluster: "default",
+  ...o,
+});
 /** A lookup whose places were all looked in at `asOf` (a fresh read), unless given. */
 const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: Place[]; unreadable?: Lookup["unreadable"] } = {}): Lookup => {
-  const places = o.places ?? [{ cluster: "default", namespace: "arc-a" }, { cluster: "default", namespace: "arc-b" }];
+  const places = o.places ?? [
+    { cluster: "default", namespace: "arc-a" },
+    { cluster: "default", namespace: "arc-b" },
+  ];
   return {
     found,
     unreadable: o.unreadable ?? [],
@@ -32,7 +50,10 @@ describe("identifyTracked (plain Node)", () => {
   });
 
   it("an object on another run is moved on, never the facts' runner", () => {
-    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 8 })]))).toMatchObject({ kind: "missing", why: expect.stringContaining("arc-a (on run 8)") });
+    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 8 })]))).toMatchObject({
+      kind: "missing",
+      why: expect.stringContaining("arc-a (on run 8)"),
+    });
   });
 
   it("the object busy on the facts' run is named, and the very uid seen busy even when idle now", () => {
@@ -48,11 +69,17 @@ describe("identifyTracked (plain Node)", () => {
   });
 
   it("two objects busy on the facts' run are ambiguous", () => {
-    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 7 }), obj({ namespace: "arc-b", workflowRunId: 7 })]))).toMatchObject({ kind: "unknown", why: expect.stringContaining("ambiguous") });
+    expect(identifyTracked(facts(), lookup([obj({ namespace: "arc-a", workflowRunId: 7 }), obj({ namespace: "arc-b", workflowRunId: 7 })]))).toMatchObject({
+      kind: "unknown",
+      why: expect.stringContaining("ambiguous"),
+    });
   });
 
   it("a row whose cluster is known is never closed by another cluster's view: kept, held for its agent", () => {
-    const view = identifyTracked(facts({ uid: "u-ap", namespace: "arc-a", cluster: "ap-south" }), lookup([], { places: [{ cluster: "eu", namespace: "arc-a" }] }));
+    const view = identifyTracked(
+      facts({ uid: "u-ap", namespace: "arc-a", cluster: "ap-south" }),
+      lookup([], { places: [{ cluster: "eu", namespace: "arc-a" }] }),
+    );
     expect(view).toMatchObject({ kind: "unknown", agent: true, why: expect.stringContaining("was seen in cluster ap-south, which has no view now") });
   });
 

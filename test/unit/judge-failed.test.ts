@@ -5,25 +5,44 @@ import type { FailedRunner } from "../../src/model/failed.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const row = (o: Partial<FailedRunner> = {}): FailedRunner => ({
-  cluster: "default", namespace: "arc", name: "set-abc-runner-xyz12", uid: "u1", scaleSet: "set", arcReason: "PodCreateFailed", arcMessage: "quota exceeded",
-  failedAt: NOW - 3_600_000, firstSeen: NOW - 3_000_000, createdAt: NOW - 3_700_000, state: "failed", reason: "", story: [], ...o,
+  cluster: "default",
+  namespace: "arc",
+  name: "set-abc-runner-xyz12",
+  uid: "u1",
+  scaleSet: "set",
+  arcReason: "PodCreateFailed",
+  arcMessage: "quota exceeded",
+  failedAt: NOW - 3_600_000,
+  firstSeen: NOW - 3_000_000,
+  createdAt: NOW - 3_700_000,
+  state: "failed",
+  reason: "",
+  story: [],
+  ...o,
 });
 const input = (o: Partial<FailedInput> = {}): FailedInput => ({
-  row: row(), runner: { namespace: "arc", name: "set-abc-runner-xyz12", uid: "u1", phase: "Failed" }, now: NOW, failedSeconds: 600, recentlyDeleted: 0, ...o,
+  row: row(),
+  runner: { namespace: "arc", name: "set-abc-runner-xyz12", uid: "u1", phase: "Failed" },
+  now: NOW,
+  failedSeconds: 600,
+  recentlyDeleted: 0,
+  ...o,
 });
 
 describe("judgeFailed", () => {
   it("keeps and shows it when REAPER_FAILED_SECONDS is unset, whatever its age", () => {
     expect(judgeFailed(input({ failedSeconds: undefined }))).toEqual({
       verdict: "keep",
-      reason: "ARC marked it Failed 3600s ago (PodCreateFailed: quota exceeded); it holds a slot of scale set set; REAPER_FAILED_SECONDS is unset: never deleted",
+      reason:
+        "ARC marked it Failed 3600s ago (PodCreateFailed: quota exceeded); it holds a slot of scale set set; REAPER_FAILED_SECONDS is unset: never deleted",
     });
   });
 
   it("deletes it REAPER_FAILED_SECONDS after it failed, quoting ARC's message", () => {
     expect(judgeFailed(input())).toEqual({
       verdict: "delete",
-      reason: "ARC marked it Failed 3600s ago (PodCreateFailed: quota exceeded); it holds a slot of scale set set; failed at least REAPER_FAILED_SECONDS=600 ago: deleted so ARC can make a new one",
+      reason:
+        "ARC marked it Failed 3600s ago (PodCreateFailed: quota exceeded); it holds a slot of scale set set; failed at least REAPER_FAILED_SECONDS=600 ago: deleted so ARC can make a new one",
     });
     expect(judgeFailed(input({ row: row({ failedAt: NOW - 599_000 }) }))).toMatchObject({ verdict: "keep", dueAt: NOW + 1000 });
     expect(judgeFailed(input({ row: row({ failedAt: NOW - 600_000 }) })).verdict).toBe("delete");
@@ -36,12 +55,17 @@ describe("judgeFailed", () => {
   });
 
   it("never deletes one carrying a run, one being deleted, or one already deleted", () => {
-    expect(judgeFailed(input({ runner: { namespace: "arc", name: "n", uid: "u1", phase: "Failed", workflowRunId: 5 } })).reason).toMatch(/it carries run 5, so its job's rules judge it, never this one$/);
-    expect(judgeFailed(input({ runner: { namespace: "arc", name: "n", uid: "u1", phase: "Failed", deletionTimestamp: "2026-12-01T11:00:00Z" } })).reason).toMatch(/already being deleted since 2026-12-01T11:00:00Z$/);
+    expect(judgeFailed(input({ runner: { namespace: "arc", name: "n", uid: "u1", phase: "Failed", workflowRunId: 5 } })).reason).toMatch(
+      /it carries run 5, so its job's rules judge it, never this one$/,
+    );
+    expect(
+      judgeFailed(input({ runner: { namespace: "arc", name: "n", uid: "u1", phase: "Failed", deletionTimestamp: "2026-12-01T11:00:00Z" } })).reason,
+    ).toMatch(/already being deleted since 2026-12-01T11:00:00Z$/);
     expect(judgeFailed(input({ row: row({ deletedAt: NOW - 120_000 }) })).reason).toMatch(/deleted 120s ago, ARC still holds it: never deleted again$/);
     for (const v of [
       judgeFailed(input({ runner: { namespace: "arc", name: "n", uid: "u1", workflowRunId: 5 } })),
       judgeFailed(input({ row: row({ deletedAt: NOW - 1 }) })),
-    ]) expect(v.verdict).toBe("keep");
+    ])
+      expect(v.verdict).toBe("keep");
   });
 });

@@ -62,7 +62,14 @@ describe("the pass, property-based (plain Node)", () => {
         cases++;
         let now = T0;
         const clock = () => now;
-        const world: FakeJob[] = jobs.map((j, i) => ({ id: 1000 + i, runId: 100 + i, runner: `r-${i}`, status: "in_progress", startedAt: iso(T0 - j.startedAgo * 1000), completedAt: null }));
+        const world: FakeJob[] = jobs.map((j, i) => ({
+          id: 1000 + i,
+          runId: 100 + i,
+          runner: `r-${i}`,
+          status: "in_progress",
+          startedAt: iso(T0 - j.startedAgo * 1000),
+          completedAt: null,
+        }));
         const violations: string[] = [];
         const ledger = new FakeLedger(policy, cap, clock);
         const cluster = new FakeCluster(clock, (o: ClusterRunner) => {
@@ -106,7 +113,8 @@ describe("the pass, property-based (plain Node)", () => {
             case "lateTwin": {
               // An idle object of the name in the other namespace, created before the job started (or now).
               const created = c.t === "twin" ? Date.parse(w.startedAt) - 600_000 : now;
-              if (!(cluster.objects.get(other) ?? []).some((o) => o.name === w.runner)) cluster.put(object({ name: w.runner, namespace: other, uid: `twin-${i}-${now}`, createdAt: created }));
+              if (!(cluster.objects.get(other) ?? []).some((o) => o.name === w.runner))
+                cluster.put(object({ name: w.runner, namespace: other, uid: `twin-${i}-${now}`, createdAt: created }));
               break;
             }
             case "githubDown":
@@ -124,7 +132,8 @@ describe("the pass, property-based (plain Node)", () => {
               await runPass(c.kind, deps);
               for (let k = 0; k < deps.budget.used; k++) githubTimes.push(now);
               for (const r of ledger.openRunners()) {
-                if (r.dueAt !== null && r.dueAt <= now && r.heldFor === undefined && c.kind === "sweep") violations.push(`open row ${r.runner} has its next look in the past (${r.dueAt - now} ms) after a sweep, with no hold`);
+                if (r.dueAt !== null && r.dueAt <= now && r.heldFor === undefined && c.kind === "sweep")
+                  violations.push(`open row ${r.runner} has its next look in the past (${r.dueAt - now} ms) after a sweep, with no hold`);
               }
               now += 1000; // passes take time
               break;
@@ -146,28 +155,37 @@ describe("the pass, property-based (plain Node)", () => {
     let cases = 0;
     const started = Date.now();
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ gap: fc.integer({ min: 1_000, max: 300_000 }), kind: fc.constantFrom("alarm" as const, "sweep" as const) }), { minLength: 1, maxLength: 150 }), async (passes) => {
-        cases++;
-        let now = T0;
-        const clock = () => now;
-        const ledger = new FakeLedger(policy, 10, clock);
-        const cluster = new FakeCluster(clock);
-        const github = new FakeGithub(clock);
-        github.failing = true;
-        cluster.put(object({ name: "r-0", namespace: "arc-a", uid: "busy-0", runId: 100, createdAt: T0 - 500_000_000 }));
-        ledger.record([{ type: "job-started", runner: "r-0", repo: REPO, runId: 100, runAttempt: 1, jobId: 1000, startedAt: iso(T0 - 433_000_000), source: "d" }], T0);
-        const githubTimes: number[] = [];
-        for (const p of passes) {
-          if (now - T0 > 7_200_000) break;
-          const deps = passDeps({ ledger, cluster, github, namespaces: ["arc-a"], now, clock, cap: 10, budget: 100, githubTimes });
-          await runPass(p.kind, deps);
-          now += p.gap;
-        }
-        if (github.calls.length === 0) return;
-        const T = github.calls.at(-1)!.at - github.calls[0]!.at + 60_000;
-        expect(github.calls.length).toBeLessThanOrEqual(Math.floor(Math.log2(T / 60_000)) + 1);
-        expect(cluster.deleted).toEqual([]);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.record({ gap: fc.integer({ min: 1_000, max: 300_000 }), kind: fc.constantFrom("alarm" as const, "sweep" as const) }), {
+          minLength: 1,
+          maxLength: 150,
+        }),
+        async (passes) => {
+          cases++;
+          let now = T0;
+          const clock = () => now;
+          const ledger = new FakeLedger(policy, 10, clock);
+          const cluster = new FakeCluster(clock);
+          const github = new FakeGithub(clock);
+          github.failing = true;
+          cluster.put(object({ name: "r-0", namespace: "arc-a", uid: "busy-0", runId: 100, createdAt: T0 - 500_000_000 }));
+          ledger.record(
+            [{ type: "job-started", runner: "r-0", repo: REPO, runId: 100, runAttempt: 1, jobId: 1000, startedAt: iso(T0 - 433_000_000), source: "d" }],
+            T0,
+          );
+          const githubTimes: number[] = [];
+          for (const p of passes) {
+            if (now - T0 > 7_200_000) break;
+            const deps = passDeps({ ledger, cluster, github, namespaces: ["arc-a"], now, clock, cap: 10, budget: 100, githubTimes });
+            await runPass(p.kind, deps);
+            now += p.gap;
+          }
+          if (github.calls.length === 0) return;
+          const T = github.calls.at(-1)!.at - github.calls[0]!.at + 60_000;
+          expect(github.calls.length).toBeLessThanOrEqual(Math.floor(Math.log2(T / 60_000)) + 1);
+          expect(cluster.deleted).toEqual([]);
+        },
+      ),
       { numRuns: 300 },
     );
     say(`fast-check: the back-off: ${cases} cases run, ${Date.now() - started} ms`);

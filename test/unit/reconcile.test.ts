@@ -33,7 +33,10 @@ describe("the next look and the back-off (plain Node)", () => {
   it("a job past the bound that GitHub answers 404: asked at 0, 1, 3, 7, 15 min... by sweeps every minute; the count is kept per row", async () => {
     const w = world();
     w.cluster.put(object({ name: "r-1", namespace: "arc-a", uid: "u-1", runId: 7, createdAt: T0 - 600_000_000 }));
-    w.ledger.record([{ type: "job-started", runner: "r-1", repo: REPO, runId: 7, runAttempt: 1, jobId: 70, startedAt: iso(T0 - 500_000_000), source: "d1" }], T0);
+    w.ledger.record(
+      [{ type: "job-started", runner: "r-1", repo: REPO, runId: 7, runAttempt: 1, jobId: 70, startedAt: iso(T0 - 500_000_000), source: "d1" }],
+      T0,
+    );
     const askedAt: number[] = [];
     for (let m = 0; m <= 30; m++) {
       w.at(T0 + m * 60_000);
@@ -51,7 +54,21 @@ describe("the next look and the back-off (plain Node)", () => {
     const w = world({ budget: 1 });
     for (const [i, name] of ["old", "new"].entries()) {
       w.cluster.put(object({ name, namespace: "arc-a", uid: `u-${name}`, runId: 7 + i, createdAt: T0 - 600_000_000 }));
-      w.ledger.record([{ type: "job-started", runner: name, repo: REPO, runId: 7 + i, runAttempt: 1, jobId: 70 + i, startedAt: iso(T0 - (i === 0 ? 500_000_000 : 450_000_000)), source: "d" }], T0);
+      w.ledger.record(
+        [
+          {
+            type: "job-started",
+            runner: name,
+            repo: REPO,
+            runId: 7 + i,
+            runAttempt: 1,
+            jobId: 70 + i,
+            startedAt: iso(T0 - (i === 0 ? 500_000_000 : 450_000_000)),
+            source: "d",
+          },
+        ],
+        T0,
+      );
     }
     w.github.jobs.set(71, { id: 71, runId: 8, runner: "new", status: "in_progress", startedAt: iso(T0 - 450_000_000), completedAt: null });
     await w.pass("sweep"); // the oldest is asked first and fails (404)
@@ -65,7 +82,23 @@ describe("the next look and the back-off (plain Node)", () => {
     const w = world({ cap: 1 });
     for (const n of ["a", "b"]) {
       w.cluster.put(object({ name: n, namespace: "arc-a", uid: `u-${n}`, runId: n === "a" ? 1 : 2, createdAt: T0 - 7_200_000 }));
-      w.ledger.record([{ type: "job-completed", runner: n, repo: REPO, runId: n === "a" ? 1 : 2, runAttempt: 1, jobId: n === "a" ? 10 : 20, startedAt: iso(T0 - 3_600_000), completedAt: iso(T0 - 1_800_000), conclusion: "success", source: "d" }], T0);
+      w.ledger.record(
+        [
+          {
+            type: "job-completed",
+            runner: n,
+            repo: REPO,
+            runId: n === "a" ? 1 : 2,
+            runAttempt: 1,
+            jobId: n === "a" ? 10 : 20,
+            startedAt: iso(T0 - 3_600_000),
+            completedAt: iso(T0 - 1_800_000),
+            conclusion: "success",
+            source: "d",
+          },
+        ],
+        T0,
+      );
     }
     const report = await w.pass("sweep");
     expect(report.deleted).toBe(1);

@@ -62,9 +62,31 @@ describe("setup's answers", () => {
     const ask = scripted();
     const a = await resolveAnswers({}, ask, ROOT, {});
     expect(ask.asked).toHaveLength(8);
-    expect(a).toMatchObject({ org: "octo-org", accountType: "org", name: "arc-reaper", mode: "agent", clusters: ["default"], namespaces: ["arc-runners"], interactive: true });
+    expect(a).toMatchObject({
+      org: "octo-org",
+      accountType: "org",
+      name: "arc-reaper",
+      mode: "agent",
+      clusters: ["default"],
+      namespaces: ["arc-runners"],
+      interactive: true,
+    });
     const none = scripted();
-    await resolveAnswers({ org: "octo-org", "account-type": "org", "github-url": "https://github.com", name: "arc-reaper", mode: "agent", clusters: "default", namespaces: "arc-runners", "agent-image": "ghcr.io/octo-org/arc-reaper-agent:0.1.0" }, none, ROOT, {});
+    await resolveAnswers(
+      {
+        org: "octo-org",
+        "account-type": "org",
+        "github-url": "https://github.com",
+        name: "arc-reaper",
+        mode: "agent",
+        clusters: "default",
+        namespaces: "arc-runners",
+        "agent-image": "ghcr.io/octo-org/arc-reaper-agent:0.1.0",
+      },
+      none,
+      ROOT,
+      {},
+    );
     expect(none.asked).toEqual([]);
   });
 
@@ -72,6 +94,13 @@ describe("setup's answers", () => {
     await expect(resolveAnswers({}, undefined, ROOT, {})).rejects.toThrow(AnswerError);
     await expect(resolveAnswers({}, undefined, ROOT, {})).rejects.toThrow(/--org .* is needed/);
     const a = await resolveAnswers({ org: "octo-org" }, undefined, ROOT, {});
-    expect(a).toMatchObject({ mode: "agent", clusters: ["default"], namespaces: ["arc-runners"], github: { api: "https://api.github.com" }, interactive: false, showTokens: false });
+    expect(a).toMatchObject({
+      mode: "agent",
+      clusters: ["default"],
+      namespaces: ["arc-runners"],
+      github: { api: "https://api.github.com" },
+      interactive: false,
+      showTokens: false,
+    });
   });
 });

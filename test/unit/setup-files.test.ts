@@ -18,7 +18,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("the files setup writes", () => {
   it("renders wrangler.toml with the name, relative paths and setup's vars (REAPER_DRY_RUN true, replaced not doubled)", () => {
     const source = join(ROOT, "wrangler.toml");
-    const out = renderWranglerConfig(readFileSync(source, "utf8"), source, join(ROOT, ".setup/wrangler.toml"), "my-reaper", { REAPER_DRY_RUN: "true", CLUSTER_MODE: "agent", REAPER_NAMESPACES: "a,b" });
+    const out = renderWranglerConfig(readFileSync(source, "utf8"), source, join(ROOT, ".setup/wrangler.toml"), "my-reaper", {
+      REAPER_DRY_RUN: "true",
+      CLUSTER_MODE: "agent",
+      REAPER_NAMESPACES: "a,b",
+    });
     expect(out).toMatch(/^name = "my-reaper"$/m);
     expect(out).toMatch(/^main = "\.\.\/src\/index\.ts"$/m);
     expect(out).toMatch(/^undici = "\.\.\/src\/cluster\/undici-shim\.ts"$/m);
@@ -29,13 +33,26 @@ describe("the files setup writes", () => {
   });
 
   it("writes an overlay with the cluster's settings and a Role per namespace, and no secret", () => {
-    const overlay = writeAgentOverlay({ root: ROOT, stateDir: dir, cluster: "eu-west", namespaces: ["ns-a", "ns-b"], workerUrl: "https://r.example.workers.dev", image: "ghcr.io/o/a:1" });
+    const overlay = writeAgentOverlay({
+      root: ROOT,
+      stateDir: dir,
+      cluster: "eu-west",
+      namespaces: ["ns-a", "ns-b"],
+      workerUrl: "https://r.example.workers.dev",
+      image: "ghcr.io/o/a:1",
+    });
     const k = parse(readFileSync(join(overlay, "kustomization.yaml"), "utf8")) as { resources: string[]; patches: { patch: string }[] };
     expect(k.resources).toEqual([expect.stringMatching(/infra\/agent\/base$/), "namespaces/ns-a", "namespaces/ns-b"]);
-    const patch = parse(k.patches[0]?.patch ?? "") as { spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } } };
+    const patch = parse(k.patches[0]?.patch ?? "") as {
+      spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } };
+    };
     const container = patch.spec.template.spec.containers[0];
     expect(container?.image).toBe("ghcr.io/o/a:1");
-    expect(Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]))).toEqual({ ARC_REAPER_URL: "https://r.example.workers.dev", AGENT_CLUSTER: "eu-west", REAPER_NAMESPACES: "ns-a,ns-b" });
+    expect(Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]))).toEqual({
+      ARC_REAPER_URL: "https://r.example.workers.dev",
+      AGENT_CLUSTER: "eu-west",
+      REAPER_NAMESPACES: "ns-a,ns-b",
+    });
     const ns = parse(readFileSync(join(overlay, "namespaces/ns-b/kustomization.yaml"), "utf8")) as { namespace: string; resources: string[] };
     expect(ns.namespace).toBe("ns-b");
     expect(ns.resources[0]).toMatch(/infra\/agent\/runner-namespace$/);
@@ -43,7 +60,9 @@ describe("the files setup writes", () => {
   });
 
   it("makes the agent's Secret, labelled as setup's, for stdin only", () => {
-    const docs = agentSecretYaml("t0ken").split("---\n").map((d) => parse(d) as { kind: string; metadata: { labels?: Record<string, string> }; data?: Record<string, string> });
+    const docs = agentSecretYaml("t0ken")
+      .split("---\n")
+      .map((d) => parse(d) as { kind: string; metadata: { labels?: Record<string, string> }; data?: Record<string, string> });
     expect(docs.map((d) => d.kind)).toEqual(["Namespace", "Secret"]);
     expect(docs[1]?.metadata.labels?.["app.kubernetes.io/managed-by"]).toBe("arc-reaper-setup");
     expect(Buffer.from(docs[1]?.data?.["AGENT_TOKEN"] ?? "", "base64").toString()).toBe("t0ken");

@@ -108,7 +108,9 @@ describe("the day at a glance", () => {
     ]);
     const res = await call(env, new Request("https://arc-reaper.test/admin", { headers: bearer }));
     expect(res.status).toBe(200);
-    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/);
+    expect(res.headers.get("content-security-policy")).toMatch(
+      /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+    );
     const body = await res.clone().text();
     expect(body).not.toMatch(/<script|style="/); // nothing the CSP would refuse
     expect(body.indexOf('id="day-chart"')).toBeLessThan(body.indexOf('id="runners"') === -1 ? body.indexOf('id="no-runners"') : body.indexOf('id="runners"'));
@@ -131,7 +133,10 @@ describe("the day at a glance", () => {
   it("reads the same rows per /admin view with 10,000 or 100,000 closed runners in the history", async () => {
     const env = testEnv();
     await configureLedger(env);
-    await recordFacts(env, [1, 2, 3].map((i) => jobStartedFact({ runner: `arc-open-${i}`, repo: REPO, runId: 100 + i, jobId: i, startedAt: before(Date.now(), 600) })));
+    await recordFacts(
+      env,
+      [1, 2, 3].map((i) => jobStartedFact({ runner: `arc-open-${i}`, repo: REPO, runId: 100 + i, jobId: i, startedAt: before(Date.now(), 600) })),
+    );
     // A full day of counters: every hour, every delay bucket, every outcome and reason; the most a view can read of them.
     const now = Date.now();
     const full: Outcome[] = [];
@@ -147,7 +152,9 @@ describe("the day at a glance", () => {
       const read: Record<string, number> = {};
       for (const q of views) {
         const params = new URLSearchParams(q);
-        const view = await ledgerOf(env).admin().adminView({ state: (params.get("state") ?? undefined) as "reaped" | undefined, repo: params.get("repo") ?? undefined }, Date.now());
+        const view = await ledgerOf(env)
+          .admin()
+          .adminView({ state: (params.get("state") ?? undefined) as "reaped" | undefined, repo: params.get("repo") ?? undefined }, Date.now());
         read[q || "(all)"] = view.rowsRead;
       }
       return read;
@@ -159,9 +166,11 @@ describe("the day at a glance", () => {
     expect(at100k).toEqual(at10k);
     // A page of 100 rows (and the one that says whether there is a next page), the counters, the open counts and one day of hourly counters.
     for (const n of Object.values(at100k)) expect(n).toBeLessThan(1_000);
-    const page = (await call(env, new Request("https://arc-reaper.test/admin", { headers: bearer })));
+    const page = await call(env, new Request("https://arc-reaper.test/admin", { headers: bearer }));
     expect(page.status).toBe(200);
     expect((await chartOf(page)).bars).toHaveLength(24);
-    await report(`rows read per /admin view with 100,000 closed runners (10,000 gave the same): ${JSON.stringify(at100k)}; a full day of hourly counters is ${full.length} rows`);
+    await report(
+      `rows read per /admin view with 100,000 closed runners (10,000 gave the same): ${JSON.stringify(at100k)}; a full day of hourly counters is ${full.length} rows`,
+    );
   });
 });

@@ -77,14 +77,29 @@ async function pageOf(res: Response): Promise<{ rows: Row[]; next?: string }> {
 }
 
 const unescapeText = (s: string) =>
-  s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
+  s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim();
 
 /** Visible text of a page, tags dropped. */
 const textOf = async (res: Response) => unescapeText((await res.text()).replace(/<[^>]+>/g, " "));
 
 /** A job started on `runner` `secondsAgo` ago (real clock), through a signed delivery. */
 async function started(env: WorkerEnv, runner: string, jobId: number, o: { repo?: string; secondsAgo?: number; delivery?: string } = {}): Promise<void> {
-  const payload = workflowJobPayload("in_progress", { runner, jobId, runId: jobId * 10, runAttempt: 1, repo: o.repo ?? REPO, startedAt: ago(o.secondsAgo ?? 600), installationId: INSTALLATION });
+  const payload = workflowJobPayload("in_progress", {
+    runner,
+    jobId,
+    runId: jobId * 10,
+    runAttempt: 1,
+    repo: o.repo ?? REPO,
+    startedAt: ago(o.secondsAgo ?? 600),
+    installationId: INSTALLATION,
+  });
   const res = await deliver(env, "workflow_job", payload, { delivery: o.delivery });
   expect(res.status).toBe(202);
 }
@@ -255,9 +270,20 @@ describe("GET /admin content", () => {
     const closedAt = new Date(NOW).toISOString();
     expect(json["arc-reaped"]).toMatchObject({ dueAt: null, closedAt, cause: "run-completed", prunedAt: new Date(NOW + 7 * 86_400_000).toISOString() });
     expect(json["arc-gone"]).toMatchObject({ dueAt: null, closedAt, cause: null });
-    expect(json["arc-finished"]).toMatchObject({ dueAt: expect.any(String), closedAt: null, prunedAt: null, workflow: "CodeQL", job: "linters", branch: "main" });
+    expect(json["arc-finished"]).toMatchObject({
+      dueAt: expect.any(String),
+      closedAt: null,
+      prunedAt: null,
+      workflow: "CodeQL",
+      job: "linters",
+      branch: "main",
+    });
     // The run's page from workflow_run.html_url; the ids-built link stays for runs without one.
-    expect(json["arc-reaped"]).toMatchObject({ workflow: "Manually triggered workflow", branch: "main", runUrl: "https://github.com/octo-org/octo-repo/actions/runs/30" });
+    expect(json["arc-reaped"]).toMatchObject({
+      workflow: "Manually triggered workflow",
+      branch: "main",
+      runUrl: "https://github.com/octo-org/octo-repo/actions/runs/30",
+    });
     expect(reaped.runHref).toBe("https://github.com/octo-org/octo-repo/actions/runs/30");
   });
 
@@ -353,7 +379,13 @@ describe("GET /admin content", () => {
     const markup = `<script>alert(1)</script>"'><img src=x onerror=alert(2)>`;
     const long = `build ${"x".repeat(500)}`;
     const job = workflowJobPayload("in_progress", {
-      runner: "arc-names", jobId: 61, runId: 610, runAttempt: 1, repo: REPO, startedAt: ago(600), installationId: INSTALLATION,
+      runner: "arc-names",
+      jobId: 61,
+      runId: 610,
+      runAttempt: 1,
+      repo: REPO,
+      startedAt: ago(600),
+      installationId: INSTALLATION,
       fields: { workflow_name: markup, name: long, head_branch: `${RLO}main${RLO}"><b>x</b>`, html_url: "javascript:alert(3)//actions/runs/610/job/61" },
     });
     expect((await deliver(env, "workflow_job", job)).status).toBe(202);
@@ -390,24 +422,71 @@ describe("GET /admin content", () => {
     const env = testEnv();
     const base = { runner: "arc-linked", jobId: 62, runId: 620, runAttempt: 1, repo: REPO, startedAt: ago(600), installationId: INSTALLATION };
     const runPage = `https://github.com/${REPO}/actions/runs/620`;
-    expect((await deliver(env, "workflow_job", workflowJobPayload("in_progress", { ...base, fields: { workflow_name: "CI", name: "build (linux)", head_branch: "main", html_url: `${runPage}/job/62` } }))).status).toBe(202);
+    expect(
+      (
+        await deliver(
+          env,
+          "workflow_job",
+          workflowJobPayload("in_progress", {
+            ...base,
+            fields: { workflow_name: "CI", name: "build (linux)", head_branch: "main", html_url: `${runPage}/job/62` },
+          }),
+        )
+      ).status,
+    ).toBe(202);
     const [row] = await rowsOf(await get(env, "/admin", bearer));
     expect(row!.cells.slice(3, 5)).toEqual(["main", "CI · build (linux)"]);
     expect(row!.runHref).toBe(runPage);
     // An http:// page is never a link, and a page of another run is not this run's.
     const other = testEnv();
-    expect((await deliver(other, "workflow_job", workflowJobPayload("in_progress", { ...base, fields: { html_url: `http://github.com/${REPO}/actions/runs/620/job/62` } }))).status).toBe(202);
-    expect((await deliver(other, "workflow_run", workflowRunPayload({ runId: 620, runAttempt: 1, repo: REPO, updatedAt: ago(60), conclusion: "success", installationId: INSTALLATION, fields: { html_url: `https://github.com/${REPO}/actions/runs/999` } }))).status).toBe(202);
+    expect(
+      (
+        await deliver(
+          other,
+          "workflow_job",
+          workflowJobPayload("in_progress", { ...base, fields: { html_url: `http://github.com/${REPO}/actions/runs/620/job/62` } }),
+        )
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await deliver(
+          other,
+          "workflow_run",
+          workflowRunPayload({
+            runId: 620,
+            runAttempt: 1,
+            repo: REPO,
+            updatedAt: ago(60),
+            conclusion: "success",
+            installationId: INSTALLATION,
+            fields: { html_url: `https://github.com/${REPO}/actions/runs/999` },
+          }),
+        )
+      ).status,
+    ).toBe(202);
     expect((await adminRunners(other)).runners[0]).toMatchObject({ runUrl: null, workflow: "Manually triggered workflow" });
   });
 
   it("shows the last sweep's summary", async () => {
     const env = testEnv();
     expect(await (await get(env, "/admin", bearer)).text()).toContain("No sweep summary recorded yet.");
-    await writeLastSweep(env, lastSweep({
-      at: ago(42), durationMs: 87, checked: 4, deleted: 1, kept: 2, waiting: 1, gone: 0,
-      errors: { cluster: 0, github: 2, redelivery: 0 }, githubCalls: 5, rateLimitRemaining: 4990, rateLimitLimit: 5000,
-    }));
+    await writeLastSweep(
+      env,
+      lastSweep({
+        at: ago(42),
+        durationMs: 87,
+        checked: 4,
+        deleted: 1,
+        kept: 2,
+        waiting: 1,
+        gone: 0,
+        errors: { cluster: 0, github: 2, redelivery: 0 },
+        githubCalls: 5,
+        rateLimitRemaining: 4990,
+        rateLimitLimit: 5000,
+      }),
+    );
     const res = await get(env, "/admin", bearer);
     const body = await res.clone().text();
     const text = await textOf(res);
@@ -499,7 +578,16 @@ describe("GET /admin/runners pages and stories", () => {
     expect(names(third)).toEqual(["arc-p-1"]);
     expect(third.nextCursor).toBeNull();
     expect(await adminRunners(env)).toMatchObject({ nextCursor: null, runners: { length: 5 } });
-    expect(first.runners[0]).toMatchObject({ name: "arc-p-5", state: "running", repository: A, runId: 50, runAttempt: 1, jobId: 5, completedAt: null, conclusion: null });
+    expect(first.runners[0]).toMatchObject({
+      name: "arc-p-5",
+      state: "running",
+      repository: A,
+      runId: 50,
+      runAttempt: 1,
+      jobId: 5,
+      completedAt: null,
+      conclusion: null,
+    });
   });
 
   it("filters by repository, and pages within the filter", async () => {
@@ -543,8 +631,19 @@ describe("GET /admin/runners pages and stories", () => {
     const updatedAt = before(NOW, 500);
     const job = { runner: name, runId: 710, runAttempt: 1, jobId: 71, repo: REPO, installationId: INSTALLATION, startedAt };
     expect((await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", job), { delivery: d1 })).status).toBe(202);
-    expect((await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }), { delivery: d2 })).status).toBe(202);
-    expect((await deliver(s.env, "workflow_run", workflowRunPayload({ runId: 710, runAttempt: 1, repo: REPO, updatedAt, conclusion: "success", installationId: INSTALLATION }), { delivery: d3 })).status).toBe(202);
+    expect(
+      (await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt, conclusion: "cancelled" }), { delivery: d2 })).status,
+    ).toBe(202);
+    expect(
+      (
+        await deliver(
+          s.env,
+          "workflow_run",
+          workflowRunPayload({ runId: 710, runAttempt: 1, repo: REPO, updatedAt, conclusion: "success", installationId: INSTALLATION }),
+          { delivery: d3 },
+        )
+      ).status,
+    ).toBe(202);
     await s.sweep(NOW);
 
     const res = await get(s.env, `/admin/runners/${name}`, bearer);
@@ -569,7 +668,13 @@ describe("GET /admin/runners pages and stories", () => {
     const [d1, d2] = ["11111111-bbbb-11e3-81ab-000000000001", "11111111-bbbb-11e3-81ab-000000000002"];
     const job = { runner: name, runId: 720, runAttempt: 1, jobId: 72, repo: REPO, installationId: INSTALLATION, startedAt: before(NOW, 1200) };
     expect((await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", job), { delivery: d1 })).status).toBe(202);
-    expect((await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt: before(NOW, 600), conclusion: "failure" }), { delivery: d2 })).status).toBe(202);
+    expect(
+      (
+        await deliver(s.env, "workflow_job", workflowJobPayload("completed", { ...job, completedAt: before(NOW, 600), conclusion: "failure" }), {
+          delivery: d2,
+        })
+      ).status,
+    ).toBe(202);
     await s.sweep(NOW);
 
     const listing = await (await get(s.env, "/admin", bearer)).text();

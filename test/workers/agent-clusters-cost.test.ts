@@ -35,7 +35,8 @@ async function measure(clusters: string[], perCluster: number): Promise<Measured
       facts.push(jobStartedFact({ runner: name, repo: REPO, runId, jobId: runId * 10, startedAt: before(now, 600) }));
     }
     const parts = Math.ceil(runners.length / PER_PART);
-    for (let p = 0; p < parts; p++) agent.send({ type: "snapshot", id: `${cluster}-s`, part: p + 1, parts, runners: runners.slice(p * PER_PART, (p + 1) * PER_PART) });
+    for (let p = 0; p < parts; p++)
+      agent.send({ type: "snapshot", id: `${cluster}-s`, part: p + 1, parts, runners: runners.slice(p * PER_PART, (p + 1) * PER_PART) });
     for (let i = 0; i < facts.length; i += 500) await recordFacts(env, facts.slice(i, i + 500));
     agents.push(agent);
   }
@@ -71,7 +72,9 @@ describe("a sweep over two clusters against one", () => {
       `steady ${m.steady.rowsRead} read, ${m.steady.rowsWritten} written, ${m.steady.ms} ms`;
     await report(`[agent-clusters-cost] ${line(single)}`);
     await report(`[agent-clusters-cost] ${line(double)}`);
-    await report(`[agent-clusters-cost] steady rows read ${ratio(double.steady.rowsRead, single.steady.rowsRead)}x, wall ${ratio(double.steady.ms, single.steady.ms)}x`);
+    await report(
+      `[agent-clusters-cost] steady rows read ${ratio(double.steady.rowsRead, single.steady.rowsRead)}x, wall ${ratio(double.steady.ms, single.steady.ms)}x`,
+    );
     expect(double.steady.rowsRead).toBeLessThanOrEqual(single.steady.rowsRead * 1.2);
     expect(double.first.rowsRead).toBeLessThanOrEqual(single.first.rowsRead * 1.2);
   });

@@ -82,7 +82,15 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
     objects[cluster].set(r.name, r);
     agents[cluster]?.send({ type: "upsert", runner: r });
   };
-  const job = (l: Life) => ({ runner: l.name, repo: REPO, runId: l.runId, runAttempt: 1, jobId: l.runId * 10, installationId: 4242, startedAt: before(Date.now(), 900) });
+  const job = (l: Life) => ({
+    runner: l.name,
+    repo: REPO,
+    runId: l.runId,
+    runAttempt: 1,
+    jobId: l.runId * 10,
+    installationId: 4242,
+    startedAt: before(Date.now(), 900),
+  });
 
   for (const c of CLUSTERS) await up(c);
   for (let round = 0; round < rounds; round++) {
@@ -94,7 +102,14 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
       const life: Life = { cluster, name: `arc-runners-abcde-runner-r${n}`, uid: `uid-${seed}-${n}`, runId: 50_000 + n, completed: false, deleted: false };
       lives.push(life);
       byUid.set(life.uid, life);
-      place(cluster, { namespace: NS, name: life.name, uid: life.uid, creationTimestamp: before(Date.now(), 3600), workflowRunId: life.runId, jobRepositoryName: REPO });
+      place(cluster, {
+        namespace: NS,
+        name: life.name,
+        uid: life.uid,
+        creationTimestamp: before(Date.now(), 3600),
+        workflowRunId: life.runId,
+        jobRepositoryName: REPO,
+      });
       if (rand() < 0.3) {
         const other = CLUSTERS.find((c) => c !== cluster)!;
         place(other, { namespace: NS, name: life.name, uid: `twin-${seed}-${n}`, creationTimestamp: before(Date.now(), 3600) });
@@ -105,7 +120,11 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
     for (const l of lives) {
       if (l.completed || rand() > 0.35) continue;
       l.completed = true;
-      const res = await deliver(env, "workflow_job", workflowJobPayload("completed", { ...job(l), completedAt: before(Date.now(), 600), conclusion: "cancelled" }));
+      const res = await deliver(
+        env,
+        "workflow_job",
+        workflowJobPayload("completed", { ...job(l), completedAt: before(Date.now(), 600), conclusion: "cancelled" }),
+      );
       expect(res.status).toBe(202);
     }
     // An agent leaves or comes back.
@@ -135,21 +154,32 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
 
   const rows = (await adminRunners(env, "?limit=500")).runners;
   const leftBehind = lives.filter((l) => !l.deleted).map((l) => `${l.cluster}/${l.name}`);
-  const goneWhilePresent = rows.filter((r) => r.state === "gone" && [...CLUSTERS].some((c) => objects[c].get(String(r.name))?.uid === r.uid)).map((r) => r.name);
+  const goneWhilePresent = rows
+    .filter((r) => r.state === "gone" && [...CLUSTERS].some((c) => objects[c].get(String(r.name))?.uid === r.uid))
+    .map((r) => r.name);
   const twinsTouched = CLUSTERS.flatMap((c) => [...objects[c].values()].filter((r) => r.uid.startsWith("twin-"))).length;
   for (const a of Object.values(agents)) a?.ws.close(1000, "done");
-  const why = (n: string) => rows.filter((row) => `${String(row.cluster)}/${String(row.name)}` === n || n.endsWith(`/${String(row.name)}`)).map((row) => [row.state, row.reason, row.cluster]);
+  const why = (n: string) =>
+    rows
+      .filter((row) => `${String(row.cluster)}/${String(row.name)}` === n || n.endsWith(`/${String(row.name)}`))
+      .map((row) => [row.state, row.reason, row.cluster]);
   return { why, problems, leftBehind, goneWhilePresent, orders, flaps, lifecycles: lives.length, twinsLeft: twinsTouched, rows: rows.length };
 }
 
 describe("two clusters, randomized", () => {
-  it.each([17, 4242])("seed %i: 0 wrongful, 0 twice, 0 to the wrong cluster, 0 left behind, 0 gone while present; idle twins untouched", { timeout: 240_000 }, async (seed) => {
-    const r = await soak(seed, 120, 16);
-    await report(`[agent-clusters-randomized] seed ${seed}: ${r.lifecycles} lifecycles over 2 clusters, ${r.orders} orders, ${r.flaps} agent flaps, ${r.twinsLeft} idle twins all untouched, ${r.problems.length} problems, ${r.leftBehind.length} left behind, ${r.goneWhilePresent.length} gone while present`);
-    expect(r.problems).toEqual([]);
-    expect(r.leftBehind.map((n) => `${n}: ${JSON.stringify(r.why(n))}`)).toEqual([]);
-    expect(r.goneWhilePresent).toEqual([]);
-    expect(r.orders).toBeGreaterThanOrEqual(r.lifecycles);
-    expect(r.twinsLeft).toBeGreaterThan(0);
-  });
+  it.each([17, 4242])(
+    "seed %i: 0 wrongful, 0 twice, 0 to the wrong cluster, 0 left behind, 0 gone while present; idle twins untouched",
+    { timeout: 240_000 },
+    async (seed) => {
+      const r = await soak(seed, 120, 16);
+      await report(
+        `[agent-clusters-randomized] seed ${seed}: ${r.lifecycles} lifecycles over 2 clusters, ${r.orders} orders, ${r.flaps} agent flaps, ${r.twinsLeft} idle twins all untouched, ${r.problems.length} problems, ${r.leftBehind.length} left behind, ${r.goneWhilePresent.length} gone while present`,
+      );
+      expect(r.problems).toEqual([]);
+      expect(r.leftBehind.map((n) => `${n}: ${JSON.stringify(r.why(n))}`)).toEqual([]);
+      expect(r.goneWhilePresent).toEqual([]);
+      expect(r.orders).toBeGreaterThanOrEqual(r.lifecycles);
+      expect(r.twinsLeft).toBeGreaterThan(0);
+    },
+  );
 });

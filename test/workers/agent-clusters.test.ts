@@ -56,7 +56,10 @@ describe("agent tokens, one per cluster", () => {
         expect(res.webSocket).toBeNull();
         const cluster = headers["x-arc-reaper-cluster"] ?? "default";
         expect(await res.json()).toEqual({
-          error: cluster === "Not_A_Label" ? "x-arc-reaper-cluster must be a cluster name (DNS label)" : `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`,
+          error:
+            cluster === "Not_A_Label"
+              ? "x-arc-reaper-cluster must be a cluster name (DNS label)"
+              : `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`,
         });
       }
     } finally {
@@ -127,7 +130,10 @@ describe("two clusters, one ledger", () => {
   it("twins across clusters: the one busy on the facts' run is reaped, the idle twin never; twins that carry no run are kept", async () => {
     const env = agentEnv({ AGENT_CLUSTERS: `${EU},${US}` });
     const [twin, idleTwins] = [`${SCALE_SET}-runner-twin1`, `${SCALE_SET}-runner-twin2`];
-    const eu = await clusterAgent(env, EU, [runner(twin, { uid: "eu-twin1", workflowRunId: 701, jobRepositoryName: REPO }), runner(idleTwins, { uid: "eu-twin2" })]);
+    const eu = await clusterAgent(env, EU, [
+      runner(twin, { uid: "eu-twin1", workflowRunId: 701, jobRepositoryName: REPO }),
+      runner(idleTwins, { uid: "eu-twin2" }),
+    ]);
     const us = await clusterAgent(env, US, [runner(twin, { uid: "us-twin1" }), runner(idleTwins, { uid: "us-twin2" })]);
     await completed(env, twin, 701);
     await completed(env, idleTwins, 702);
@@ -138,7 +144,9 @@ describe("two clusters, one ledger", () => {
     expect(us.orders).toEqual([]);
     expect(await rowOf(env, twin)).toMatchObject({ state: "reaped", cluster: EU });
     // Neither twin carries run 702: neither is its runner, and neither is ever deleted on its facts.
-    expect(await rowOf(env, idleTwins)).toMatchObject({ reason: expect.stringContaining(`only objects of its name that are not it: ${EU}/${NS} (idle), ${US}/${NS} (idle)`) });
+    expect(await rowOf(env, idleTwins)).toMatchObject({
+      reason: expect.stringContaining(`only objects of its name that are not it: ${EU}/${NS} (idle), ${US}/${NS} (idle)`),
+    });
     eu.ws.close(1000, "done");
     us.ws.close(1000, "done");
   });
@@ -204,7 +212,13 @@ describe("a row's known cluster (issue 22)", () => {
     await runInDurableObject(ledgerOf(env), (_i, state) => {
       state.storage.sql.exec(
         "INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, uid, namespace, cluster, state, reason, due_at, fact_at, story) VALUES (?, 1, ?, 1, 1, ?, ?, 'success', 'ap-uid', ?, 'ap-south', 'finished', '', ?, ?, '[]')",
-        name, REPO, new Date(longAgo - 600_000).toISOString(), new Date(longAgo).toISOString(), NS, longAgo, longAgo,
+        name,
+        REPO,
+        new Date(longAgo - 600_000).toISOString(),
+        new Date(longAgo).toISOString(),
+        NS,
+        longAgo,
+        longAgo,
       );
     });
     const eu = await clusterAgent(env, EU, []); // a whole view, newer than the row's facts, of another cluster
@@ -226,11 +240,16 @@ describe("operators see clusters", () => {
     await settleAlarms(env);
     expect((await adminRunners(env, `?cluster=${EU}`)).runners.map((r) => [r.name, r.cluster])).toEqual([[inEu, EU]]);
     expect((await adminRunners(env, `?cluster=${US}`)).runners.map((r) => [r.name, r.cluster])).toEqual([[inUs, US]]);
-    const bad = await call(env, new Request("https://arc-reaper.test/admin/runners?cluster=EU_West", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }));
+    const bad = await call(
+      env,
+      new Request("https://arc-reaper.test/admin/runners?cluster=EU_West", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }),
+    );
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: 'cluster must be a cluster name (DNS label), got "EU_West"' });
 
-    const page = await (await call(env, new Request(`https://arc-reaper.test/admin?cluster=${EU}`, { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    const page = await (
+      await call(env, new Request(`https://arc-reaper.test/admin?cluster=${EU}`, { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
+    ).text();
     expect(page).toContain(`id="agent-status-${EU}"`);
     expect(page).toContain(`id="agent-status-${US}"`);
     expect(page).toMatch(/id="agent-status-ap-south"[^>]*>No agent of cluster ap-south is connected/);
@@ -238,7 +257,10 @@ describe("operators see clusters", () => {
     expect(page).not.toContain(inUs);
     const text = await metrics(env);
     expect(text).toContain('arc_reaper_agent_connected{cluster="ap-south"} 0');
-    const deep = await call(env, new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }));
+    const deep = await call(
+      env,
+      new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }),
+    );
     expect(deep.status).toBe(503);
     expect(((await deep.json()) as { checks: unknown[] }).checks).toContainEqual({
       name: "agent clusters",
@@ -247,7 +269,10 @@ describe("operators see clusters", () => {
     });
     // An agent of a cluster not listed is served, and named: once it leaves, nothing would look for its runners.
     const stray = await clusterAgent(env, "sa-east", []);
-    const again = await call(env, new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }));
+    const again = await call(
+      env,
+      new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }),
+    );
     expect(((await again.json()) as { checks: unknown[] }).checks).toContainEqual({
       name: "agent clusters",
       ok: false,
@@ -261,23 +286,39 @@ describe("operators see clusters", () => {
 
 describe("one current connection per cluster", () => {
   // A socket as the Hibernation API hands one back: only its attachment matters to the ledger.
-  const socketOf = (attachment: object) => ({ deserializeAttachment: () => attachment, serializeAttachment: () => undefined, close: () => undefined }) as unknown as WebSocket;
+  const socketOf = (attachment: object) =>
+    ({ deserializeAttachment: () => attachment, serializeAttachment: () => undefined, close: () => undefined }) as unknown as WebSocket;
 
   it("a message from a replaced connection (a snapshot part, an upsert) never touches the view the current one sent", async () => {
     const env = agentEnv({ AGENT_CLUSTERS: `${EU},${US}` });
     const us = await clusterAgent(env, US, [runner(`${SCALE_SET}-runner-us008`), runner(`${SCALE_SET}-runner-us009`)]);
     const empty = JSON.stringify({ type: "snapshot", id: "late", part: 1, parts: 1, runners: [] });
     const upsert = JSON.stringify({ type: "upsert", runner: runner(`${SCALE_SET}-runner-us010`) });
-    const current = await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = ?", `agent-conn:${US}`).one().value);
+    const current = await runInDurableObject(
+      ledgerOf(env),
+      (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM memory WHERE key = ?", `agent-conn:${US}`).one().value,
+    );
     await runInDurableObject(ledgerOf(env), async (instance) => {
-      const replaced = socketOf({ conn: "a-replaced-connection", cluster: US, connectedAt: 0, completeAt: 1, hello: { version: "0.1.0", namespaces: [NS], dryRun: false } });
+      const replaced = socketOf({
+        conn: "a-replaced-connection",
+        cluster: US,
+        connectedAt: 0,
+        completeAt: 1,
+        hello: { version: "0.1.0", namespaces: [NS], dryRun: false },
+      });
       await instance.webSocketMessage(replaced, upsert);
       await instance.webSocketMessage(replaced, empty);
     });
     expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ connected: true, complete: true, runners: 2 });
     // The same messages on the current connection do change it: the check above is the connection, not the message.
     await runInDurableObject(ledgerOf(env), async (instance) => {
-      const live = socketOf({ conn: JSON.parse(current) as string, cluster: US, connectedAt: 0, completeAt: 1, hello: { version: "0.1.0", namespaces: [NS], dryRun: false } });
+      const live = socketOf({
+        conn: JSON.parse(current) as string,
+        cluster: US,
+        connectedAt: 0,
+        completeAt: 1,
+        hello: { version: "0.1.0", namespaces: [NS], dryRun: false },
+      });
       await instance.webSocketMessage(live, upsert);
     });
     expect((await ledgerOf(env).agentStatus(US)).runners).toBe(3);
@@ -292,7 +333,12 @@ describe("one current connection per cluster", () => {
       const row = (id: number, cluster: string | null) =>
         sql.exec(
           "INSERT INTO runners (id, runner, job_id, repo, run_id, run_attempt, state, reason, due_at, story, held_for, cluster) VALUES (?, ?, ?, ?, ?, 1, 'finished', 'held', NULL, '[]', 'agent', ?)",
-          id, `${SCALE_SET}-runner-held${id}`, id, REPO, id, cluster,
+          id,
+          `${SCALE_SET}-runner-held${id}`,
+          id,
+          REPO,
+          id,
+          cluster,
         );
       row(1, EU);
       row(2, US);
@@ -305,9 +351,16 @@ describe("one current connection per cluster", () => {
     const us = await clusterAgent(env, US, []);
     await settleAlarms(env);
     const after = await runInDurableObject(ledgerOf(env), (_i, state) =>
-      state.storage.sql.exec<{ id: number; state: string; held_for: string | null }>("SELECT id, state, held_for FROM runners ORDER BY id").toArray().map((r) => [r.id, r.state, r.held_for]),
+      state.storage.sql
+        .exec<{ id: number; state: string; held_for: string | null }>("SELECT id, state, held_for FROM runners ORDER BY id")
+        .toArray()
+        .map((r) => [r.id, r.state, r.held_for]),
     );
-    expect(after).toEqual([[1, "finished", "agent"], [2, "gone", null], [3, "gone", null]]);
+    expect(after).toEqual([
+      [1, "finished", "agent"],
+      [2, "gone", null],
+      [3, "gone", null],
+    ]);
     eu.ws.close(1000, "done");
     us.ws.close(1000, "done");
   });
@@ -319,15 +372,27 @@ describe("migration 5", () => {
     await configureLedger(env);
     await runInDurableObject(ledgerOf(env), (_i, state) => {
       const sql = state.storage.sql;
-      const cols = "namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, creation_timestamp TEXT NOT NULL, deletion_timestamp TEXT, workflow_run_id INTEGER, job_repository_name TEXT, PRIMARY KEY (namespace, name)";
+      const cols =
+        "namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, creation_timestamp TEXT NOT NULL, deletion_timestamp TEXT, workflow_run_id INTEGER, job_repository_name TEXT, PRIMARY KEY (namespace, name)";
       for (const s of [
         // Migration 9 (next looks) undone too: it runs again after 7.
-        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
-        "DROP INDEX runners_held_by_cluster", "DROP TABLE agent_view", "DROP TABLE agent_snapshot", "DROP TABLE agent_removed",
-        `CREATE TABLE agent_view (${cols}) WITHOUT ROWID`, `CREATE TABLE agent_snapshot (${cols}) WITHOUT ROWID`,
+        "DROP INDEX runners_by_prune",
+        "ALTER TABLE runners DROP COLUMN prune_at",
+        "ALTER TABLE runners DROP COLUMN failures",
+        "ALTER TABLE unseen DROP COLUMN failures",
+        "DROP INDEX runners_held_by_cluster",
+        "DROP TABLE agent_view",
+        "DROP TABLE agent_snapshot",
+        "DROP TABLE agent_removed",
+        `CREATE TABLE agent_view (${cols}) WITHOUT ROWID`,
+        `CREATE TABLE agent_snapshot (${cols}) WITHOUT ROWID`,
         "CREATE TABLE agent_removed (namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, removed_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, uid)) WITHOUT ROWID",
-      ]) sql.exec(s);
-      sql.exec("INSERT INTO agent_view (namespace, name, uid, creation_timestamp, workflow_run_id) VALUES (?, 'old-runner', 'old-uid', '2026-11-30T10:00:00Z', 77)", NS);
+      ])
+        sql.exec(s);
+      sql.exec(
+        "INSERT INTO agent_view (namespace, name, uid, creation_timestamp, workflow_run_id) VALUES (?, 'old-runner', 'old-uid', '2026-11-30T10:00:00Z', 77)",
+        NS,
+      );
       sql.exec("INSERT INTO agent_removed (namespace, name, uid, removed_at) VALUES (?, 'gone-runner', 'gone-uid', 123)", NS);
       sql.exec("UPDATE schema_version SET version = 6"); // before migration 7 (many clusters)
     });
@@ -356,9 +421,10 @@ describe("direct mode", () => {
     await s.sweep(now);
     expect((await adminRunners(s.env, "?cluster=on-prem")).runners.map((r) => [r.name, r.state, r.cluster])).toEqual([[name, "reaped", "on-prem"]]);
     expect((await adminRunners(s.env, "?cluster=default")).runners).toEqual([]);
-    const text = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    const text = await (
+      await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
+    ).text();
     expect(text).toContain('arc_reaper_cluster_deletions_total{cluster="on-prem"} 1');
     expect(text).not.toContain("arc_reaper_agent_connected");
   });
 });
-

@@ -26,8 +26,15 @@ const rowOf = async (env: Env, name: string) => (await adminRunners(env)).runner
 async function jobCompleted(env: Env, name: string, runId: number, completedSecondsAgo: number): Promise<void> {
   const now = Date.now();
   const payload = workflowJobPayload("completed", {
-    runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: 4242,
-    startedAt: before(now, completedSecondsAgo + 300), completedAt: before(now, completedSecondsAgo), conclusion: "cancelled",
+    runner: name,
+    repo: REPO,
+    runId,
+    runAttempt: 1,
+    jobId: runId * 10,
+    installationId: 4242,
+    startedAt: before(now, completedSecondsAgo + 300),
+    completedAt: before(now, completedSecondsAgo),
+    conclusion: "cancelled",
   });
   expect((await deliver(env, "workflow_job", payload)).status).toBe(202);
 }
@@ -76,7 +83,9 @@ describe("cluster calls per webhook-reaped runner", () => {
     for (const n of [1, 2, 3]) {
       const clusters = ["eu-west", "us-east", "ap-south"].slice(0, n);
       const r = await reap(clusters);
-      figures.push(`${n} cluster${n === 1 ? "" : "s"}: ${r.calls} calls for ${n} reaped runner${n === 1 ? "" : "s"} (${r.perRunner} per runner, ${r.toOthers} to another cluster)`);
+      figures.push(
+        `${n} cluster${n === 1 ? "" : "s"}: ${r.calls} calls for ${n} reaped runner${n === 1 ? "" : "s"} (${r.perRunner} per runner, ${r.toOthers} to another cluster)`,
+      );
       expect(r.perRunner).toBeLessThanOrEqual(2);
       expect(r.toOthers).toBe(0);
     }
@@ -128,11 +137,18 @@ describe("a namespace the agent cannot read", () => {
     const [inNs, inNs2] = [`${SCALE_SET}-runner-readable1`, `${SCALE_SET}-runner-forbidden1`];
     const agent = await connect(env);
     agent.send({ type: "hello", version: "0.1.0", namespaces: [NS, NS2], dryRun: false });
-    const forbidden = 'watch: HTTP 403 ephemeralrunners.actions.github.com is forbidden: User "system:serviceaccount:arc-reaper-agent:arc-reaper-agent" cannot watch';
+    const forbidden =
+      'watch: HTTP 403 ephemeralrunners.actions.github.com is forbidden: User "system:serviceaccount:arc-reaper-agent:arc-reaper-agent" cannot watch';
     agent.send({
-      type: "snapshot", id: "s1", part: 1, parts: 1,
+      type: "snapshot",
+      id: "s1",
+      part: 1,
+      parts: 1,
       runners: [runner(inNs, { uid: "uid-r1", workflowRunId: 7401, jobRepositoryName: REPO })],
-      namespaces: [{ namespace: NS, wholeMsAgo: 0 }, { namespace: NS2, wholeMsAgo: 3_600_000, unreadable: forbidden }],
+      namespaces: [
+        { namespace: NS, wholeMsAgo: 0 },
+        { namespace: NS2, wholeMsAgo: 3_600_000, unreadable: forbidden },
+      ],
     });
     await settle();
     await jobCompleted(env, inNs, 7401, 600);
@@ -140,7 +156,11 @@ describe("a namespace the agent cannot read", () => {
     await settleAlarms(env);
     // No uid was seen for either job: a namespace of their cluster that cannot be read could hold the very object, so both wait.
     expect(agent.orders).toEqual([]);
-    for (const name of [inNs, inNs2]) expect(await rowOf(env, name)).toMatchObject({ state: "finished", reason: expect.stringContaining(`cannot read namespace ${NS2} (${forbidden}): its runners are kept`) });
+    for (const name of [inNs, inNs2])
+      expect(await rowOf(env, name)).toMatchObject({
+        state: "finished",
+        reason: expect.stringContaining(`cannot read namespace ${NS2} (${forbidden}): its runners are kept`),
+      });
 
     const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: bearer }))).text();
     expect(metrics).toContain(`arc_reaper_agent_namespace_readable{cluster="default",namespace="${NS}"} 1`);
@@ -169,7 +189,9 @@ describe("a namespace the agent cannot read", () => {
 });
 
 describe("reads by name", () => {
-  it("a read the agent answers after 4 s (its own GET allows 15 s) is waited for, lands in the view and decides; reads stay on", { timeout: 30_000 }, async () => {
+  it("a read the agent answers after 4 s (its own GET allows 15 s) is waited for, lands in the view and decides; reads stay on", {
+    timeout: 30_000,
+  }, async () => {
     const env = agentEnv();
     const [slow, next] = [`${SCALE_SET}-runner-slowread1`, `${SCALE_SET}-runner-slowread2`];
     const agent = await connect(env);

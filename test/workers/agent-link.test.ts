@@ -13,7 +13,11 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 describe("GET /agent", () => {
   it("answers 401 to a wrong or missing AGENT_TOKEN before any upgrade, 426 without an upgrade, 404 in direct mode", async () => {
     const env = agentEnv();
-    const refused: Record<string, string>[] = [{ authorization: "Bearer wrong-token-0123456789-0123456789-01" }, { authorization: `Bearer ${AGENT_TOKEN}x` }, {}];
+    const refused: Record<string, string>[] = [
+      { authorization: "Bearer wrong-token-0123456789-0123456789-01" },
+      { authorization: `Bearer ${AGENT_TOKEN}x` },
+      {},
+    ];
     for (const auth of refused) {
       const res = await dial(env, { upgrade: "websocket", ...auth });
       expect(res.status).toBe(401);
@@ -33,12 +37,15 @@ describe("GET /agent", () => {
     const agent = await connect(env);
     await completed(env, name, 321);
     await settleAlarms(env);
-    expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "finished", reason: "cannot judge: CLUSTER_MODE=agent: the agent's snapshot is incomplete" });
+    expect((await adminRunners(env)).runners[0]).toMatchObject({
+      state: "finished",
+      reason: "cannot judge: CLUSTER_MODE=agent: the agent's snapshot is incomplete",
+    });
 
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 2, runners: [runner(name, { workflowRunId: 321, jobRepositoryName: REPO })] });
     await settle();
     await runScheduled(env, Date.now());
-    expect((await ledgerOf(env).agentStatus())).toMatchObject({ connected: true, complete: false, runners: 0 });
+    expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: false, runners: 0 });
     expect(agent.orders).toEqual([]);
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "finished", reason: expect.stringContaining("snapshot is incomplete") });
 
@@ -49,10 +56,20 @@ describe("GET /agent", () => {
     // (No sweep from here: without that wake-up nothing would be due and no order would go out.)
     await settleAlarms(env);
     expect(agent.orders).toEqual([
-      { type: "order", id: expect.any(String), namespace: NS, name, uid: `uid-${name}`, runId: 321, reason: expect.stringMatching(/^job 3210 in octo-org\/octo-repo is cancelled/) },
+      {
+        type: "order",
+        id: expect.any(String),
+        namespace: NS,
+        name,
+        uid: `uid-${name}`,
+        runId: 321,
+        reason: expect.stringMatching(/^job 3210 in octo-org\/octo-repo is cancelled/),
+      },
     ]);
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "reaped" });
-    const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    const metrics = await (
+      await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
+    ).text();
     expect(metrics).toContain('arc_reaper_agent_connected{cluster="default"} 1');
     agent.ws.close(1000, "done");
   });
@@ -67,7 +84,10 @@ describe("GET /agent", () => {
     await completed(env, name, 322);
     await settleAlarms(env);
     expect(agent.orders).toHaveLength(1);
-    expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "finished", reason: "delete failed, retried later: the agent refused the order: dry run" });
+    expect((await adminRunners(env)).runners[0]).toMatchObject({
+      state: "finished",
+      reason: "delete failed, retried later: the agent refused the order: dry run",
+    });
     // A remove for another uid (a name that came back) changes nothing; the right uid does.
     agent.send({ type: "remove", namespace: NS, name, uid: "some-other-uid" });
     await settle();
@@ -77,7 +97,9 @@ describe("GET /agent", () => {
     expect((await ledgerOf(env).agentStatus()).runners).toBe(0);
     await runScheduled(env, Date.now());
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "gone" });
-    const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    const metrics = await (
+      await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
+    ).text();
     expect(metrics).toMatch(/arc_reaper_errors_total\{kind="agent"\} [1-9]/);
     agent.ws.close(1000, "done");
   });
@@ -94,16 +116,26 @@ describe("GET /agent", () => {
     expect((await second.closed).code).toBe(1008);
     await settle();
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: false, complete: false });
-    const metrics = await (await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))).text();
+    const metrics = await (
+      await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
+    ).text();
     expect(metrics).toContain('arc_reaper_agent_connected{cluster="default"} 0');
   });
 
-  it("an order without a report fails after ORDER_TIMEOUT_MS (a GET and a DELETE at the agent's own timeout); while that agent stays silent the next orders fail at once", { timeout: 90_000 }, async () => {
+  it("an order without a report fails after ORDER_TIMEOUT_MS (a GET and a DELETE at the agent's own timeout); while that agent stays silent the next orders fail at once", {
+    timeout: 90_000,
+  }, async () => {
     const env = agentEnv();
     const [a, b] = ["arc-runners-abcde-runner-silent1", "arc-runners-abcde-runner-silent2"];
     const agent = await connect(env);
     agent.answer = undefined; // a hung agent: the socket is open, nothing comes back
-    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [runner(a, { workflowRunId: 331, jobRepositoryName: REPO }), runner(b, { workflowRunId: 332, jobRepositoryName: REPO })] });
+    agent.send({
+      type: "snapshot",
+      id: "s1",
+      part: 1,
+      parts: 1,
+      runners: [runner(a, { workflowRunId: 331, jobRepositoryName: REPO }), runner(b, { workflowRunId: 332, jobRepositoryName: REPO })],
+    });
     await settle();
     await completed(env, a, 331);
     await completed(env, b, 332);

@@ -15,7 +15,16 @@ const TEN_DAYS_AGO = new Date(Date.now() - 10 * 86_400_000).toISOString().replac
 /** A runner as `version`'s controller creates it (idle, Pending), then marked Running, then given a job by the listener. */
 async function arcRunner(s: Stack, version: ArcVersion, name: string, o: { runId?: number; deletionTimestamp?: string } = {}): Promise<string> {
   const created = await s.kube.seed(
-    makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, phase: "Pending", arcVersion: version, creationTimestamp: TEN_DAYS_AGO, status: { ready: false }, ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}) }),
+    makeEphemeralRunner({
+      namespace: NS,
+      scaleSet: "arc-runners",
+      name,
+      phase: "Pending",
+      arcVersion: version,
+      creationTimestamp: TEN_DAYS_AGO,
+      status: { ready: false },
+      ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
+    }),
   );
   await s.kube.patchStatus(NS, name, { phase: "Running", ready: true });
   if (o.runId !== undefined) await s.kube.patchStatus(NS, name, jobStartedStatus({ workflowRunId: o.runId, jobRepositoryName: REPO }));
@@ -39,7 +48,14 @@ describe.each(ARC_VERSIONS)("ARC %s", (version) => {
       await s.jobCompleted({ runner: "done", runId: 701, jobId: 7010, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" }),
       await s.jobStarted({ runner: "running", runId: 702, jobId: 7020, startedAt: before(NOW, 600) }),
       await s.jobCompleted({ runner: "moved", runId: 703, jobId: 7030, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "success" }),
-      await s.jobCompleted({ runner: "terminating", runId: 705, jobId: 7050, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "success" }),
+      await s.jobCompleted({
+        runner: "terminating",
+        runId: 705,
+        jobId: 7050,
+        startedAt: before(NOW, 900),
+        completedAt: before(NOW, 600),
+        conclusion: "success",
+      }),
     ];
     expect(ok.map((r) => r.status)).toEqual([202, 202, 202, 202]);
 

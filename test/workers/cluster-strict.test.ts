@@ -15,7 +15,6 @@ import { createKubeTenant, makeEphemeralRunner, type KubeTenant, type StoredEphe
 import { before, stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
 
-
 const NS = "arc-runners";
 const ACCESS = { clientId: "access-client-id.access", clientSecret: "access-client-secret-0123456789abcdef" };
 const ACCESS_HINT = "the Access service token (KUBE_ACCESS_CLIENT_ID, KUBE_ACCESS_CLIENT_SECRET) is missing, expired or not allowed by the Access policy";
@@ -132,7 +131,11 @@ describe("an Access-style answer is an error, never the cluster's word", () => {
 describe("credentials never go to another host", () => {
   it("a redirect to another server on list, read and delete: that server receives no request at all", async () => {
     const w = await world();
-    const settle = (p: Promise<unknown>) => p.then((v) => ({ value: v }), (e: unknown) => ({ error: e }));
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        (v) => ({ value: v }),
+        (e: unknown) => ({ error: e }),
+      );
     await w.faults.add({ answer: "access-login-local" });
     const outcomes = [
       await settle(w.cluster.listRunners(NS)),
@@ -144,7 +147,12 @@ describe("credentials never go to another host", () => {
     outcomes.push(await settle(w.cluster.listRunners(NS)));
     // First what matters most: nothing, let alone the bearer token or the Access secret, reached the other host.
     await expectSinkUntouched(w);
-    expect(outcomes.map((o) => ("error" in o ? o.error instanceof ClusterError : o.value))).toEqual([true, true, expect.objectContaining({ kind: "failed" }), true]);
+    expect(outcomes.map((o) => ("error" in o ? o.error instanceof ClusterError : o.value))).toEqual([
+      true,
+      true,
+      expect.objectContaining({ kind: "failed" }),
+      true,
+    ]);
     // The API server saw each call (so the redirects were answered), the sink none.
     expect((await w.kube.calls()).map((c) => `${c.method} ${c.status}`)).toEqual(["GET 302", "GET 302", "DELETE 302", "GET 302"]);
   });
@@ -152,7 +160,9 @@ describe("credentials never go to another host", () => {
   it("the sink does record what reaches it (so 'received nothing' above can fail)", async () => {
     const w = await world();
     const { url, tenantQuery } = await w.faults.sink();
-    const res = await fetch(`${url}/cdn-cgi/access/login/probe?${tenantQuery}`, { headers: { authorization: "Bearer probe", "cf-access-client-secret": "probe" } });
+    const res = await fetch(`${url}/cdn-cgi/access/login/probe?${tenantQuery}`, {
+      headers: { authorization: "Bearer probe", "cf-access-client-secret": "probe" },
+    });
     await res.text();
     const { calls } = await w.faults.sink();
     expect(calls).toEqual([expect.objectContaining({ method: "GET", credentials: true })]);
@@ -160,7 +170,8 @@ describe("credentials never go to another host", () => {
 });
 
 describe("the shape of each answer is checked", () => {
-  const list = (items: unknown[]) => JSON.stringify({ kind: "EphemeralRunnerList", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: "1" }, items });
+  const list = (items: unknown[]) =>
+    JSON.stringify({ kind: "EphemeralRunnerList", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: "1" }, items });
 
   it("a list item without metadata.uid fails the whole namespace, not just that item", async () => {
     const w = await world();
@@ -173,13 +184,17 @@ describe("the shape of each answer is checked", () => {
   it("a list item that is not an object fails the namespace", async () => {
     const w = await world();
     await w.kube.addFault({ match: { method: "GET" }, rawBody: list([w.runner, "arc-runners-x"]) });
-    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: item 1 of the EphemeralRunnerList has no metadata.name or metadata.uid`);
+    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(
+      `listing ephemeralrunners in ${NS}: HTTP 200: item 1 of the EphemeralRunnerList has no metadata.name or metadata.uid`,
+    );
   });
 
   it("a list of another kind, or without items, is an error", async () => {
     const w = await world();
     await w.kube.addFault({ match: { method: "GET" }, rawBody: JSON.stringify({ kind: "PodList", items: [] }), times: 1 });
-    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: expected kind "EphemeralRunnerList", got kind "PodList"`);
+    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(
+      `listing ephemeralrunners in ${NS}: HTTP 200: expected kind "EphemeralRunnerList", got kind "PodList"`,
+    );
     await w.kube.addFault({ match: { method: "GET" }, rawBody: JSON.stringify({ kind: "EphemeralRunnerList", metadata: {} }), times: 1 });
     expect((await thrown(w.cluster.listRunners(NS))).message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: the EphemeralRunnerList has no items array`);
   });
@@ -193,7 +208,10 @@ describe("the shape of each answer is checked", () => {
 
   it("a read answering another object's name is an error", async () => {
     const w = await world();
-    await w.kube.addFault({ match: { method: "GET" }, rawBody: JSON.stringify({ ...w.runner, metadata: { ...w.runner.metadata, name: "arc-runners-other" } }) });
+    await w.kube.addFault({
+      match: { method: "GET" },
+      rawBody: JSON.stringify({ ...w.runner, metadata: { ...w.runner.metadata, name: "arc-runners-other" } }),
+    });
     const e = await thrown(w.cluster.readRunner(NS, w.runner.metadata.name));
     expect(e.message).toBe(`reading ephemeralrunner ${NS}/${w.runner.metadata.name}: HTTP 200: an EphemeralRunner of another name`);
   });
@@ -220,7 +238,9 @@ describe("the shape of each answer is checked", () => {
 
   it("a 409 Status on delete saying the uid precondition failed (the name is another object now) is gone, as the agent treats it; any other 409 failed", async () => {
     const w = await world();
-    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: "00000000-0000-0000-0000-000000000409" })).toEqual({ kind: "gone" });
+    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: "00000000-0000-0000-0000-000000000409" })).toEqual({
+      kind: "gone",
+    });
     expect((await w.kube.calls()).filter((c) => c.method === "DELETE").map((c) => c.status)).toEqual([409]);
     // A Conflict Status for another reason (the stand-in's: "the object has been modified") says nothing of the object.
     await w.kube.addFault({ match: { method: "DELETE" }, status: 409, times: 1 });
@@ -232,21 +252,36 @@ describe("the shape of each answer is checked", () => {
     expect((await w.kube.get(NS, w.runner.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();
     // A 409 whose body is not a Kubernetes Status (a proxy) stays a failure.
     await w.kube.addFault({ match: { method: "DELETE" }, status: 409, rawBody: JSON.stringify({ error: "conflict" }), times: 1 });
-    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toMatchObject({ kind: "failed", status: 409 });
+    expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toMatchObject({
+      kind: "failed",
+      status: 409,
+    });
   });
 
   it("a delete answering a Status that is not Success, or another object, failed", async () => {
     const w = await world();
     const target = { namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid };
-    await w.kube.addFault({ match: { method: "DELETE" }, rawBody: JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 200 }), times: 1 });
+    await w.kube.addFault({
+      match: { method: "DELETE" },
+      rawBody: JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 200 }),
+      times: 1,
+    });
     expect(await w.cluster.deleteRunner(target)).toEqual({ kind: "failed", status: 200, why: 'HTTP 200: a Status that is not "Success"' });
-    await w.kube.addFault({ match: { method: "DELETE" }, rawBody: JSON.stringify({ ...w.runner, metadata: { ...w.runner.metadata, name: "arc-runners-other" } }), times: 1 });
+    await w.kube.addFault({
+      match: { method: "DELETE" },
+      rawBody: JSON.stringify({ ...w.runner, metadata: { ...w.runner.metadata, name: "arc-runners-other" } }),
+      times: 1,
+    });
     expect(await w.cluster.deleteRunner(target)).toEqual({ kind: "failed", status: 200, why: "HTTP 200: an EphemeralRunner of another name" });
   });
 
   it("a delete answering a success Status is deleted", async () => {
     const w = await world();
-    await w.kube.addFault({ match: { method: "DELETE" }, rawBody: JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: w.runner.metadata.name } }), times: 1 });
+    await w.kube.addFault({
+      match: { method: "DELETE" },
+      rawBody: JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: w.runner.metadata.name } }),
+      times: 1,
+    });
     expect(await w.cluster.deleteRunner({ namespace: NS, name: w.runner.metadata.name, uid: w.runner.metadata.uid })).toEqual({ kind: "deleted" });
   });
 });
@@ -272,21 +307,32 @@ describe("a sweep through Access-style answers keeps every runner", () => {
     expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "running" })]);
   });
 
-  it.each(["html-200", "empty-object-200", "html-404"] as const)("a delete answered with %s is neither reaped nor gone; the next sweep reaps", async (answer) => {
-    const s = await stack();
-    const er = await s.runner({ name: `arc-runners-abcde-runner-${answer}`, workflowRunId: 801 });
-    await s.jobCompleted({ runner: er.metadata.name, runId: 801, jobId: 8010, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
-    await accessFaults(s.kube).add({ answer, match: { verb: "delete" }, times: 1 });
-    await s.sweep(NOW);
-    expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "finished" })]);
-    await s.sweep(NOW + 60_000);
-    expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "reaped" })]);
-    expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
-  });
+  it.each(["html-200", "empty-object-200", "html-404"] as const)(
+    "a delete answered with %s is neither reaped nor gone; the next sweep reaps",
+    async (answer) => {
+      const s = await stack();
+      const er = await s.runner({ name: `arc-runners-abcde-runner-${answer}`, workflowRunId: 801 });
+      await s.jobCompleted({
+        runner: er.metadata.name,
+        runId: 801,
+        jobId: 8010,
+        startedAt: before(NOW, 900),
+        completedAt: before(NOW, 600),
+        conclusion: "cancelled",
+      });
+      await accessFaults(s.kube).add({ answer, match: { verb: "delete" }, times: 1 });
+      await s.sweep(NOW);
+      expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "finished" })]);
+      await s.sweep(NOW + 60_000);
+      expect((await adminRunners(s.env)).runners).toEqual([expect.objectContaining({ name: er.metadata.name, state: "reaped" })]);
+      expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
+    },
+  );
 });
 
 describe("the HTTP edge on its own", () => {
-  const answer = (status: number, headers: Record<string, string>, body = "{}") => checkHttpAnswer(status, new Headers(headers), body, "https://kube.example.com/apis/x");
+  const answer = (status: number, headers: Record<string, string>, body = "{}") =>
+    checkHttpAnswer(status, new Headers(headers), body, "https://kube.example.com/apis/x");
   const why = (f: () => unknown): string => {
     try {
       f();
@@ -304,7 +350,9 @@ describe("the HTTP edge on its own", () => {
     expect(why(() => answer(307, { location: "/cdn-cgi/access/login/kube.example.com?redirect_url=%2F" }))).toBe(
       `HTTP 307: a redirect to a Cloudflare Access login at https://kube.example.com: ${ACCESS_HINT}`,
     );
-    expect(why(() => answer(301, { location: "https://evil.example.net/cloudflareaccess.com?token=x" }))).toBe("HTTP 301: a redirect to https://evil.example.net (redirects are never followed)");
+    expect(why(() => answer(301, { location: "https://evil.example.net/cloudflareaccess.com?token=x" }))).toBe(
+      "HTTP 301: a redirect to https://evil.example.net (redirects are never followed)",
+    );
     expect(why(() => answer(302, {}))).toBe("HTTP 302: a redirect with no Location (redirects are never followed)");
   });
 
@@ -320,7 +368,10 @@ describe("the HTTP edge on its own", () => {
     let sent = 0;
     const library = fetchHttpLibrary({ origin: "https://kube.example.com", timeoutMs: 1000, onRequest: () => sent++ });
     const request = new RequestContext("http://127.0.0.1:9/apis/actions.github.com/v1alpha1", HttpMethod.GET);
-    const error = await library.send(request).toPromise().catch((e: unknown) => e);
+    const error = await library
+      .send(request)
+      .toPromise()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnacceptableAnswer);
     expect((error as Error).message).toBe("refusing to send a request to http://127.0.0.1:9, not the API server's origin");
     expect(sent).toBe(0);

@@ -67,7 +67,11 @@ describe("GET /healthz/deep", () => {
     expect(body.checks).toEqual([
       { name: `namespace ${NS}`, ok: true, detail: `listed 0 EphemeralRunners in ${NS}` },
       { name: "namespace other-runners", ok: false, detail: expect.stringMatching(/^listing ephemeralrunners in other-runners: .*403.*cannot list/s) },
-      { name: `installation ${INSTALLATION}`, ok: false, detail: expect.stringMatching(new RegExp(`^minting a token for installation ${INSTALLATION}: GitHub answered 403: .*Actions: read`)) },
+      {
+        name: `installation ${INSTALLATION}`,
+        ok: false,
+        detail: expect.stringMatching(new RegExp(`^minting a token for installation ${INSTALLATION}: GitHub answered 403: .*Actions: read`)),
+      },
       { name: "deliveries", ok: true, detail: expect.stringMatching(/^listed \d+ webhook deliver/) },
     ]);
   });
@@ -76,7 +80,10 @@ describe("GET /healthz/deep", () => {
     const s = await stack();
     await s.github.addFault({ match: { pathIncludes: "/app/hook/deliveries" }, status: 500, message: "boom" });
     await configureLedger(s.env);
-    await runInDurableObject(ledgerOf(s.env), (_i, state) => void state.storage.sql.exec("INSERT INTO memory (key, value) VALUES ('installation/octo-org/octo-repo', ?)", String(INSTALLATION)));
+    await runInDurableObject(
+      ledgerOf(s.env),
+      (_i, state) => void state.storage.sql.exec("INSERT INTO memory (key, value) VALUES ('installation/octo-org/octo-repo', ?)", String(INSTALLATION)),
+    );
     const res = await deep(s.env);
     expect(res.status).toBe(503);
     const body = (await res.json()) as Health;
@@ -106,7 +113,11 @@ describe("GET /healthz/deep", () => {
       { name: `cluster eu-west namespace ${NS} (the agent's view)`, ok: false, detail: expect.stringMatching(/no agent of cluster eu-west is connected/) },
       { name: `cluster us-east namespace ${NS} (the agent's view)`, ok: false, detail: expect.stringMatching(/no agent of cluster us-east is connected/) },
     ]);
-    expect(body.checks).toContainEqual({ name: "agent clusters", ok: false, detail: "AGENT_CLUSTERS expects eu-west, us-east; no agent connected for eu-west, us-east" });
+    expect(body.checks).toContainEqual({
+      name: "agent clusters",
+      ok: false,
+      detail: "AGENT_CLUSTERS expects eu-west, us-east; no agent connected for eu-west, us-east",
+    });
   });
 
   it("needs the admin bearer token", async () => {

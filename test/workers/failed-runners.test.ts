@@ -15,10 +15,19 @@ const at = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$
 const MESSAGE = 'admission webhook "policy.example.com" denied the request:\u202e image <b>ghcr.io/x</b>\n is not allowed';
 
 /** A runner as ARC leaves it when its pod cannot be made: Failed, with a reason, a message and the failed pods' times. */
-async function failedRunner(s: Stack, version: ArcVersion, name: string, o: { failedAt: number; createdAt?: number; scaleSet?: string; runId?: number }): Promise<string> {
+async function failedRunner(
+  s: Stack,
+  version: ArcVersion,
+  name: string,
+  o: { failedAt: number; createdAt?: number; scaleSet?: string; runId?: number },
+): Promise<string> {
   const created = await s.kube.seed(
     makeEphemeralRunner({
-      namespace: NS, scaleSet: o.scaleSet ?? "arc-runners", name, phase: "Failed", arcVersion: version,
+      namespace: NS,
+      scaleSet: o.scaleSet ?? "arc-runners",
+      name,
+      phase: "Failed",
+      arcVersion: version,
       creationTimestamp: at(o.createdAt ?? o.failedAt - 60_000),
       status: { ready: false, reason: "PodCreateFailed", message: MESSAGE, failures: { "pod-uid-1": at(o.failedAt - 30_000), "pod-uid-2": at(o.failedAt) } },
     }),
@@ -45,29 +54,48 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     const listed = (await adminRunners(s.env, "?state=failed")).runners;
     expect(listed).toEqual([
       expect.objectContaining({
-        name: "arc-runners-x-runner-aaaaa", state: "failed", uid, namespace: NS, cluster: "default", scaleSet: "arc-runners",
+        name: "arc-runners-x-runner-aaaaa",
+        state: "failed",
+        uid,
+        namespace: NS,
+        cluster: "default",
+        scaleSet: "arc-runners",
         arcReason: "PodCreateFailed",
         arcMessage: 'admission webhook "policy.example.com" denied the request: image <b>ghcr.io/x</b> is not allowed',
         failedAt: `${at(NOW - 3_600_000).slice(0, -1)}.000Z`,
-        reason: expect.stringMatching(/^ARC marked it Failed 90000s ago \(PodCreateFailed: admission webhook .* is not allowed\); it holds a slot of scale set arc-runners; REAPER_FAILED_SECONDS is unset: never deleted$/),
+        reason: expect.stringMatching(
+          /^ARC marked it Failed 90000s ago \(PodCreateFailed: admission webhook .* is not allowed\); it holds a slot of scale set arc-runners; REAPER_FAILED_SECONDS is unset: never deleted$/,
+        ),
       }),
     ]);
     expect(await deletes(s)).toEqual([]);
     expect(await metrics(s)).toContain('arc_reaper_failed_runners{cluster="default",namespace="arc-runners",scale_set="arc-runners"} 1');
     expect(await metrics(s)).toContain('arc_reaper_runners{state="failed"} 1');
     // /admin?state=failed shows it with ARC's message, escaped, its direction marks gone.
-    const page = await (await call(s.env, new Request("https://arc-reaper.test/admin?state=failed", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+    const page = await (
+      await call(s.env, new Request("https://arc-reaper.test/admin?state=failed", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
+    ).text();
     expect(page).toContain('<a href="/admin?state=failed" aria-current="page">failed (1)</a>');
-    expect(page).toContain('<strong><bdi>PodCreateFailed</bdi></strong>: <bdi class="message">admission webhook &quot;policy.example.com&quot; denied the request: image &lt;b&gt;ghcr.io/x&lt;/b&gt; is not allowed</bdi>');
+    expect(page).toContain(
+      '<strong><bdi>PodCreateFailed</bdi></strong>: <bdi class="message">admission webhook &quot;policy.example.com&quot; denied the request: image &lt;b&gt;ghcr.io/x&lt;/b&gt; is not allowed</bdi>',
+    );
     expect(page).not.toContain("\u202e");
     expect(page).not.toContain("<b>ghcr.io");
     // The story says it.
-    const story = (await (await call(s.env, new Request("https://arc-reaper.test/admin/runners/arc-runners-x-runner-aaaaa", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).json()) as { jobs: { state: string; story: { what: string }[] }[] };
+    const story = (await (
+      await call(
+        s.env,
+        new Request("https://arc-reaper.test/admin/runners/arc-runners-x-runner-aaaaa", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
+      )
+    ).json()) as { jobs: { state: string; story: { what: string }[] }[] };
     expect(story.jobs.map((j) => [j.state, j.story.map((e) => e.what.slice(0, 22))])).toEqual([["failed", ["seen Failed: ARC marke"]]]);
   });
 
   it("with REAPER_FAILED_SECONDS: deleted once that long after it failed (uid precondition, cause failed, within the cap), never one busy on a run whose job runs; its row closes reaped when it goes", async () => {
-    const s = await stack({ REAPER_FAILED_SECONDS: "600", REAPER_MAX_DELETIONS_PER_MINUTE: "1", REAPER_MAX_DELETIONS_PER_SWEEP: "1" }, { arcVersion: version, autoFinalize: true });
+    const s = await stack(
+      { REAPER_FAILED_SECONDS: "600", REAPER_MAX_DELETIONS_PER_MINUTE: "1", REAPER_MAX_DELETIONS_PER_SWEEP: "1" },
+      { arcVersion: version, autoFinalize: true },
+    );
     await failedRunner(s, version, "arc-runners-x-runner-old01", { failedAt: NOW - 3_600_000 });
     await failedRunner(s, version, "arc-runners-x-runner-old02", { failedAt: NOW - 3_000_000 });
     await failedRunner(s, version, "arc-runners-x-runner-new01", { failedAt: NOW - 300_000 });
@@ -98,7 +126,9 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     await s.sweep(NOW + 600_000);
     expect(await deletes(s)).toHaveLength(3);
     const rep = (await adminRunners(s.env, "?state=failed")).runners.find((r) => r["name"] === "arc-runners-x-runner-rep01");
-    expect(rep?.["reason"]).toMatch(/; due for deletion at .* \(REAPER_FAILED_SECONDS=600\); replacements keep failing: 3 of scale set arc-runners deleted in the last 600s$/);
+    expect(rep?.["reason"]).toMatch(
+      /; due for deletion at .* \(REAPER_FAILED_SECONDS=600\); replacements keep failing: 3 of scale set arc-runners deleted in the last 600s$/,
+    );
     await s.sweep(NOW + 671_000);
     expect((await deletes(s)).slice(3)).toEqual(["200 arc-runners-x-runner-rep01"]);
   });
@@ -111,14 +141,34 @@ describe("the failed_runners migration", () => {
     expect((await s.jobStarted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200) })).status).toBe(202);
     // Back to the previous release's schema: no failed_runners, no finish_refusals, no agent_view.arc.
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
-      for (const statement of ["DROP TABLE failed_runners", "DROP TABLE finish_refusals", "ALTER TABLE agent_view DROP COLUMN arc", "ALTER TABLE agent_snapshot DROP COLUMN arc"]) state.storage.sql.exec(statement);
+      for (const statement of [
+        "DROP TABLE failed_runners",
+        "DROP TABLE finish_refusals",
+        "ALTER TABLE agent_view DROP COLUMN arc",
+        "ALTER TABLE agent_snapshot DROP COLUMN arc",
+      ])
+        state.storage.sql.exec(statement);
       state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 1);
     });
     await evictLedger(s.env);
     await failedRunner(s, "0.14.2", "arc-runners-x-runner-fail1", { failedAt: NOW - 3_600_000 });
-    expect((await s.jobCompleted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200), completedAt: before(NOW, 600), conclusion: "success" })).status).toBe(202);
+    expect(
+      (
+        await s.jobCompleted({
+          runner: "arc-runners-x-runner-job01",
+          runId: 901,
+          jobId: 9010,
+          startedAt: before(NOW, 1200),
+          completedAt: before(NOW, 600),
+          conclusion: "success",
+        })
+      ).status,
+    ).toBe(202);
     await s.sweep(NOW);
-    const version = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version);
+    const version = await runInDurableObject(
+      ledgerOf(s.env),
+      (_i, state) => state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version,
+    );
     expect(version).toBe(SCHEMA_VERSION);
     expect((await adminRunners(s.env)).runners.map((r) => [r["name"], r["state"]])).toEqual([["arc-runners-x-runner-job01", "reaped"]]);
     expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-job01", "200 arc-runners-x-runner-fail1"]);
@@ -130,12 +180,32 @@ describe("agent mode", () => {
   it("a Failed runner the agent reports (its arc field) is listed with ARC's message, cleaned again by the ledger; never deleted through the agent (no order for a runner without a run)", async () => {
     const env = agentEnv({ REAPER_FAILED_SECONDS: "600" });
     const agent = await connect(env);
-    const arc = { phase: "Failed", reason: "PodCreateFailed", message: "quota\u202e exceeded", failedAt: new Date(NOW - 3_600_000).toISOString(), scaleSet: "arc-runners" };
-    agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [agentRunner("arc-runners-x-runner-agfl1", { arc }), agentRunner("arc-runners-x-runner-idle2")] });
+    const arc = {
+      phase: "Failed",
+      reason: "PodCreateFailed",
+      message: "quota\u202e exceeded",
+      failedAt: new Date(NOW - 3_600_000).toISOString(),
+      scaleSet: "arc-runners",
+    };
+    agent.send({
+      type: "snapshot",
+      id: "s1",
+      part: 1,
+      parts: 1,
+      runners: [agentRunner("arc-runners-x-runner-agfl1", { arc }), agentRunner("arc-runners-x-runner-idle2")],
+    });
     await new Promise((r) => setTimeout(r, 50));
     await runScheduled(env, NOW);
     const rows = (await adminRunners(env, "?state=failed")).runners;
-    expect(rows).toEqual([expect.objectContaining({ name: "arc-runners-x-runner-agfl1", arcReason: "PodCreateFailed", arcMessage: "quota exceeded", scaleSet: "arc-runners", reason: expect.stringMatching(/; not deleted: in agent mode the agent takes no order to delete a runner without a run yet$/) })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        name: "arc-runners-x-runner-agfl1",
+        arcReason: "PodCreateFailed",
+        arcMessage: "quota exceeded",
+        scaleSet: "arc-runners",
+        reason: expect.stringMatching(/; not deleted: in agent mode the agent takes no order to delete a runner without a run yet$/),
+      }),
+    ]);
     expect(agent.orders).toEqual([]);
   });
 });

@@ -21,17 +21,38 @@ const rowsWritten = (env: WorkerEnv) =>
 const unsigned = (from: string, i: number) =>
   new Request("https://arc-reaper.test/webhook", {
     method: "POST",
-    headers: { "content-type": "application/json", "x-github-event": "workflow_job", "x-github-delivery": `flood-${i}`, "x-hub-signature-256": `sha256=${"0".repeat(64)}`, "cf-connecting-ip": from },
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": "workflow_job",
+      "x-github-delivery": `flood-${i}`,
+      "x-hub-signature-256": `sha256=${"0".repeat(64)}`,
+      "cf-connecting-ip": from,
+    },
     body: JSON.stringify({ action: "completed", n: i }),
   });
 
 const started = (i: number) =>
-  workflowJobPayload("in_progress", { runner: `arc-runners-abcde-flood-${i}`, jobId: 70_000 + i, runId: 7_000 + i, runAttempt: 1, repo: REPO, startedAt: minutesAgo(5), installationId: 42 });
+  workflowJobPayload("in_progress", {
+    runner: `arc-runners-abcde-flood-${i}`,
+    jobId: 70_000 + i,
+    runId: 7_000 + i,
+    runAttempt: 1,
+    repo: REPO,
+    startedAt: minutesAgo(5),
+    installationId: 42,
+  });
 
 async function counted(env: WorkerEnv, outcome: string): Promise<number> {
   await flushDoorCounts(env, String(env.LEDGER_NAME));
-  return runInDurableObject(ledgerOf(env), (_i, state) =>
-    state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_webhook_deliveries_total' AND labels LIKE ?", `%"outcome":"${outcome}"%`).one().n,
+  return runInDurableObject(
+    ledgerOf(env),
+    (_i, state) =>
+      state.storage.sql
+        .exec<{ n: number }>(
+          "SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_webhook_deliveries_total' AND labels LIKE ?",
+          `%"outcome":"${outcome}"%`,
+        )
+        .one().n,
   );
 }
 
@@ -44,12 +65,14 @@ async function earlyInWindow(): Promise<void> {
 async function pool<T>(n: number, width: number, run: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) {
-      const i = next++;
-      out[i] = await run(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await run(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -102,7 +125,9 @@ describe("the front door", () => {
     expect(await counted(env, "shed")).toBe(shed);
     // The flush writes a counter row per (event, outcome), not a row per request.
     expect(floodWrites).toBeLessThanOrEqual(6);
-    await report(`flood: 2000 unsigned at 32 connections + ${REAL} real deliveries in ${seconds.toFixed(1)} s: ${rejected} rejected (401), ${shed} shed (429), ${recorded}/${REAL} real recorded; ledger rows written for the flood: ${floodWrites} (${(floodWrites / 2000).toFixed(4)} per rejected request)`);
+    await report(
+      `flood: 2000 unsigned at 32 connections + ${REAL} real deliveries in ${seconds.toFixed(1)} s: ${rejected} rejected (401), ${shed} shed (429), ${recorded}/${REAL} real recorded; ledger rows written for the flood: ${floodWrites} (${(floodWrites / 2000).toFixed(4)} per rejected request)`,
+    );
   });
 
   it("sheds a flood from one address before any work; other addresses and requests without an address go on", async () => {
@@ -123,8 +148,10 @@ describe("the front door", () => {
 
 describe("GET /agent at the front door", () => {
   const refusals = (env: WorkerEnv) =>
-    runInDurableObject(ledgerOf(env), (_i, state) =>
-      state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_agent_refusals_total'").one().n,
+    runInDurableObject(
+      ledgerOf(env),
+      (_i, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_agent_refusals_total'").one().n,
     );
 
   it("650 GET /agent without a token from one address: 429 once past the limit, refusals counted in the isolate (a handful of ledger rows, not one per refusal)", async () => {
@@ -154,7 +181,9 @@ describe("GET /agent at the front door", () => {
     // Loopback is exempt, as for /webhook.
     const local = await pool(650, 16, async () => (await dial(env, { upgrade: "websocket", "cf-connecting-ip": "127.0.0.1" })).status);
     expect(local.filter((s) => s === 429)).toEqual([]);
-    await report(`agent flood: 650 GET /agent without a token from one address in ${seconds.toFixed(1)} s: ${refused} refused (401), ${shed} shed (429); ledger rows written: ${during} during, ${written} after the flush; arc_reaper_agent_refusals_total ${refused}`);
+    await report(
+      `agent flood: 650 GET /agent without a token from one address in ${seconds.toFixed(1)} s: ${refused} refused (401), ${shed} shed (429); ledger rows written: ${during} during, ${written} after the flush; arc_reaper_agent_refusals_total ${refused}`,
+    );
   });
 });
 
@@ -162,25 +191,31 @@ describe("bearer tokens share the login's throttle", () => {
   const get = (env: WorkerEnv, path: string, token: string, ip = "198.51.100.23") =>
     call(env, new Request(`https://arc-reaper.test${path}`, { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": ip } }));
 
-  it.each(["/admin/runners", "/admin", "/metrics", "/healthz/deep"])("wrong bearers on %s count as failed logins: the sixth is 429, even with the right token", async (path) => {
-    const env = testEnv();
-    for (let i = 0; i < 5; i++) expect((await get(env, path, `wrong-token-${i}-0123456789abcdef`)).status).toBe(401);
-    const throttled = await get(env, path, ADMIN_TOKEN);
-    expect(throttled.status).toBe(429);
-    expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
-    // Another address is not held back.
-    expect((await get(env, "/admin/runners", ADMIN_TOKEN, "198.51.100.24")).status).toBe(200);
-  });
+  it.each(["/admin/runners", "/admin", "/metrics", "/healthz/deep"])(
+    "wrong bearers on %s count as failed logins: the sixth is 429, even with the right token",
+    async (path) => {
+      const env = testEnv();
+      for (let i = 0; i < 5; i++) expect((await get(env, path, `wrong-token-${i}-0123456789abcdef`)).status).toBe(401);
+      const throttled = await get(env, path, ADMIN_TOKEN);
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
+      // Another address is not held back.
+      expect((await get(env, "/admin/runners", ADMIN_TOKEN, "198.51.100.24")).status).toBe(200);
+    },
+  );
 
   it("failed bearers and failed logins add up", async () => {
     const env = testEnv();
     for (let i = 0; i < 3; i++) expect((await get(env, "/metrics", `wrong-token-${i}-0123456789abcdef`)).status).toBe(401);
     for (let i = 0; i < 2; i++) {
-      const res = await call(env, new Request("https://arc-reaper.test/admin/login", {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://arc-reaper.test", "cf-connecting-ip": "198.51.100.23" },
-        body: "token=wrong-token-wrong-token",
-      }));
+      const res = await call(
+        env,
+        new Request("https://arc-reaper.test/admin/login", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://arc-reaper.test", "cf-connecting-ip": "198.51.100.23" },
+          body: "token=wrong-token-wrong-token",
+        }),
+      );
       expect(res.status).toBe(401);
     }
     expect((await get(env, "/admin/runners", ADMIN_TOKEN)).status).toBe(429);

@@ -24,11 +24,23 @@ describe("GitHub Enterprise Server (GITHUB_API_URL ends in /api/v3)", () => {
     const s = await ghes();
     expect(s.env.GITHUB_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v3$/);
     const er = await s.runner({ name: "arc-runners-abcde-runner-gh1", workflowRunId: 1801 });
-    for (let i = 0; i < 120; i++) await s.github.putJob({ repo: REPO, run_id: 1801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
-    await s.github.putJob({ repo: REPO, run_id: 1801, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 900), completed_at: before(NOW, 400) });
+    for (let i = 0; i < 120; i++)
+      await s.github.putJob({ repo: REPO, run_id: 1801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
+    await s.github.putJob({
+      repo: REPO,
+      run_id: 1801,
+      status: "completed",
+      conclusion: "cancelled",
+      runner_name: er.metadata.name,
+      started_at: before(NOW, 900),
+      completed_at: before(NOW, 400),
+    });
     await s.sweep(NOW - RECONCILE_SETTLE_MS); // first sight of a busy runner without facts: wait for its webhook
     await s.sweep(NOW);
-    expect((await adminRunners(s.env)).runners.find((r) => r["name"] === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/is cancelled, completed 400s ago$/) });
+    expect((await adminRunners(s.env)).runners.find((r) => r["name"] === er.metadata.name)).toMatchObject({
+      state: "reaped",
+      reason: expect.stringMatching(/is cancelled, completed 400s ago$/),
+    });
     expect(await apiCalls(s)).toEqual([
       `GET /repos/${REPO}/installation`,
       `POST /app/installations/${INSTALLATION}/access_tokens`,
@@ -46,7 +58,15 @@ describe("GitHub Enterprise Server (GITHUB_API_URL ends in /api/v3)", () => {
   it("re-reads a job with no completion heard past REAPER_RECHECK_SECONDS, and reaps it on GitHub's word", async () => {
     const s = await ghes();
     const er = await s.runner({ name: "arc-runners-abcde-runner-gh2", workflowRunId: 1802 });
-    const job = await s.github.putJob({ repo: REPO, run_id: 1802, status: "completed", conclusion: "failure", runner_name: er.metadata.name, started_at: before(NOW, 4000), completed_at: before(NOW, 600) });
+    const job = await s.github.putJob({
+      repo: REPO,
+      run_id: 1802,
+      status: "completed",
+      conclusion: "failure",
+      runner_name: er.metadata.name,
+      started_at: before(NOW, 4000),
+      completed_at: before(NOW, 600),
+    });
     expect((await s.jobStarted({ runner: er.metadata.name, runId: 1802, jobId: Number(job.id), startedAt: before(NOW, 4000) })).status).toBe(202);
     await s.sweep(NOW);
     expect(await apiCalls(s)).toEqual([`POST /app/installations/${INSTALLATION}/access_tokens`, `GET /repos/${REPO}/actions/jobs/${job.id}`]);
@@ -60,7 +80,13 @@ describe("GitHub Enterprise Server (GITHUB_API_URL ends in /api/v3)", () => {
     // again), the others are events arc-reaper never records (listed, never asked for).
     for (let i = 0; i < 120; i++) {
       const job = i === 3;
-      await s.github.addDelivery({ guid: `guid-g${i}`, event: job ? "workflow_job" : "push", action: job ? "completed" : null, statusCode: 502, deliveredAt: before(T, 900 - i) });
+      await s.github.addDelivery({
+        guid: `guid-g${i}`,
+        event: job ? "workflow_job" : "push",
+        action: job ? "completed" : null,
+        statusCode: 502,
+        deliveredAt: before(T, 900 - i),
+      });
     }
     await s.sweep(T);
     const listings = (await s.github.calls()).filter((c) => c.path === "/app/hook/deliveries");

@@ -26,7 +26,14 @@ async function setup(opts: { keyFormat?: "pkcs1" | "pkcs8"; budget?: number } = 
 }
 
 async function seedJob(tenant: GithubTenant, status: "in_progress" | "completed") {
-  return tenant.putJob({ repo: REPO, run_id: 555, run_attempt: 1, status, runner_name: "arc-runners-x-1", ...(status === "completed" ? { conclusion: "cancelled" } : {}) });
+  return tenant.putJob({
+    repo: REPO,
+    run_id: 555,
+    run_attempt: 1,
+    status,
+    runner_name: "arc-runners-x-1",
+    ...(status === "completed" ? { conclusion: "cancelled" } : {}),
+  });
 }
 
 describe("GitHub App client", () => {
@@ -41,13 +48,31 @@ describe("GitHub App client", () => {
 
   it("reads the names of a job and of a run (workflow, job, branch, the run's page), cleaned and bounded", async () => {
     const { tenant, github } = await setup();
-    const job = await tenant.putJob({ repo: REPO, run_id: 556, run_attempt: 1, status: "in_progress", runner_name: "arc-runners-x-2", name: `test \u202e${"y".repeat(300)}` });
+    const job = await tenant.putJob({
+      repo: REPO,
+      run_id: 556,
+      run_attempt: 1,
+      status: "in_progress",
+      runner_name: "arc-runners-x-2",
+      name: `test \u202e${"y".repeat(300)}`,
+    });
     const read = await github.job(REPO, Number(job.id), 4242);
     expect(read.names).toEqual({ workflow: "CI", job: `test ${"y".repeat(194)}…`, branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/556` });
     const run = await tenant.putRun({ repo: REPO, id: 557, run_attempt: 1, status: "completed", conclusion: "success", name: "Release", head_branch: "v2" });
-    expect((await github.run(REPO, Number(run.id), 4242)).names).toEqual({ workflow: "Release", branch: "v2", runUrl: `https://github.com/${REPO}/actions/runs/557` });
+    expect((await github.run(REPO, Number(run.id), 4242)).names).toEqual({
+      workflow: "Release",
+      branch: "v2",
+      runUrl: `https://github.com/${REPO}/actions/runs/557`,
+    });
     // A page that is not https, or of another run, is not kept.
-    const odd = await tenant.putRun({ repo: REPO, id: 558, run_attempt: 1, status: "completed", conclusion: "success", html_url: `http://github.com/${REPO}/actions/runs/558` });
+    const odd = await tenant.putRun({
+      repo: REPO,
+      id: 558,
+      run_attempt: 1,
+      status: "completed",
+      conclusion: "success",
+      html_url: `http://github.com/${REPO}/actions/runs/558`,
+    });
     expect((await github.run(REPO, Number(odd.id), 4242)).names).toEqual({ workflow: "CI", branch: "main" });
   });
 
@@ -97,15 +122,30 @@ describe("GitHub App client", () => {
     const { tenant, github } = await setup();
     const t0 = Date.parse("2026-11-30T12:00:00Z");
     const at = (s: number) => new Date(t0 + s * 1000).toISOString();
-    await tenant.putJob({ repo: REPO, run_id: 778, run_attempt: 1, status: "completed", conclusion: "success", runner_name: "arc-runners-x-1", started_at: at(0), completed_at: at(300) });
+    await tenant.putJob({
+      repo: REPO,
+      run_id: 778,
+      run_attempt: 1,
+      status: "completed",
+      conclusion: "success",
+      runner_name: "arc-runners-x-1",
+      started_at: at(0),
+      completed_at: at(300),
+    });
     const later = await tenant.putJob({ repo: REPO, run_id: 778, run_attempt: 1, status: "in_progress", runner_name: "arc-runners-x-1", started_at: at(900) });
     expect((await github.runnerJob(REPO, 778, "arc-runners-x-1", 4242, t0 + 840_000))?.id).toBe(Number(later.id));
-    expect((await github.runnerJob(REPO, 778, "arc-runners-x-1", 4242, t0 + 960_000))).toBeUndefined();
+    expect(await github.runnerJob(REPO, 778, "arc-runners-x-1", 4242, t0 + 960_000)).toBeUndefined();
   });
 
   it("keeps delivery ids above 2^53 exact and redelivers by the exact id", async () => {
     const { tenant, github } = await setup();
-    const seeded = await tenant.addDelivery({ guid: "g-1", event: "workflow_job", action: "completed", statusCode: 502, deliveredAt: new Date(Date.now() - 60_000).toISOString() });
+    const seeded = await tenant.addDelivery({
+      guid: "g-1",
+      event: "workflow_job",
+      action: "completed",
+      statusCode: 502,
+      deliveredAt: new Date(Date.now() - 60_000).toISOString(),
+    });
     expect(BigInt(seeded.id) > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
     const { deliveries: listed, complete } = await github.deliveriesSince(Date.now() - 3600_000);
     expect(complete).toBe(true);
@@ -124,9 +164,12 @@ describe("GitHub App client", () => {
   it.each([
     ["a primary limit (403, x-ratelimit-remaining: 0)", { status: 403, rateLimitResetInSeconds: 120 }],
     ["a secondary limit (403 with Retry-After)", { status: 403, retryAfterSeconds: 90 }],
-    ["a secondary limit (403, the documented message, no header)", { status: 403, message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." }],
+    [
+      "a secondary limit (403, the documented message, no header)",
+      { status: 403, message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." },
+    ],
     ["a 429", { status: 429 }],
-  ])("%s on the installation look-up is a back-off of the App's scope, never \"not installed\"", async (_what, fault) => {
+  ])('%s on the installation look-up is a back-off of the App\'s scope, never "not installed"', async (_what, fault) => {
     const { tenant, github, cache } = await setup();
     await tenant.addFault({ match: { pathIncludes: "/installation" }, times: 1, ...fault });
     const error = await github.installationFor(REPO).catch((e: unknown) => e);

@@ -27,7 +27,10 @@ describe("identity: a name reused while its facts are open", () => {
     expect(await deletes(s)).toEqual([]);
     expect((await s.kube.get(NS, name))?.metadata.uid).toBe(fresh.metadata.uid);
     expect(await rows(s, name)).toEqual([
-      expect.objectContaining({ state: "gone", reason: expect.stringMatching(new RegExp(`^runner ${name} was created at .*, after job 9300 started at .*: a new runner of the same name`)) }),
+      expect.objectContaining({
+        state: "gone",
+        reason: expect.stringMatching(new RegExp(`^runner ${name} was created at .*, after job 9300 started at .*: a new runner of the same name`)),
+      }),
     ]);
     expect(await runnerCalls(s)).toEqual([]); // idle: nothing to ask
   });
@@ -36,7 +39,16 @@ describe("identity: a name reused while its facts are open", () => {
     const s = await stack();
     const name = "arc-runners-abcde-runner-i2";
     // The old job (a matrix job of run 931) ran on the first runner of this name and completed.
-    await s.github.putJob({ repo: REPO, id: 9310, run_id: 931, status: "completed", conclusion: "success", runner_name: name, started_at: before(NOW, 1200), completed_at: before(NOW, 600) });
+    await s.github.putJob({
+      repo: REPO,
+      id: 9310,
+      run_id: 931,
+      status: "completed",
+      conclusion: "success",
+      runner_name: name,
+      started_at: before(NOW, 1200),
+      completed_at: before(NOW, 600),
+    });
     await s.jobCompleted({ runner: name, runId: 931, jobId: 9310, startedAt: before(NOW, 1200), completedAt: before(NOW, 600), conclusion: "success" });
     // Another job of the same run now runs on a new runner with the same name; its webhook is lost.
     const other = await s.github.putJob({ repo: REPO, run_id: 931, status: "in_progress", runner_name: name, started_at: before(NOW, 280) });
@@ -52,14 +64,18 @@ describe("identity: a name reused while its facts are open", () => {
     expect(await runnerCalls(s)).toContain(`GET /repos/${REPO}/actions/runs/931`);
     // What GitHub said became the new runner's own facts: its running job, not the old one.
     expect(await rows(s, name)).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ state: "gone", jobId: 9310 }),
-        expect.objectContaining({ state: "running", jobId: Number(other.id) }),
-      ]),
+      expect.arrayContaining([expect.objectContaining({ state: "gone", jobId: 9310 }), expect.objectContaining({ state: "running", jobId: Number(other.id) })]),
     );
 
     // When its own job completes (learned from GitHub), it is reaped on that word.
-    await s.jobCompleted({ runner: name, runId: 931, jobId: Number(other.id), startedAt: before(NOW, 280), completedAt: before(NOW, 200), conclusion: "success" });
+    await s.jobCompleted({
+      runner: name,
+      runId: 931,
+      jobId: Number(other.id),
+      startedAt: before(NOW, 280),
+      completedAt: before(NOW, 200),
+      conclusion: "success",
+    });
     await s.sweep(NOW + RECONCILE_SETTLE_MS + 120_000);
     expect((await deletes(s)).map((c) => c.status)).toEqual([200]);
   });
@@ -81,7 +97,10 @@ describe("identity: a name reused while its facts are open", () => {
     expect(await deletes(s)).toEqual([]);
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toBeUndefined();
     expect(await rows(s, name)).toEqual([
-      expect.objectContaining({ state: "gone", reason: `runner ${name} was replaced: the job's runner had uid ${first.metadata.uid}, the cluster's has uid ${second.metadata.uid}` }),
+      expect.objectContaining({
+        state: "gone",
+        reason: `runner ${name} was replaced: the job's runner had uid ${first.metadata.uid}, the cluster's has uid ${second.metadata.uid}`,
+      }),
     ]);
   });
 });

@@ -22,7 +22,12 @@ const mints = async (s: S) => (await s.github.calls()).filter((c) => c.path.ends
 
 const memory = (env: WorkerEnv) =>
   runInDurableObject(ledgerOf(env), (_i, state) =>
-    Object.fromEntries(state.storage.sql.exec<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key LIKE 'installation%' ORDER BY key").toArray().map((r) => [r.key, JSON.parse(r.value) as number])),
+    Object.fromEntries(
+      state.storage.sql
+        .exec<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key LIKE 'installation%' ORDER BY key")
+        .toArray()
+        .map((r) => [r.key, JSON.parse(r.value) as number]),
+    ),
   );
 
 /** A job running past the recheck interval, learned from an in_progress delivery that named INSTALLATION. */
@@ -36,10 +41,49 @@ async function runningJob(s: S, name: string, runId: number) {
 describe("installations from the source", () => {
   it("remembers the installation each delivery names, per repository", async () => {
     const env = testEnv();
-    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-1", jobId: 1, runId: 10, runAttempt: 1, repo: "octo-org/a", startedAt: before(Date.now(), 60), installationId: 11 }));
+    await deliver(
+      env,
+      "workflow_job",
+      workflowJobPayload("in_progress", {
+        runner: "arc-runners-i-1",
+        jobId: 1,
+        runId: 10,
+        runAttempt: 1,
+        repo: "octo-org/a",
+        startedAt: before(Date.now(), 60),
+        installationId: 11,
+      }),
+    );
     // An ignored delivery (a job on a GitHub-hosted runner) names its installation too.
-    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-i-2", jobId: 2, runId: 20, runAttempt: 1, repo: "octo-org/b", startedAt: before(Date.now(), 60), installationId: 22, runnerGroup: "GitHub Actions" }));
-    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-runners-i-1", jobId: 1, runId: 10, runAttempt: 1, repo: "octo-org/a", startedAt: before(Date.now(), 60), completedAt: before(Date.now(), 5), conclusion: "success", installationId: 12 }));
+    await deliver(
+      env,
+      "workflow_job",
+      workflowJobPayload("in_progress", {
+        runner: "arc-runners-i-2",
+        jobId: 2,
+        runId: 20,
+        runAttempt: 1,
+        repo: "octo-org/b",
+        startedAt: before(Date.now(), 60),
+        installationId: 22,
+        runnerGroup: "GitHub Actions",
+      }),
+    );
+    await deliver(
+      env,
+      "workflow_job",
+      workflowJobPayload("completed", {
+        runner: "arc-runners-i-1",
+        jobId: 1,
+        runId: 10,
+        runAttempt: 1,
+        repo: "octo-org/a",
+        startedAt: before(Date.now(), 60),
+        completedAt: before(Date.now(), 5),
+        conclusion: "success",
+        installationId: 12,
+      }),
+    );
     const { flushDoorCounts } = await import("../../src/http/door-counts.ts");
     await flushDoorCounts(env, String(env.LEDGER_NAME));
     expect(await memory(env)).toEqual({ "installation/octo-org/a": 12, "installation/octo-org/b": 22 });
@@ -51,7 +95,19 @@ describe("installations from the source", () => {
     await s.github.uninstall(INSTALLATION);
     await s.github.addInstallation({ id: REINSTALLED, repositories: [REPO] });
     // Another job's delivery after the reinstall names the new installation.
-    await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-runners-abcde-runner-i4", jobId: 99, runId: 961, runAttempt: 1, repo: REPO, startedAt: before(NOW, 10), installationId: REINSTALLED }));
+    await deliver(
+      s.env,
+      "workflow_job",
+      workflowJobPayload("in_progress", {
+        runner: "arc-runners-abcde-runner-i4",
+        jobId: 99,
+        runId: 961,
+        runAttempt: 1,
+        repo: REPO,
+        startedAt: before(NOW, 10),
+        installationId: REINSTALLED,
+      }),
+    );
     await s.sweep(NOW);
     expect(await mints(s)).toEqual([`${REINSTALLED} 201`]);
     expect(await jobReads(s)).toEqual([200]);
@@ -86,8 +142,21 @@ describe("installations from the source", () => {
       return p;
     };
     const names = async (repo: string, installationId: number, n: number) =>
-      deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: `arc-runners-i-${n}`, jobId: n, runId: n * 10, runAttempt: 1, repo, startedAt: before(Date.now(), 60), installationId }));
-    const installationCalls = async () => (await s.github.calls()).filter((c) => c.path.includes("installation")).map((c) => `${c.method} ${c.path} ${c.auth} ${c.status}`);
+      deliver(
+        s.env,
+        "workflow_job",
+        workflowJobPayload("in_progress", {
+          runner: `arc-runners-i-${n}`,
+          jobId: n,
+          runId: n * 10,
+          runAttempt: 1,
+          repo,
+          startedAt: before(Date.now(), 60),
+          installationId,
+        }),
+      );
+    const installationCalls = async () =>
+      (await s.github.calls()).filter((c) => c.path.includes("installation")).map((c) => `${c.method} ${c.path} ${c.auth} ${c.status}`);
     const SUSPENDED = 16598467;
     await s.github.addInstallation({ id: 2, repositories: ["octocat/Hello-World", "octocat/Other"] });
     await s.github.addInstallation({ id: 3, repositories: ["octocat/Third"] });
@@ -98,7 +167,13 @@ describe("installations from the source", () => {
     await names("octocat/Third", 3, 8);
     await names("octocat/Fifth", 5, 9);
     await names("Codertocat/Hello-World", SUSPENDED, 10);
-    const all = { "installation/Codertocat/Hello-World": SUSPENDED, "installation/octocat/Fifth": 5, "installation/octocat/Hello-World": 2, "installation/octocat/Other": 2, "installation/octocat/Third": 3 };
+    const all = {
+      "installation/Codertocat/Hello-World": SUSPENDED,
+      "installation/octocat/Fifth": 5,
+      "installation/octocat/Hello-World": 2,
+      "installation/octocat/Other": 2,
+      "installation/octocat/Third": 3,
+    };
     expect(await memory(s.env)).toEqual(all);
 
     // A replay (new GUID) of "removed" while GitHub still has octocat/Hello-World in installation 2: nothing forgotten.
@@ -150,8 +225,23 @@ describe("installations from the source", () => {
     const examples = inject("webhookExamples");
     const removed = structuredClone(examples.find((e) => e.name === "installation_repositories")!.examples.find((x) => x.action === "removed")!);
     await s.github.addInstallation({ id: 2, repositories: ["octocat/Other"] });
-    for (const [n, repo] of [[6, "octocat/Hello-World"], [7, "octocat/Other"]] as const) {
-      await deliver(s.env, "workflow_job", workflowJobPayload("in_progress", { runner: `arc-runners-i-${n}`, jobId: n, runId: n * 10, runAttempt: 1, repo, startedAt: before(Date.now(), 60), installationId: 2 }));
+    for (const [n, repo] of [
+      [6, "octocat/Hello-World"],
+      [7, "octocat/Other"],
+    ] as const) {
+      await deliver(
+        s.env,
+        "workflow_job",
+        workflowJobPayload("in_progress", {
+          runner: `arc-runners-i-${n}`,
+          jobId: n,
+          runId: n * 10,
+          runAttempt: 1,
+          repo,
+          startedAt: before(Date.now(), 60),
+          installationId: 2,
+        }),
+      );
     }
     expect((await deliver(s.env, "installation_repositories", removed)).status).toBe(202);
     expect(await memory(s.env)).toEqual({ "installation/octocat/Other": 2 });

@@ -13,7 +13,14 @@ const runner = (over: Partial<Extract<ClusterView, { kind: "found" }>["runner"]>
   runner: { namespace: "arc-runners", name: "arc-x-1", uid: "u-1", workflowRunId: 10, jobRepositoryName: "o/r", ...over },
 });
 const tracked = (over: Partial<TrackedRunner> = {}): TrackedRunner => ({
-  runner: "arc-x-1", repo: "o/r", runId: 10, runAttempt: 1, jobId: 100, startedAt: ago(600), installationId: 7, ...over,
+  runner: "arc-x-1",
+  repo: "o/r",
+  runId: 10,
+  runAttempt: 1,
+  jobId: 100,
+  startedAt: ago(600),
+  installationId: 7,
+  ...over,
 });
 const at = (input: Partial<JudgeInput>) => judge({ cluster: runner(), now: NOW, policy, ...input });
 
@@ -23,7 +30,10 @@ describe("the decision table", () => {
   });
 
   it("deletionTimestamp: keep, already being deleted (even with a finished job)", () => {
-    const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }), cluster: runner({ deletionTimestamp: "2026-11-30T11:59:00Z" }) });
+    const v = at({
+      tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }),
+      cluster: runner({ deletionTimestamp: "2026-11-30T11:59:00Z" }),
+    });
     expect(v).toEqual({ verdict: "keep", reason: "already being deleted since 2026-11-30T11:59:00Z" });
   });
 
@@ -39,18 +49,24 @@ describe("the decision table", () => {
 
   it("job completed at least the grace ago: delete", () => {
     expect(at({ tracked: tracked({ jobCompleted: { at: ago(300), conclusion: "cancelled" } }) })).toEqual({
-      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 300s ago", cause: "job-completed",
+      verdict: "delete",
+      reason: "job 100 in o/r is cancelled, completed 300s ago",
+      cause: "job-completed",
     });
   });
 
   it("run completed at least the grace ago: delete, whatever the conclusion", () => {
     expect(at({ tracked: tracked({ runCompleted: { at: ago(400), conclusion: "timed_out", attempt: 1 } }) })).toEqual({
-      verdict: "delete", reason: "run 10 in o/r is timed_out, completed 400s ago", cause: "run-completed",
+      verdict: "delete",
+      reason: "run 10 in o/r is timed_out, completed 400s ago",
+      cause: "run-completed",
     });
   });
 
   it("the earliest evidence decides when both the job and the run completed", () => {
-    const v = at({ tracked: tracked({ jobCompleted: { at: ago(100), conclusion: "success" }, runCompleted: { at: ago(350), conclusion: "cancelled", attempt: 1 } }) });
+    const v = at({
+      tracked: tracked({ jobCompleted: { at: ago(100), conclusion: "success" }, runCompleted: { at: ago(350), conclusion: "cancelled", attempt: 1 } }),
+    });
     expect(v.verdict).toBe("delete");
     expect(v.reason).toBe("run 10 in o/r is cancelled, completed 350s ago");
   });
@@ -64,20 +80,26 @@ describe("the decision table", () => {
 
   it("job running within the bound: keep, due at the bound", () => {
     expect(at({ tracked: tracked({ startedAt: ago(3600) }) })).toEqual({
-      verdict: "keep", reason: "job 100 in o/r is in_progress for 3600s, within the bound of 432000s", dueAt: Date.parse(ago(3600 - 432_000)),
+      verdict: "keep",
+      reason: "job 100 in o/r is in_progress for 3600s, within the bound of 432000s",
+      dueAt: Date.parse(ago(3600 - 432_000)),
     });
   });
 
   it("job running past the bound, GitHub not asked yet: keep and ask", () => {
     expect(at({ tracked: tracked({ startedAt: ago(432_001) }) })).toEqual({
-      verdict: "keep", reason: "job 100 in o/r is in_progress for 432001s, over the bound of 432000s: asking GitHub", askGithub: true,
+      verdict: "keep",
+      reason: "job 100 in o/r is in_progress for 432001s, over the bound of 432000s: asking GitHub",
+      askGithub: true,
     });
   });
 
   it("past the bound, GitHub confirms still running: delete", () => {
     const github: GithubWord = { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
-      verdict: "delete", reason: "job 100 has been in_progress for 500000s, over the bound of 432000s", cause: "over-bound",
+      verdict: "delete",
+      reason: "job 100 has been in_progress for 500000s, over the bound of 432000s",
+      cause: "over-bound",
     });
   });
 
@@ -91,7 +113,9 @@ describe("the decision table", () => {
   it("GitHub unreachable or token refused: keep, counted as an error", () => {
     const github: GithubWord = { kind: "error", why: "minting a token: GitHub answered 403" };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
-      verdict: "keep", reason: "job 100 is past the bound but GitHub could not confirm: minting a token: GitHub answered 403", error: true,
+      verdict: "keep",
+      reason: "job 100 is past the bound but GitHub could not confirm: minting a token: GitHub answered 403",
+      error: true,
     });
   });
 
@@ -100,18 +124,25 @@ describe("the decision table", () => {
   });
 
   it("cluster unreadable: keep, error, never delete", () => {
-    const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }), cluster: { kind: "unknown", why: "listing ephemeralrunners in arc-runners: HTTP 500" } });
+    const v = at({
+      tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }),
+      cluster: { kind: "unknown", why: "listing ephemeralrunners in arc-runners: HTTP 500" },
+    });
     expect(v).toEqual({ verdict: "keep", reason: "cannot judge: listing ephemeralrunners in arc-runners: HTTP 500", error: true });
   });
 
   it("no facts but status.workflowRunId: keep and ask GitHub", () => {
     expect(at({})).toEqual({
-      verdict: "keep", reason: "runner works on run 10 in o/r and no webhook told us about it: asking GitHub", askGithub: true,
+      verdict: "keep",
+      reason: "runner works on run 10 in o/r and no webhook told us about it: asking GitHub",
+      askGithub: true,
     });
   });
 
   it("a runner with facts whose status has no workflowRunId yet is judged by the facts", () => {
-    expect(at({ tracked: tracked({ jobCompleted: { at: ago(301), conclusion: "cancelled" } }), cluster: runner({ workflowRunId: undefined }) }).verdict).toBe("delete");
+    expect(at({ tracked: tracked({ jobCompleted: { at: ago(301), conclusion: "cancelled" } }), cluster: runner({ workflowRunId: undefined }) }).verdict).toBe(
+      "delete",
+    );
   });
 });
 
@@ -130,7 +161,9 @@ describe("identity: facts condemn only the object that took the job (rows 3 and 
   it("row 4: a runner created more than 60 s after the job started is not that job's runner: gone, never delete", () => {
     const v = at({ tracked: tracked({ ...finished, startedAt: ago(1200) }), cluster: runner({ createdAt: ago(1200 - 61) }) });
     expect(v.verdict).toBe("gone");
-    expect(v.reason).toBe(`runner arc-x-1 was created at ${ago(1139)}, after job 100 started at ${ago(1200)}: a new runner of the same name, the job's runner is gone`);
+    expect(v.reason).toBe(
+      `runner arc-x-1 was created at ${ago(1139)}, after job 100 started at ${ago(1200)}: a new runner of the same name, the job's runner is gone`,
+    );
   });
 
   it("row 4: an idle runner (no workflowRunId) that reuses the name is not condemned either", () => {
@@ -155,14 +188,19 @@ describe("lost completions: the recheck (row 10)", () => {
 
   it("running past the recheck interval, never re-read: keep and re-read the job from GitHub", () => {
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(3601) }) })).toEqual({
-      verdict: "keep", reason: "job 100 in o/r is in_progress for 3601s with no completion heard: asking GitHub", askGithub: true, recheck: true,
+      verdict: "keep",
+      reason: "job 100 in o/r is in_progress for 3601s with no completion heard: asking GitHub",
+      askGithub: true,
+      recheck: true,
     });
   });
 
   it("re-read within the interval: keep, due at the next recheck (not at the bound)", () => {
     const checkedAt = NOW - 600_000;
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200), checkedAt }) })).toEqual({
-      verdict: "keep", reason: "job 100 in o/r is in_progress for 7200s, within the bound of 432000s", dueAt: checkedAt + 3_600_000,
+      verdict: "keep",
+      reason: "job 100 in o/r is in_progress for 7200s, within the bound of 432000s",
+      dueAt: checkedAt + 3_600_000,
     });
   });
 
@@ -173,7 +211,9 @@ describe("lost completions: the recheck (row 10)", () => {
   it("a re-read that finds the job completed: judged by GitHub's completed_at against the grace", () => {
     const done = (s: number): GithubWord => ({ kind: "job", status: "completed", conclusion: "cancelled", completedAt: ago(s) });
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done(400) })).toEqual({
-      verdict: "delete", reason: "job 100 in o/r is cancelled, completed 400s ago", cause: "job-completed",
+      verdict: "delete",
+      reason: "job 100 in o/r is cancelled, completed 400s ago",
+      cause: "job-completed",
     });
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done(100) }).verdict).toBe("wait");
   });
@@ -188,7 +228,9 @@ describe("lost completions: the recheck (row 10)", () => {
   it("a re-read GitHub refused: keep, counted as an error", () => {
     const github: GithubWord = { kind: "error", why: "GitHub answered 502" };
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github })).toEqual({
-      verdict: "keep", reason: "job 100 in o/r could not be re-read from GitHub: GitHub answered 502", error: true,
+      verdict: "keep",
+      reason: "job 100 in o/r could not be re-read from GitHub: GitHub answered 502",
+      error: true,
     });
   });
 

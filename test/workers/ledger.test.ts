@@ -19,7 +19,14 @@ describe("the alarm", () => {
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-abcde-runner-al1", workflowRunId: 1100 });
     await s.jobStarted({ runner: er.metadata.name, runId: 1100, jobId: 11000, startedAt: before(NOW, 900) });
-    await s.jobCompleted({ runner: er.metadata.name, runId: 1100, jobId: 11000, startedAt: before(NOW, 900), completedAt: before(NOW, 300), conclusion: "cancelled" });
+    await s.jobCompleted({
+      runner: er.metadata.name,
+      runId: 1100,
+      jobId: 11000,
+      startedAt: before(NOW, 900),
+      completedAt: before(NOW, 300),
+      conclusion: "cancelled",
+    });
     await s.kube.clearCalls();
     await ledgerOf(s.env).alarmAt(NOW - 1000); // a second before the grace ends: nothing yet
     expect(await s.kube.calls()).toEqual([]);
@@ -32,7 +39,14 @@ describe("the alarm", () => {
   it("never deletes twice: a retried alarm finds the runner being deleted, even if the first run's record was lost", async () => {
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-abcde-runner-al2", workflowRunId: 1101 });
-    await s.jobCompleted({ runner: er.metadata.name, runId: 1101, jobId: 11010, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+    await s.jobCompleted({
+      runner: er.metadata.name,
+      runId: 1101,
+      jobId: 11010,
+      startedAt: before(NOW, 900),
+      completedAt: before(NOW, 600),
+      conclusion: "cancelled",
+    });
     await ledgerOf(s.env).alarmAt(NOW);
     expect(await deletes(s)).toHaveLength(1);
     // As if the alarm had died between the DELETE and its write: the row is open and due again.
@@ -52,7 +66,14 @@ describe("the alarm", () => {
     // Running job, recheck after 3600 s (before the 5-day bound): due at started_at + 3600 s.
     expect(at).toBeGreaterThan(Date.now() + 3_530_000);
     expect(at).toBeLessThan(Date.now() + 3_545_000);
-    await s.jobCompleted({ runner: "arc-runners-abcde-runner-al3", runId: 1102, jobId: 11020, startedAt: before(Date.now(), 60), completedAt: new Date(Date.now() + 10_000).toISOString(), conclusion: "success" });
+    await s.jobCompleted({
+      runner: "arc-runners-abcde-runner-al3",
+      runId: 1102,
+      jobId: 11020,
+      startedAt: before(Date.now(), 60),
+      completedAt: new Date(Date.now() + 10_000).toISOString(),
+      conclusion: "success",
+    });
     const after = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.getAlarm());
     expect(after).toBeGreaterThan(Date.now() + 300_000); // completed_at + 300 s grace, sooner than the recheck
     expect(after).toBeLessThan(Date.now() + 320_000);
@@ -65,8 +86,30 @@ describe("recording", () => {
     await configureLedger(env);
     const written: number[] = [];
     const deliveries: [string, Record<string, unknown>][] = [
-      ["workflow_job", workflowJobPayload("in_progress", { repo: REPO, runner: "arc-runners-abcde-runner-w1", runId: 1200, jobId: 12000, runAttempt: 1, startedAt: before(NOW, 600) })],
-      ["workflow_job", workflowJobPayload("completed", { repo: REPO, runner: "arc-runners-abcde-runner-w1", runId: 1200, jobId: 12000, runAttempt: 1, startedAt: before(NOW, 600), completedAt: before(NOW, 60), conclusion: "success" })],
+      [
+        "workflow_job",
+        workflowJobPayload("in_progress", {
+          repo: REPO,
+          runner: "arc-runners-abcde-runner-w1",
+          runId: 1200,
+          jobId: 12000,
+          runAttempt: 1,
+          startedAt: before(NOW, 600),
+        }),
+      ],
+      [
+        "workflow_job",
+        workflowJobPayload("completed", {
+          repo: REPO,
+          runner: "arc-runners-abcde-runner-w1",
+          runId: 1200,
+          jobId: 12000,
+          runAttempt: 1,
+          startedAt: before(NOW, 600),
+          completedAt: before(NOW, 60),
+          conclusion: "success",
+        }),
+      ],
       ["workflow_run", workflowRunPayload({ repo: REPO, runId: 1200, runAttempt: 1, updatedAt: before(NOW, 50), conclusion: "success" })],
     ];
     for (const [i, [event, payload]] of [...deliveries, ...deliveries].entries()) {
@@ -98,7 +141,11 @@ describe("memory that survives a fresh instance", () => {
     await evictLedger(s.env);
     await s.sweep(NOW);
     expect(await deletes(s)).toHaveLength(1);
-    expect((await runnerCalls(s)).map((c) => c.path)).toEqual([`/repos/${REPO}/installation`, `/app/installations/${INSTALLATION}/access_tokens`, `/repos/${REPO}/actions/runs/1300`]);
+    expect((await runnerCalls(s)).map((c) => c.path)).toEqual([
+      `/repos/${REPO}/installation`,
+      `/app/installations/${INSTALLATION}/access_tokens`,
+      `/repos/${REPO}/actions/runs/1300`,
+    ]);
   });
 
   it("keeps the deliveries mark: a fresh instance does not list the deliveries again before REAPER_DELIVERIES_EVERY_SECONDS", async () => {
@@ -113,7 +160,16 @@ describe("memory that survives a fresh instance", () => {
 
   it("backs off a repository whose installation cannot be found, across instances", async () => {
     const s = await stack();
-    await s.kube.seed((await import("../standins/kube/control.ts")).makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: "arc-runners-abcde-runner-m3", workflowRunId: 1302, jobRepositoryName: "other-org/not-installed", creationTimestamp: before(NOW, 3600) }));
+    await s.kube.seed(
+      (await import("../standins/kube/control.ts")).makeEphemeralRunner({
+        namespace: NS,
+        scaleSet: "arc-runners",
+        name: "arc-runners-abcde-runner-m3",
+        workflowRunId: 1302,
+        jobRepositoryName: "other-org/not-installed",
+        creationTimestamp: before(NOW, 3600),
+      }),
+    );
     await s.sweep(NOW - 180_000);
     await s.sweep(NOW);
     const lookups = async () => (await s.github.calls()).filter((c) => c.path === "/repos/other-org/not-installed/installation");
@@ -135,7 +191,8 @@ describe("cost follows the open runners", () => {
     await cost(NOW);
     const withoutHistory = await cost(NOW + 60_000);
     // 40 runners that left the cluster: closed as gone by one sweep, then history.
-    for (let i = 0; i < 40; i++) await s.jobStarted({ runner: `arc-runners-abcde-runner-h${i}`, runId: 1401 + i, jobId: 14010 + i, startedAt: before(NOW, 60) });
+    for (let i = 0; i < 40; i++)
+      await s.jobStarted({ runner: `arc-runners-abcde-runner-h${i}`, runId: 1401 + i, jobId: 14010 + i, startedAt: before(NOW, 60) });
     await ledgerOf(s.env).sweep(NOW + 120_000);
     expect((await adminRunners(s.env, "?state=gone&limit=100")).runners).toHaveLength(40);
     const withHistory = await cost(NOW + 180_000);
@@ -152,7 +209,14 @@ describe("the GitHub budget", () => {
     for (let i = 0; i < 3; i++) {
       const name = `arc-runners-abcde-runner-gb${i}`;
       await s.runner({ name, workflowRunId: 1500 + i });
-      const job = await s.github.putJob({ repo: REPO, run_id: 1500 + i, run_attempt: 1, status: "in_progress", runner_name: name, started_at: before(NOW, 7200 + i) });
+      const job = await s.github.putJob({
+        repo: REPO,
+        run_id: 1500 + i,
+        run_attempt: 1,
+        status: "in_progress",
+        runner_name: name,
+        started_at: before(NOW, 7200 + i),
+      });
       await s.jobStarted({ runner: name, runId: 1500 + i, jobId: Number(job.id), startedAt: before(NOW, 7200 + i) });
     }
     const minute = Math.floor(NOW / 60_000) * 60_000;

@@ -13,8 +13,7 @@ const REPO = "octo-org/example-workflow";
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 // Sweeps run a day ahead of the clock, so that no alarm of the ledger (which
 // fires on the real clock) is due while a test runs; see sweep.test.ts.
-const get = (env: WorkerEnv, path: string, headers: Record<string, string> = auth) =>
-  call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
+const get = (env: WorkerEnv, path: string, headers: Record<string, string> = auth) => call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
 
 /** Parses the text format strictly enough to catch a malformed line. */
 function parse(text: string): { samples: Map<string, number>; types: Map<string, string>; helps: Map<string, string> } {
@@ -50,7 +49,15 @@ const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString(
 function jobStartedPayload() {
   return {
     action: "in_progress",
-    workflow_job: { id: 11, run_id: 110, run_attempt: 1, runner_name: "arc-m-1", runner_group_name: "arc-runners", status: "in_progress", started_at: minutesAgo(2) },
+    workflow_job: {
+      id: 11,
+      run_id: 110,
+      run_attempt: 1,
+      runner_name: "arc-m-1",
+      runner_group_name: "arc-runners",
+      status: "in_progress",
+      started_at: minutesAgo(2),
+    },
     repository: { full_name: REPO },
     installation: { id: 42 },
   };
@@ -91,7 +98,8 @@ describe("GET /metrics", () => {
     for (const state of ["running", "finished", "reaped", "gone"]) expect(samples.get(`arc_reaper_runners{state="${state}"}`)).toBe(0);
     for (const cause of ["job-completed", "run-completed", "over-bound"]) expect(samples.get(`arc_reaper_deletions_total{cause="${cause}"}`)).toBe(0);
     for (const kind of ["cluster", "github", "redelivery", "agent"]) expect(samples.get(`arc_reaper_errors_total{kind="${kind}"}`)).toBe(0);
-    for (const name of ["arc_reaper_sweeps_total", "arc_reaper_alarms_total", "arc_reaper_deletions_held_back_total", "arc_reaper_paused"]) expect(samples.get(name)).toBe(0);
+    for (const name of ["arc_reaper_sweeps_total", "arc_reaper_alarms_total", "arc_reaper_deletions_held_back_total", "arc_reaper_paused"])
+      expect(samples.get(name)).toBe(0);
     // No sweep has been recorded: its families are declared but have no samples.
     expect([...samples.keys()].filter((k) => k.startsWith("arc_reaper_last_sweep") || k.startsWith("arc_reaper_github"))).toEqual([]);
     expect(types.get("arc_reaper_last_sweep_timestamp_seconds")).toBe("gauge");
@@ -110,10 +118,16 @@ describe("GET /metrics", () => {
       { name: "arc-gone", runId: 70, jobId: 7, by: "gone" },
     ]);
     // Open runners after the sweep, on the real clock: nothing of theirs is due during the test.
-    for (const [runner, id] of [["arc-running-1", 1], ["arc-running-2", 2]] as const) {
+    for (const [runner, id] of [
+      ["arc-running-1", 1],
+      ["arc-running-2", 2],
+    ] as const) {
       expect((await s.jobStarted({ runner, runId: id * 10, jobId: id, startedAt: minutesAgo(30) })).status).toBe(202);
     }
-    expect((await s.jobCompleted({ runner: "arc-finished", runId: 30, jobId: 3, startedAt: minutesAgo(30), completedAt: minutesAgo(1), conclusion: "cancelled" })).status).toBe(202);
+    expect(
+      (await s.jobCompleted({ runner: "arc-finished", runId: 30, jobId: 3, startedAt: minutesAgo(30), completedAt: minutesAgo(1), conclusion: "cancelled" }))
+        .status,
+    ).toBe(202);
 
     const { samples } = await scrape(s.env);
     expect(samples.get('arc_reaper_runners{state="running"}')).toBe(2);
@@ -135,19 +149,22 @@ describe("GET /metrics", () => {
 
   it("reports the last sweep's summary", async () => {
     const env = testEnv();
-    await writeLastSweep(env, lastSweep({
-      at: "2026-11-20T10:00:00.000Z",
-      durationMs: 1234,
-      checked: 9,
-      deleted: 2,
-      kept: 5,
-      waiting: 1,
-      gone: 1,
-      errors: { cluster: 1, github: 0, redelivery: 3 },
-      githubCalls: 7,
-      rateLimitRemaining: 4993,
-      rateLimitLimit: 5000,
-    }));
+    await writeLastSweep(
+      env,
+      lastSweep({
+        at: "2026-11-20T10:00:00.000Z",
+        durationMs: 1234,
+        checked: 9,
+        deleted: 2,
+        kept: 5,
+        waiting: 1,
+        gone: 1,
+        errors: { cluster: 1, github: 0, redelivery: 3 },
+        githubCalls: 7,
+        rateLimitRemaining: 4993,
+        rateLimitLimit: 5000,
+      }),
+    );
     const { samples } = await scrape(env);
     expect(samples.get('arc_reaper_last_sweep_errors{kind="cluster"}')).toBe(1);
     expect(samples.get('arc_reaper_last_sweep_errors{kind="github"}')).toBe(0);
@@ -181,7 +198,7 @@ describe("GET /metrics: webhook deliveries", () => {
     expect((await deliver(env, "workflow_job", { action: "queued" })).status).toBe(200);
     expect((await deliver(env, "workflow_job", { action: "in_progress" })).status).toBe(400);
     expect((await call(env, await signedDelivery("workflow_job", payload, { secret: "not-the-secret" }))).status).toBe(401);
-    const hostile = await signedDelivery("x\"} evil 1", payload, { secret: "not-the-secret" });
+    const hostile = await signedDelivery('x"} evil 1', payload, { secret: "not-the-secret" });
     expect((await call(env, hostile)).status).toBe(401);
 
     // Another isolate: a fresh env object (so fresh settings) and a fresh ledger instance over the same storage.
@@ -202,7 +219,7 @@ describe("GET /metrics: webhook deliveries", () => {
     const big = await signedDelivery("workflow_run", null, { body: JSON.stringify({ padding: "x".repeat(1024 * 1024) }) });
     const res = await call(env, big);
     expect(res.status).toBe(413);
-    const hostile = await signedDelivery("x\"} evil 1", null, { body: "y".repeat(1024 * 1024 + 1) });
+    const hostile = await signedDelivery('x"} evil 1', null, { body: "y".repeat(1024 * 1024 + 1) });
     expect((await call(env, hostile)).status).toBe(413);
     const { samples } = await scrape(env);
     expect(deliveries(samples, "workflow_run", "too_large")).toBe(1);

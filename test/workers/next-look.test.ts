@@ -22,7 +22,14 @@ describe("one clock per pass, windows on the real clock", () => {
         state.storage.sql.exec(
           `INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, state, reason, due_at, story, fact_at)
            VALUES (?, ?, ?, ?, 1, ?, ?, 'success', 'finished', '', ?, '[]', ?)`,
-          `arc-runners-late${i}-runner-lt`, 16000 + i, REPO, 1600 + i, before(now, 7200), before(now, 3600), now - 3300_000, now - 3600_000,
+          `arc-runners-late${i}-runner-lt`,
+          16000 + i,
+          REPO,
+          1600 + i,
+          before(now, 7200),
+          before(now, 3600),
+          now - 3300_000,
+          now - 3600_000,
         );
       }
     });
@@ -33,7 +40,10 @@ describe("one clock per pass, windows on the real clock", () => {
     expect(Date.now() - started).toBeLessThan(60_000); // all of it within one minute of wall time
     expect(await deletes(s)).toHaveLength(2);
     expect(ran(outcomes[0]!).deleted).toBeLessThanOrEqual(2);
-    expect(outcomes.slice(1)).toEqual([{ skipped: expect.stringContaining("a sweep already ran at") }, { skipped: expect.stringContaining("a sweep already ran at") }]);
+    expect(outcomes.slice(1)).toEqual([
+      { skipped: expect.stringContaining("a sweep already ran at") },
+      { skipped: expect.stringContaining("a sweep already ran at") },
+    ]);
     const held = (await adminRunners(s.env, "?state=finished")).runners;
     expect(held).toHaveLength(4);
     for (const r of held) expect(r.reason).toMatch(/^deletion cap of 2 in 60s reached, held back: /);
@@ -44,7 +54,9 @@ describe("one pass", () => {
   it("a misconfiguration is handled the same way by the sweep and the alarm: logged and skipped, never thrown", async () => {
     const env = testEnv({ REAPER_MAX_DELETIONS_PER_MINUTE: "many" });
     await configureLedger(env);
-    expect(await ledgerOf(env).sweep(Date.now())).toEqual({ skipped: expect.stringMatching(/^arc-reaper is misconfigured: .*REAPER_MAX_DELETIONS_PER_MINUTE/) });
+    expect(await ledgerOf(env).sweep(Date.now())).toEqual({
+      skipped: expect.stringMatching(/^arc-reaper is misconfigured: .*REAPER_MAX_DELETIONS_PER_MINUTE/),
+    });
     await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.setAlarm(Date.now()));
     expect(await runAlarm(env)).toBe(true); // ran, skipped, did not throw
   });
@@ -79,15 +91,29 @@ describe("migration 9", () => {
       // Back to schema 8: migrations 9 and 11's columns undone (10 and 11's tables are IF NOT EXISTS), rows as
       // release 8 wrote them (a closed row's due_at is its prune time).
       for (const statement of [
-        "ALTER TABLE agent_view DROP COLUMN arc", "ALTER TABLE agent_snapshot DROP COLUMN arc",
-        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
-      ]) sql.exec(statement);
+        "ALTER TABLE agent_view DROP COLUMN arc",
+        "ALTER TABLE agent_snapshot DROP COLUMN arc",
+        "DROP INDEX runners_by_prune",
+        "ALTER TABLE runners DROP COLUMN prune_at",
+        "ALTER TABLE runners DROP COLUMN failures",
+        "ALTER TABLE unseen DROP COLUMN failures",
+      ])
+        sql.exec(statement);
       const row = (runner: string, jobId: number, state: string, dueAt: number | null, completed: boolean) =>
         sql.exec(
           `INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, state, reason, due_at, story, fact_at, decided_at)
            VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, 'release 8', ?, '[]', ?, ?)`,
-          runner, jobId, REPO, jobId, new Date(now - 7200_000).toISOString(), completed ? new Date(now - 3600_000).toISOString() : null, completed ? "success" : null,
-          state, dueAt, now - 3600_000, now - 3600_000,
+          runner,
+          jobId,
+          REPO,
+          jobId,
+          new Date(now - 7200_000).toISOString(),
+          completed ? new Date(now - 3600_000).toISOString() : null,
+          completed ? "success" : null,
+          state,
+          dueAt,
+          now - 3600_000,
+          now - 3600_000,
         );
       row(open, 1800, "finished", now - 1000, true); // open: due, to be reaped
       row("arc-runners-abcde-runner-m8r", 1801, "reaped", now + 3_600_000, true); // closed: pruned an hour from now
@@ -98,7 +124,11 @@ describe("migration 9", () => {
     await s.sweep(Date.now());
     const after = await runInDurableObject(ledgerOf(s.env), (_i, state) => ({
       version: state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_version").one().version,
-      rows: state.storage.sql.exec<{ runner: string; state: string; due_at: number | null; prune_at: number | null; failures: number }>("SELECT runner, state, due_at, prune_at, failures FROM runners ORDER BY job_id").toArray(),
+      rows: state.storage.sql
+        .exec<{ runner: string; state: string; due_at: number | null; prune_at: number | null; failures: number }>(
+          "SELECT runner, state, due_at, prune_at, failures FROM runners ORDER BY job_id",
+        )
+        .toArray(),
     }));
     expect(after.version).toBe(SCHEMA_VERSION);
     // The open row was judged and reaped; the closed rows keep their prune time in prune_at, not due_at; the one past it is pruned.
@@ -106,6 +136,8 @@ describe("migration 9", () => {
       { runner: open, state: "reaped", due_at: null, prune_at: expect.any(Number), failures: 0 },
       { runner: "arc-runners-abcde-runner-m8r", state: "reaped", due_at: null, prune_at: now + 3_600_000, failures: 0 },
     ]);
-    expect((await s.kube.calls()).filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${open}`]);
+    expect((await s.kube.calls()).filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
+      `/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${open}`,
+    ]);
   });
 });

@@ -44,7 +44,9 @@ async function ageUnseen(env: WorkerEnv, ms: number): Promise<void> {
 /** The unseen rows (busy runners no webhook explained yet) of this env's ledger. */
 async function unseenRows(env: WorkerEnv): Promise<{ name: string; uid: string; due_at: number | null }[]> {
   await configureLedger(env);
-  return runInDurableObject(ledgerOf(env), (_i, state) => [...state.storage.sql.exec<{ name: string; uid: string; due_at: number | null }>("SELECT name, uid, due_at FROM unseen ORDER BY name")]);
+  return runInDurableObject(ledgerOf(env), (_i, state) => [
+    ...state.storage.sql.exec<{ name: string; uid: string; due_at: number | null }>("SELECT name, uid, due_at FROM unseen ORDER BY name"),
+  ]);
 }
 
 describe("one view: a name in two watched namespaces", () => {
@@ -62,7 +64,9 @@ describe("one view: a name in two watched namespaces", () => {
     const { s, name, busy, now } = await twins();
     await s.jobCompleted({ runner: name, runId: 500, jobId: 5000, startedAt: before(now, 900), completedAt: before(now, 600), conclusion: "cancelled" });
     await settleAlarms(s.env);
-    expect((await deletes(s)).map((c) => `${c.path} ${c.status}`)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${OTHER}/ephemeralrunners/${name} 200`]);
+    expect((await deletes(s)).map((c) => `${c.path} ${c.status}`)).toEqual([
+      `/apis/actions.github.com/v1alpha1/namespaces/${OTHER}/ephemeralrunners/${name} 200`,
+    ]);
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toBeUndefined();
     expect((await s.kube.get(OTHER, name))?.metadata.uid).toBe(busy.metadata.uid);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name, state: "reaped", namespace: OTHER, uid: busy.metadata.uid });
@@ -87,7 +91,10 @@ describe("one view: a name in two watched namespaces", () => {
     await settleAlarms(s.env);
     await s.sweep(now + 1000);
     expect(await deletes(s)).toEqual([]);
-    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "gone", reason: `runner ${name} is no longer in the cluster (only objects of its name that are not it: ${NS} (idle), ${OTHER} (idle))` });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({
+      state: "gone",
+      reason: `runner ${name} is no longer in the cluster (only objects of its name that are not it: ${NS} (idle), ${OTHER} (idle))`,
+    });
   });
 });
 
@@ -134,7 +141,14 @@ describe("the deletion cap is a sliding 60 s window", () => {
     for (let i = 0; i < 4; i++) {
       const name = `arc-runners-capw${i}-runner-cp`;
       await s.runner({ name, workflowRunId: 620 + i });
-      await s.jobCompleted({ runner: name, runId: 620 + i, jobId: 6200 + i, startedAt: before(boundary, 7200), completedAt: before(boundary, 310), conclusion: "success" }); // due after the real clock: only these sweeps act
+      await s.jobCompleted({
+        runner: name,
+        runId: 620 + i,
+        jobId: 6200 + i,
+        startedAt: before(boundary, 7200),
+        completedAt: before(boundary, 310),
+        conclusion: "success",
+      }); // due after the real clock: only these sweeps act
     }
     await s.sweep(boundary - 500);
     expect(await deletes(s)).toHaveLength(2);

@@ -21,7 +21,14 @@ describe("pause and resume", () => {
 
     const er = await s.runner({ name: "arc-runners-abcde-runner-pz", workflowRunId: 901 });
     const now = Date.now();
-    await s.jobCompleted({ runner: er.metadata.name, runId: 901, jobId: 9010, startedAt: before(now, 900), completedAt: before(now, 600), conclusion: "cancelled" });
+    await s.jobCompleted({
+      runner: er.metadata.name,
+      runId: 901,
+      jobId: 9010,
+      startedAt: before(now, 900),
+      completedAt: before(now, 600),
+      conclusion: "cancelled",
+    });
     await settleAlarms(s.env); // due at once: past the grace
     const stillThere = async () => (await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp;
     expect(await stillThere()).toBeUndefined();
@@ -57,7 +64,14 @@ describe("pause and resume", () => {
     // The alarm's delete takes 1.5 s: the pause arrives while it is in flight.
     await s.kube.addFault({ match: { method: "DELETE", pathIncludes: er.metadata.name }, delayMs: 1500, times: 1 });
     const now = Date.now();
-    await s.jobCompleted({ runner: er.metadata.name, runId: 902, jobId: 9020, startedAt: before(now, 900), completedAt: before(now, 600), conclusion: "cancelled" });
+    await s.jobCompleted({
+      runner: er.metadata.name,
+      runId: 902,
+      jobId: 9020,
+      startedAt: before(now, 900),
+      completedAt: before(now, 600),
+      conclusion: "cancelled",
+    });
     const alarm = runAlarm(s.env);
     await new Promise((r) => setTimeout(r, 300));
     expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined(); // the delete is still in flight

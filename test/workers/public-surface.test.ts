@@ -21,7 +21,8 @@ function post(env: WorkerEnv, path: string, o: { headers?: Record<string, string
   );
 }
 
-const login = (env: WorkerEnv, token: string, headers: Record<string, string> = {}) => post(env, "/admin/login", { form: { token }, headers: { origin: BASE, ...headers } });
+const login = (env: WorkerEnv, token: string, headers: Record<string, string> = {}) =>
+  post(env, "/admin/login", { form: { token }, headers: { origin: BASE, ...headers } });
 
 async function sessionCookie(env: WorkerEnv): Promise<string> {
   const res = await login(env, ADMIN_TOKEN);
@@ -44,14 +45,20 @@ describe("the login throttle", () => {
   it("allows 5 failures a minute per address, then answers 429 even to the right token; another address is not held", async () => {
     const env = testEnv();
     const ip = { "cf-connecting-ip": "203.0.113.7" };
-    const { result: statuses, lines, raw } = await logged(async () => {
+    const {
+      result: statuses,
+      lines,
+      raw,
+    } = await logged(async () => {
       const out: number[] = [];
       for (let i = 1; i <= 5; i++) out.push((await login(env, `wrong-token-number-${i}-xxxx`, ip)).status);
       return out;
     });
     expect(statuses).toEqual([401, 401, 401, 401, 401]);
     // Each failure logged with the address and the count, never the submitted token.
-    expect(lines.filter((l) => l.msg === "admin login failed")).toEqual([1, 2, 3, 4, 5].map((n) => expect.objectContaining({ client: "203.0.113.7", failures: n })));
+    expect(lines.filter((l) => l.msg === "admin login failed")).toEqual(
+      [1, 2, 3, 4, 5].map((n) => expect.objectContaining({ client: "203.0.113.7", failures: n })),
+    );
     expect(raw).not.toContain("wrong-token-number");
 
     const held = await login(env, ADMIN_TOKEN, ip);
@@ -62,7 +69,9 @@ describe("the login throttle", () => {
     expect(await held.text()).toContain("Too many failed logins from this address");
 
     // Counted in the ledger, so every isolate sees the same count.
-    const rows = await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec<{ client: string }>("SELECT client FROM login_failures").toArray());
+    const rows = await runInDurableObject(ledgerOf(env), (_i, state) =>
+      state.storage.sql.exec<{ client: string }>("SELECT client FROM login_failures").toArray(),
+    );
     expect(rows.map((r) => r.client)).toEqual(Array(5).fill("203.0.113.7"));
 
     expect((await login(env, ADMIN_TOKEN, { "cf-connecting-ip": "198.51.100.1" })).status).toBe(303);
@@ -97,12 +106,22 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE agent_snapshot");
       // Migrations 4 (one reconcile), 5 (watched deletions), 6 (names), 7 (many clusters) and 9 (next looks), undone too.
       for (const statement of [
-        "DROP INDEX runners_by_prune", "ALTER TABLE runners DROP COLUMN prune_at", "ALTER TABLE runners DROP COLUMN failures", "ALTER TABLE unseen DROP COLUMN failures",
+        "DROP INDEX runners_by_prune",
+        "ALTER TABLE runners DROP COLUMN prune_at",
+        "ALTER TABLE runners DROP COLUMN failures",
+        "ALTER TABLE unseen DROP COLUMN failures",
         "DROP TABLE deletions",
-        "DROP INDEX runners_held_by_cluster", "DROP INDEX runners_held", "DROP INDEX unseen_by_due", "DROP TABLE agent_removed",
-        "ALTER TABLE runners DROP COLUMN held_for", "ALTER TABLE runners DROP COLUMN cluster", "ALTER TABLE runners DROP COLUMN fact_at",
-        "ALTER TABLE unseen DROP COLUMN held_for", "ALTER TABLE unseen DROP COLUMN cluster",
-      ]) state.storage.sql.exec(statement);
+        "DROP INDEX runners_held_by_cluster",
+        "DROP INDEX runners_held",
+        "DROP INDEX unseen_by_due",
+        "DROP TABLE agent_removed",
+        "ALTER TABLE runners DROP COLUMN held_for",
+        "ALTER TABLE runners DROP COLUMN cluster",
+        "ALTER TABLE runners DROP COLUMN fact_at",
+        "ALTER TABLE unseen DROP COLUMN held_for",
+        "ALTER TABLE unseen DROP COLUMN cluster",
+      ])
+        state.storage.sql.exec(statement);
       // Migration 6 (names, hourly counters, listing indexes), undone too.
       for (const column of ["workflow_name", "job_name", "head_branch", "run_url"]) state.storage.sql.exec(`ALTER TABLE runners DROP COLUMN ${column}`);
       state.storage.sql.exec("ALTER TABLE runs DROP COLUMN names");

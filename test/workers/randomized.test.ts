@@ -7,8 +7,16 @@ import { report } from "./support/worker.ts";
 
 it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly the finished runners deleted, each once", async (seed) => {
   const figures = await runFleet({
-    seed, lifecycles: 80, duplicateRate: 0.3, dropRate: 0, faultSweeps: 0,
-    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60,
+    seed,
+    lifecycles: 80,
+    duplicateRate: 0.3,
+    dropRate: 0,
+    faultSweeps: 0,
+    graceSeconds: 300,
+    boundSeconds: 7200,
+    githubBudget: 100,
+    deliverySweeps: 5,
+    maxSweeps: 60,
   });
   await report(`randomized figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);
@@ -20,8 +28,17 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
 
 it.each([7, 99])("agent mode, views that lag (stalled watches, relists, outages), seed %i: exactly the finished runners deleted, each once", async (seed) => {
   const figures = await runFleet({
-    seed, lifecycles: 80, duplicateRate: 0.3, dropRate: 0, faultSweeps: 0,
-    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 5, maxSweeps: 60, agent: true,
+    seed,
+    lifecycles: 80,
+    duplicateRate: 0.3,
+    dropRate: 0,
+    faultSweeps: 0,
+    graceSeconds: 300,
+    boundSeconds: 7200,
+    githubBudget: 100,
+    deliverySweeps: 5,
+    maxSweeps: 60,
+    agent: true,
   });
   await report(`randomized agent figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);

@@ -5,8 +5,6 @@ import { expect, inject, it } from "vitest";
 import { before, NS, stack } from "./support/stack.ts";
 import { adminRunners, runScheduled, settleAlarms } from "./support/worker.ts";
 
-
-
 const NOW = Date.now();
 const TOKEN = "reaper-sa-token-from-the-secret";
 
@@ -29,7 +27,14 @@ it("reaps under the Role: the alarm reads the runner and deletes it, the sweep l
   const s = await reaperUnderRole();
   const er = await s.runner({ name: "arc-runners-abcde-runner-rbac", workflowRunId: 321 });
   // Completed 600 s ago: due at once, so the alarm reaps it with one read and one delete.
-  await s.jobCompleted({ runner: er.metadata.name, runId: 321, jobId: 3210, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+  await s.jobCompleted({
+    runner: er.metadata.name,
+    runId: 321,
+    jobId: 3210,
+    startedAt: before(NOW, 900),
+    completedAt: before(NOW, 600),
+    conclusion: "cancelled",
+  });
   await settleAlarms(s.env);
   expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
   await s.sweep(Date.now());
@@ -61,7 +66,14 @@ it("a namespace outside the Role: the sweep reads 403, deletes nothing there, an
   const s = await reaperUnderRole();
   s.env.REAPER_NAMESPACES = `${NS},other-runners`;
   const er = await s.runner({ name: "arc-runners-abcde-runner-oth", workflowRunId: 322, namespace: "other-runners" });
-  await s.jobCompleted({ runner: er.metadata.name, runId: 322, jobId: 3220, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" });
+  await s.jobCompleted({
+    runner: er.metadata.name,
+    runId: 322,
+    jobId: 3220,
+    startedAt: before(NOW, 900),
+    completedAt: before(NOW, 600),
+    conclusion: "cancelled",
+  });
   await settleAlarms(s.env); // the alarm reads 403 in other-runners and keeps it
   await s.sweep(NOW);
   expect((await s.kube.get("other-runners", er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined();

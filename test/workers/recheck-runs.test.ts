@@ -28,7 +28,14 @@ async function matrix(s: S, o: { runId: number; count: number; startedSecondsAgo
       const name = `arc-runners-abcde-${o.prefix ?? "m"}${o.runId}-${i}`;
       const startedAt = before(NOW, o.startedSecondsAgo - i);
       await s.runner({ name, workflowRunId: o.runId });
-      const job = await s.github.putJob({ repo: REPO, run_id: o.runId, run_attempt: o.runAttempt ?? 1, status: "in_progress", runner_name: name, started_at: startedAt });
+      const job = await s.github.putJob({
+        repo: REPO,
+        run_id: o.runId,
+        run_attempt: o.runAttempt ?? 1,
+        status: "in_progress",
+        runner_name: name,
+        started_at: startedAt,
+      });
       return { id: Number(job.id), name, runId: o.runId, startedAt };
     }),
   );
@@ -41,13 +48,26 @@ async function matrix(s: S, o: { runId: number; count: number; startedSecondsAgo
 }
 
 const complete = (s: S, j: Job, secondsAgo: number, runAttempt = 1) =>
-  s.github.putJob({ repo: REPO, id: j.id, run_id: j.runId, run_attempt: runAttempt, status: "completed", conclusion: "cancelled", runner_name: j.name, completed_at: before(NOW, secondsAgo) });
+  s.github.putJob({
+    repo: REPO,
+    id: j.id,
+    run_id: j.runId,
+    run_attempt: runAttempt,
+    status: "completed",
+    conclusion: "cancelled",
+    runner_name: j.name,
+    completed_at: before(NOW, secondsAgo),
+  });
 
 describe("rechecks grouped per run", () => {
   it("30 jobs of 3 runs past the recheck cost 3 reads, not 30; a lost completion among them is found and its runner reaped", async () => {
     // ARC's controller finalizes what is deleted: no stuck deletion asks GitHub about its job later.
     const s = await stack({ REAPER_RECHECK_SECONDS: "3600" }, { autoFinalize: true });
-    const runs = [await matrix(s, { runId: 7001, count: 10, startedSecondsAgo: 3700 }), await matrix(s, { runId: 7002, count: 10, startedSecondsAgo: 3800 }), await matrix(s, { runId: 7003, count: 10, startedSecondsAgo: 3900 })];
+    const runs = [
+      await matrix(s, { runId: 7001, count: 10, startedSecondsAgo: 3700 }),
+      await matrix(s, { runId: 7002, count: 10, startedSecondsAgo: 3800 }),
+      await matrix(s, { runId: 7003, count: 10, startedSecondsAgo: 3900 }),
+    ];
     const lost = runs[1]![4]!;
     await complete(s, lost, 900); // its completed delivery never came
 
@@ -135,6 +155,9 @@ describe("rechecks grouped per run", () => {
     const calls = (await s.github.calls()).map((c) => c.path).filter((p) => p.includes("/actions/"));
     expect(calls.sort()).toEqual([`/repos/${REPO}/actions/runs/7401`, listingPath(7401)]);
     const rows = (await adminRunners(s.env, "?limit=100")).runners;
-    expect(rows.map((r) => `${r.name} ${r.state}`).sort()).toEqual([`${tracked!.name} running`, ...[0, 1, 2].map((i) => `arc-runners-abcde-u7401-${i} running`)]);
+    expect(rows.map((r) => `${r.name} ${r.state}`).sort()).toEqual([
+      `${tracked!.name} running`,
+      ...[0, 1, 2].map((i) => `arc-runners-abcde-u7401-${i} running`),
+    ]);
   });
 });

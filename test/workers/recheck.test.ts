@@ -26,7 +26,16 @@ async function runningJob(s: S, o: { name: string; runId: number; startedSeconds
     id: job.id,
     /** The job ends on GitHub (`secondsAgo` before NOW; negative: after). */
     complete: (conclusion: Conclusion, secondsAgo: number) =>
-      s.github.putJob({ repo: REPO, id: Number(job.id), run_id: o.runId, status: "completed", conclusion, runner_name: o.name, started_at: before(NOW, o.startedSecondsAgo), completed_at: before(NOW, secondsAgo) }),
+      s.github.putJob({
+        repo: REPO,
+        id: Number(job.id),
+        run_id: o.runId,
+        status: "completed",
+        conclusion,
+        runner_name: o.name,
+        started_at: before(NOW, o.startedSecondsAgo),
+        completed_at: before(NOW, secondsAgo),
+      }),
   };
 }
 
@@ -60,7 +69,10 @@ describe("recheck: lost completions", () => {
     await s.sweep(NOW);
     expect(await jobReads(s)).toEqual([jobPath(job.id)]);
     expect(await deletes(s)).toEqual([]);
-    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "finished", reason: `job ${job.id} in ${REPO} is failure, completed 60s ago; grace 300s` });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({
+      state: "finished",
+      reason: `job ${job.id} in ${REPO} is failure, completed 60s ago; grace 300s`,
+    });
     await s.sweep(NOW + 240_000);
     expect(await jobReads(s)).toHaveLength(1); // the REST completion is a fact now
     expect((await deletes(s)).map((c) => c.status)).toEqual([200]);
@@ -118,14 +130,18 @@ describe("GitHub's 403 secondary rate limit", () => {
     const a = await runningJob(s, { name: "arc-runners-abcde-runner-s1", runId: 960, startedSecondsAgo: 5000 });
     await runningJob(s, { name: "arc-runners-abcde-runner-s2", runId: 961, startedSecondsAgo: 4000 });
     await s.github.addFault({
-      match: { pathIncludes: "/actions/jobs/" }, status: 403, times: 1,
+      match: { pathIncludes: "/actions/jobs/" },
+      status: 403,
+      times: 1,
       message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
     });
     const sent = Date.now();
     await s.sweep(NOW);
     // The first read met the limit; the second was never sent.
     expect((await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => `${c.path} ${c.status}`)).toEqual([`${jobPath(a.id)} 403`]);
-    const blockedUntil = await runInDurableObject(ledgerOf(s.env), (_i, state) => new MemoryTable(new Sql(state.storage.sql)).get<number>(`backoff/${INSTALLATION}`));
+    const blockedUntil = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
+      new MemoryTable(new Sql(state.storage.sql)).get<number>(`backoff/${INSTALLATION}`),
+    );
     expect(blockedUntil).toBeGreaterThanOrEqual(sent + 60_000);
 
     await s.sweep(NOW + 60_000); // seconds later on the clock: still within the back-off

@@ -8,8 +8,6 @@ import { makeEphemeralRunner } from "../standins/kube/control.ts";
 import { SETTLE_MS as RECONCILE_SETTLE_MS } from "../../src/model/policy.ts";
 import { NOW, deletes } from "./support/kube-calls.ts";
 
-
-
 // A day ahead of the clock: the sweeps here run on the cron's time, and no alarm is due meanwhile.
 type S = Awaited<ReturnType<typeof stack>>;
 const accepted = (s: S) => deletes(s, { accepted: true });
@@ -24,13 +22,30 @@ describe("reconcile: busy runners without facts", () => {
   it("reaps a runner whose run completed past the grace, records what GitHub said, and does not ask again", async () => {
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-abcde-runner-old", workflowRunId: 800 });
-    await s.github.putJob({ repo: REPO, run_id: 800, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 4000), completed_at: before(NOW, 3600) });
+    await s.github.putJob({
+      repo: REPO,
+      run_id: 800,
+      status: "completed",
+      conclusion: "cancelled",
+      runner_name: er.metadata.name,
+      started_at: before(NOW, 4000),
+      completed_at: before(NOW, 3600),
+    });
     await s.github.putRun({ repo: REPO, id: 800, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
     await settle(s);
     await s.sweep(NOW);
     expect((await accepted(s)).map((c) => c.path)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${er.metadata.name}`]);
-    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name: er.metadata.name, state: "reaped", reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago" });
-    expect((await adminRunners(s.env)).runners[0]).toMatchObject({ workflow: "CI", job: null, branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/800` });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({
+      name: er.metadata.name,
+      state: "reaped",
+      reason: "run 800 in octo-org/octo-repo is cancelled, completed 3600s ago",
+    });
+    expect((await adminRunners(s.env)).runners[0]).toMatchObject({
+      workflow: "CI",
+      job: null,
+      branch: "main",
+      runUrl: `https://github.com/${REPO}/actions/runs/800`,
+    });
     expect((await runnerCalls(s)).map((c) => `${c.method} ${c.path}`)).toEqual([
       `GET /repos/${REPO}/installation`,
       "POST /app/installations/4242/access_tokens",
@@ -44,14 +59,31 @@ describe("reconcile: busy runners without facts", () => {
   it("finds the runner's job among the run's jobs when the run is still going, and judges it by completed_at", async () => {
     const s = await stack();
     const er = await s.runner({ name: "arc-runners-abcde-runner-job", workflowRunId: 801 });
-    for (let i = 0; i < 120; i++) await s.github.putJob({ repo: REPO, run_id: 801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
-    await s.github.putJob({ repo: REPO, run_id: 801, status: "completed", conclusion: "cancelled", runner_name: er.metadata.name, started_at: before(NOW, 900), completed_at: before(NOW, 400) });
+    for (let i = 0; i < 120; i++)
+      await s.github.putJob({ repo: REPO, run_id: 801, status: "in_progress", runner_name: `arc-runners-abcde-runner-o${i}`, started_at: before(NOW, 600) });
+    await s.github.putJob({
+      repo: REPO,
+      run_id: 801,
+      status: "completed",
+      conclusion: "cancelled",
+      runner_name: er.metadata.name,
+      started_at: before(NOW, 900),
+      completed_at: before(NOW, 400),
+    });
     await settle(s);
     await s.sweep(NOW);
     expect(await accepted(s)).toHaveLength(1);
-    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ state: "reaped", reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/) });
+    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({
+      state: "reaped",
+      reason: expect.stringMatching(/^job \d+ in octo-org\/octo-repo is cancelled, completed 400s ago$/),
+    });
     // What GitHub's REST answer named it, as a webhook would have.
-    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({ workflow: "CI", job: "linters", branch: "main", runUrl: `https://github.com/${REPO}/actions/runs/801` }); // the stand-in names jobs after the examples
+    expect((await adminRunners(s.env)).runners.find((r) => r.name === er.metadata.name)).toMatchObject({
+      workflow: "CI",
+      job: "linters",
+      branch: "main",
+      runUrl: `https://github.com/${REPO}/actions/runs/801`,
+    }); // the stand-in names jobs after the examples
     expect((await runnerCalls(s)).filter((c) => c.path.endsWith("/jobs")).map((c) => c.query.page)).toEqual(["1", "2"]);
   });
 
@@ -96,7 +128,16 @@ describe("reconcile: busy runners without facts", () => {
     for (let i = 0; i < 6; i++) {
       const name = `arc-runners-abcde-runner-b${i}`;
       names.push(name);
-      await s.kube.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: 900 + i, jobRepositoryName: REPO, creationTimestamp: before(NOW, 10_000 - i * 100) }));
+      await s.kube.seed(
+        makeEphemeralRunner({
+          namespace: NS,
+          scaleSet: "arc-runners",
+          name,
+          workflowRunId: 900 + i,
+          jobRepositoryName: REPO,
+          creationTimestamp: before(NOW, 10_000 - i * 100),
+        }),
+      );
       await s.github.putRun({ repo: REPO, id: 900 + i, status: "completed", conclusion: "cancelled", updated_at: before(NOW, 3600) });
     }
     await settle(s);
@@ -137,7 +178,12 @@ describe("redelivery", () => {
     await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 500, deliveredAt: at(400) });
     await s.github.addDelivery({ guid: "guid-b", event: "workflow_run", action: "completed", statusCode: 202, deliveredAt: at(350), redelivery: true });
     // The redelivery that succeeded reached the ledger: its GUID is recorded as received.
-    await deliver(s.env, "workflow_run", workflowRunPayload({ repo: REPO, runId: 901, runAttempt: 1, updatedAt: before(Date.now(), 400), conclusion: "success", installationId: INSTALLATION }), { delivery: "guid-b" });
+    await deliver(
+      s.env,
+      "workflow_run",
+      workflowRunPayload({ repo: REPO, runId: 901, runAttempt: 1, updatedAt: before(Date.now(), 400), conclusion: "success", installationId: INSTALLATION }),
+      { delivery: "guid-b" },
+    );
     await s.github.addDelivery({ guid: "guid-c", event: "push", statusCode: 500, deliveredAt: at(200) });
     await s.github.addDelivery({ guid: "guid-d", event: "workflow_job", action: "completed", statusCode: 500, deliveredAt: at(7200) });
     await s.github.addDelivery({ guid: "guid-e", event: "workflow_job", action: "in_progress", statusCode: 200, deliveredAt: at(100) });
@@ -175,7 +221,13 @@ describe("redelivery over several listings", () => {
     const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4", REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
     // 250 failed deliveries (the queued ones are nothing to redeliver): three pages of the failure listing.
     for (let i = 0; i < 250; i++) {
-      await s.github.addDelivery({ guid: `guid-p${i}`, event: "workflow_job", action: i === 5 ? "completed" : "queued", statusCode: 500, deliveredAt: before(T, 600 - i) });
+      await s.github.addDelivery({
+        guid: `guid-p${i}`,
+        event: "workflow_job",
+        action: i === 5 ? "completed" : "queued",
+        statusCode: 500,
+        deliveredAt: before(T, 600 - i),
+      });
     }
     // The first sweep runs late (its now is the real clock, after the setup): later ones are timed from it.
     const late = Date.now() - T + 1_000;
@@ -195,7 +247,17 @@ describe("redelivery lists failed deliveries only", () => {
   it("lists with status=failure, and never asks for a GUID the ledger received (its first attempt timed out after it was recorded)", async () => {
     const T = Date.now();
     const s = await stack({ REAPER_REDELIVERY_LOOKBACK_SECONDS: "3600" });
-    const payload = workflowJobPayload("completed", { repo: REPO, runner: "arc-runners-abcde-runner-t1", runId: 950, jobId: 9500, runAttempt: 1, startedAt: before(T, 600), completedAt: before(T, 90), conclusion: "success", installationId: INSTALLATION });
+    const payload = workflowJobPayload("completed", {
+      repo: REPO,
+      runner: "arc-runners-abcde-runner-t1",
+      runId: 950,
+      jobId: 9500,
+      runAttempt: 1,
+      startedAt: before(T, 600),
+      completedAt: before(T, 90),
+      conclusion: "success",
+      installationId: INSTALLATION,
+    });
     expect((await deliver(s.env, "workflow_job", payload, { delivery: "guid-slow" })).status).toBe(202);
     await s.github.addDelivery({ guid: "guid-slow", event: "workflow_job", action: "completed", statusCode: 504, deliveredAt: before(T, 60) });
     const lost = await s.github.addDelivery({ guid: "guid-lost", event: "workflow_job", action: "completed", statusCode: 503, deliveredAt: before(T, 50) });

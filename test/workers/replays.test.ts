@@ -11,11 +11,28 @@ import { configureLedger, deliver, ledgerOf, ledgerRows, testEnv } from "./suppo
 const REPO = "octo-org/example-workflow";
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 const completed = (startedSecondsAgo: number) =>
-  workflowJobPayload("completed", { runner: "arc-runners-abcde-replay-1", jobId: 4401, runId: 440, runAttempt: 1, repo: REPO, startedAt: ago(startedSecondsAgo), completedAt: ago(startedSecondsAgo - 60), conclusion: "success", installationId: 42 });
+  workflowJobPayload("completed", {
+    runner: "arc-runners-abcde-replay-1",
+    jobId: 4401,
+    runId: 440,
+    runAttempt: 1,
+    repo: REPO,
+    startedAt: ago(startedSecondsAgo),
+    completedAt: ago(startedSecondsAgo - 60),
+    conclusion: "success",
+    installationId: 42,
+  });
 
 const counter = (env: WorkerEnv, outcome: string) =>
-  runInDurableObject(ledgerOf(env), (_i, state) =>
-    state.storage.sql.exec<{ n: number }>("SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_webhook_deliveries_total' AND labels LIKE ?", `%"outcome":"${outcome}"%`).one().n,
+  runInDurableObject(
+    ledgerOf(env),
+    (_i, state) =>
+      state.storage.sql
+        .exec<{ n: number }>(
+          "SELECT COALESCE(SUM(value), 0) AS n FROM counters WHERE name = 'arc_reaper_webhook_deliveries_total' AND labels LIKE ?",
+          `%"outcome":"${outcome}"%`,
+        )
+        .one().n,
   );
 const rowsWritten = (env: WorkerEnv) =>
   runInDurableObject(ledgerOf(env), (instance) => (instance as unknown as { sql: { cost: { rowsWritten: number } } }).sql.cost.rowsWritten);

@@ -3,8 +3,6 @@ import { readSettings } from "../../src/config/settings.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { ADMIN_TOKEN, call, deliver, ledgerRows, testEnv } from "./support/worker.ts";
 
-
-
 const get = (env: ReturnType<typeof testEnv>, path: string, headers: Record<string, string> = {}) =>
   call(env, new Request(`https://arc-reaper.test${path}`, { headers }));
 
@@ -48,7 +46,9 @@ describe("settings", () => {
     log.mockRestore();
     expect(res.status).toBe(503);
     expect(await res.text()).toBe('{"ok":false}');
-    expect(lines).toContainEqual(expect.objectContaining({ msg: "healthz: arc-reaper is misconfigured", errors: [...PROBLEMS, "ADMIN_TOKEN must be at least 16 characters"] }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: "healthz: arc-reaper is misconfigured", errors: [...PROBLEMS, "ADMIN_TOKEN must be at least 16 characters"] }),
+    );
   });
 
   it("GET /healthz lists the problems to the admin bearer token only", async () => {
@@ -72,7 +72,14 @@ describe("settings", () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      settings: { githubApiUrl: "https://api.github.com", graceSeconds: 300, maxJobSeconds: 432000, dryRun: false, maxGithubCallsPerMinute: 100, namespaces: ["arc-runners"] },
+      settings: {
+        githubApiUrl: "https://api.github.com",
+        graceSeconds: 300,
+        maxJobSeconds: 432000,
+        dryRun: false,
+        maxGithubCallsPerMinute: 100,
+        namespaces: ["arc-runners"],
+      },
     });
     if (result.ok) expect(result.settings.privateKey.split("\n")).toHaveLength(3);
   });
@@ -102,13 +109,34 @@ describe("GET /admin/runners", () => {
 
   it("filters by state and refuses an unknown state", async () => {
     const env = testEnv();
-    await deliver(env, "workflow_job", workflowJobPayload("in_progress", { runner: "arc-x-running", jobId: 1, runId: 10, runAttempt: 1, startedAt: new Date().toISOString() }));
-    await deliver(env, "workflow_job", workflowJobPayload("completed", { runner: "arc-x-done", jobId: 2, runId: 11, runAttempt: 1, startedAt: new Date(Date.now() - 60_000).toISOString(), completedAt: new Date().toISOString(), conclusion: "success" }));
+    await deliver(
+      env,
+      "workflow_job",
+      workflowJobPayload("in_progress", { runner: "arc-x-running", jobId: 1, runId: 10, runAttempt: 1, startedAt: new Date().toISOString() }),
+    );
+    await deliver(
+      env,
+      "workflow_job",
+      workflowJobPayload("completed", {
+        runner: "arc-x-done",
+        jobId: 2,
+        runId: 11,
+        runAttempt: 1,
+        startedAt: new Date(Date.now() - 60_000).toISOString(),
+        completedAt: new Date().toISOString(),
+        conclusion: "success",
+      }),
+    );
     const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const running = (await (await get(env, "/admin/runners?state=running", auth)).json()) as { runners: { name: string }[] };
     expect(running.runners.map((r) => r.name)).toEqual(["arc-x-running"]);
     const finished = (await (await get(env, "/admin/runners?state=finished", auth)).json()) as { runners: { name: string; reason: string }[] };
-    expect(finished.runners).toEqual([expect.objectContaining({ name: "arc-x-done", reason: expect.stringMatching(/^waiting for the grace: job 2 in .* is success, completed \d+s ago; grace 300s$/) })]);
+    expect(finished.runners).toEqual([
+      expect.objectContaining({
+        name: "arc-x-done",
+        reason: expect.stringMatching(/^waiting for the grace: job 2 in .* is success, completed \d+s ago; grace 300s$/),
+      }),
+    ]);
     const bad = await get(env, "/admin/runners?state=stale", auth);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: 'state must be one of running, finished, failed, stuck, reaped, gone, got "stale"' });

@@ -28,7 +28,11 @@ describe("a bad value is named, never echoed", () => {
     ["REAPER_RECHECK_SECONDS", "marker-7f3a", "REAPER_RECHECK_SECONDS must be a whole number >= 60"],
     ["REAPER_HISTORY_DAYS", "marker-7f3a", "REAPER_HISTORY_DAYS must be a whole number >= 1"],
     ["REAPER_DRY_RUN", "marker-7f3a", "REAPER_DRY_RUN must be true or false"],
-    ["REAPER_NAMESPACES", "arc-runners,Marker-7f3a", "REAPER_NAMESPACES: entry 2 is not a valid namespace name (lowercase letters, digits and dashes, at most 63)"],
+    [
+      "REAPER_NAMESPACES",
+      "arc-runners,Marker-7f3a",
+      "REAPER_NAMESPACES: entry 2 is not a valid namespace name (lowercase letters, digits and dashes, at most 63)",
+    ],
     ["CLUSTER_MODE", "marker-7f3a", "CLUSTER_MODE must be direct or agent"],
     ["KUBE_API_URL", "marker-7f3a not a url", "KUBE_API_URL must be an https URL"],
     ["GITHUB_API_URL", "marker-7f3a", "GITHUB_API_URL must be an https URL"],
@@ -66,7 +70,9 @@ describe("a bad value is named, never echoed", () => {
 describe("the bearer tokens", () => {
   it.each(["ADMIN_TOKEN", "METRICS_TOKEN"])("%s must be an RFC 6750 bearer token (a header can carry it), named without its value", (name) => {
     const result = readSettings(testEnv({ [name]: "marker-7f3a with spaces!" }));
-    expect(errorsOf(result)).toEqual([`${name} may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one`]);
+    expect(errorsOf(result)).toEqual([
+      `${name} may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one`,
+    ]);
     expect(JSON.stringify(result)).not.toContain("7f3a");
     expect(readSettings(testEnv({ [name]: "AbC.def_ghi~jkl+mno/pqr-0123==" })).ok).toBe(true);
   });
@@ -107,7 +113,9 @@ describe("http:// only to a loopback host", () => {
   });
 
   it("another scheme is refused, shown", () => {
-    expect(errorsOf(readSettings(testEnv({ GITHUB_API_URL: "ftp://files.example.com/x" })))).toEqual(['GITHUB_API_URL must be an https URL, got "ftp://files.example.com/x"']);
+    expect(errorsOf(readSettings(testEnv({ GITHUB_API_URL: "ftp://files.example.com/x" })))).toEqual([
+      'GITHUB_API_URL must be an https URL, got "ftp://files.example.com/x"',
+    ]);
   });
 });
 
@@ -121,8 +129,13 @@ describe("CLUSTER_MODE", () => {
       access: { clientId: "id.access", clientSecret: "access-secret-value" },
       name: "default",
     });
-    expect(readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })).ok && (readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })) as { settings: { cluster: { name: string } } }).settings.cluster.name).toBe("eu-west");
-    expect(errorsOf(readSettings(testEnv({ KUBE_CLUSTER_NAME: "EU_West" })))).toEqual(["KUBE_CLUSTER_NAME must be a DNS label (lowercase letters, digits and dashes, at most 63)"]);
+    expect(
+      readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })).ok &&
+        (readSettings(testEnv({ KUBE_CLUSTER_NAME: "eu-west" })) as { settings: { cluster: { name: string } } }).settings.cluster.name,
+    ).toBe("eu-west");
+    expect(errorsOf(readSettings(testEnv({ KUBE_CLUSTER_NAME: "EU_West" })))).toEqual([
+      "KUBE_CLUSTER_NAME must be a DNS label (lowercase letters, digits and dashes, at most 63)",
+    ]);
     expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "direct", KUBE_API_URL: undefined, KUBE_TOKEN: undefined })))).toEqual([
       "KUBE_API_URL is missing",
       "KUBE_TOKEN is missing",
@@ -132,7 +145,9 @@ describe("CLUSTER_MODE", () => {
   it("agent needs neither KUBE_API_URL nor KUBE_TOKEN, but AGENT_TOKEN", () => {
     const result = readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined }));
     expect(result.ok && result.settings.cluster).toEqual({ mode: "agent", agentToken: AGENT_TOKEN, expectedClusters: [] });
-    const two = readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, AGENT_CLUSTERS: " eu-west, us-east ", KUBE_API_URL: undefined, KUBE_TOKEN: undefined }));
+    const two = readSettings(
+      testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, AGENT_CLUSTERS: " eu-west, us-east ", KUBE_API_URL: undefined, KUBE_TOKEN: undefined }),
+    );
     expect(two.ok && two.settings.cluster).toEqual({ mode: "agent", agentToken: AGENT_TOKEN, expectedClusters: ["eu-west", "us-east"] });
     expect(errorsOf(readSettings(testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, AGENT_CLUSTERS: "eu-west,EU,eu-west" })))).toEqual([
       "AGENT_CLUSTERS: entry 2 is not a valid cluster name (lowercase letters, digits and dashes, at most 63)",
@@ -163,7 +178,11 @@ describe("the per-minute caps under their old names", () => {
   };
 
   it("the new names, and the defaults, give no warning", () => {
-    expect(settingsOf({ REAPER_MAX_DELETIONS_PER_MINUTE: "7", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "9" })).toMatchObject({ maxDeletionsPerMinute: 7, maxGithubCallsPerMinute: 9, warnings: [] });
+    expect(settingsOf({ REAPER_MAX_DELETIONS_PER_MINUTE: "7", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "9" })).toMatchObject({
+      maxDeletionsPerMinute: 7,
+      maxGithubCallsPerMinute: 9,
+      warnings: [],
+    });
     expect(settingsOf({})).toMatchObject({ maxDeletionsPerMinute: 50, maxGithubCallsPerMinute: 100, warnings: [] });
   });
 

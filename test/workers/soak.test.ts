@@ -9,14 +9,20 @@ import { runFleet } from "./support/fleet.ts";
 import { expectFleetSafe } from "./support/fleet-expect.ts";
 import { report } from "./support/worker.ts";
 
-
-
 const SEED = Number(inject("soakSeed") ?? 20261130);
 
 it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
   const figures = await runFleet({
-    seed: SEED, lifecycles: 2000, duplicateRate: 0.1, dropRate: 0.08, faultSweeps: 10,
-    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 8, maxSweeps: 80,
+    seed: SEED,
+    lifecycles: 2000,
+    duplicateRate: 0.1,
+    dropRate: 0.08,
+    faultSweeps: 10,
+    graceSeconds: 300,
+    boundSeconds: 7200,
+    githubBudget: 100,
+    deliverySweeps: 8,
+    maxSweeps: 80,
   });
   // Printed whatever the outcome: the closing note quotes these.
   await report(`soak figures: ${JSON.stringify(figures)}`);
@@ -40,8 +46,17 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
 
 it(`soak in agent mode: 600 lifecycles, views that lag, drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
   const figures = await runFleet({
-    seed: SEED, lifecycles: 600, duplicateRate: 0.1, dropRate: 0.08, faultSweeps: 6,
-    graceSeconds: 300, boundSeconds: 7200, githubBudget: 100, deliverySweeps: 6, maxSweeps: 80, agent: true,
+    seed: SEED,
+    lifecycles: 600,
+    duplicateRate: 0.1,
+    dropRate: 0.08,
+    faultSweeps: 6,
+    graceSeconds: 300,
+    boundSeconds: 7200,
+    githubBudget: 100,
+    deliverySweeps: 6,
+    maxSweeps: 80,
+    agent: true,
   });
   await report(`soak agent figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);

@@ -25,10 +25,18 @@ describe("stuck deletions", () => {
     await sleep(1100);
     await settleAlarms(s.env);
     const stuck = (await adminRunners(s.env, "?state=stuck")).runners;
-    expect(stuck).toEqual([expect.objectContaining({ name, state: "stuck", reason: expect.stringMatching(/^stuck: deleted \d+s ago and still in arc-runners .*GitHub says job 7000 is in_progress.*never deleted again/) })]);
+    expect(stuck).toEqual([
+      expect.objectContaining({
+        name,
+        state: "stuck",
+        reason: expect.stringMatching(/^stuck: deleted \d+s ago and still in arc-runners .*GitHub says job 7000 is in_progress.*never deleted again/),
+      }),
+    ]);
     const metrics = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
     expect(metrics).toMatch(/^arc_reaper_stuck_deletions 1$/m);
-    const page = await (await call(s.env, new Request("https://arc-reaper.test/admin?state=stuck", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+    const page = await (
+      await call(s.env, new Request("https://arc-reaper.test/admin?state=stuck", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
+    ).text();
     expect(page).toContain(name);
 
     // Sweeps and alarms never delete it again.
@@ -43,7 +51,11 @@ describe("stuck deletions", () => {
     expect(await s.kube.get(NS, er.metadata.name)).toBeUndefined();
     await s.sweep(Date.now());
     const row = (await adminRunners(s.env)).runners[0]!;
-    expect(row).toMatchObject({ name, state: "reaped", reason: expect.stringMatching(/^job 7000 in octo-org\/octo-repo is cancelled, completed \d+s ago; went \d+s after our delete$/) });
+    expect(row).toMatchObject({
+      name,
+      state: "reaped",
+      reason: expect.stringMatching(/^job 7000 in octo-org\/octo-repo is cancelled, completed \d+s ago; went \d+s after our delete$/),
+    });
     const after = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
     expect(after).toMatch(/^arc_reaper_stuck_deletions 0$/m);
   });

@@ -19,10 +19,16 @@ it("a slow API server: list and delete time out, named as such, and the delete i
   expect(listed).toBeInstanceOf(ClusterError);
   expect((listed as Error).message).toBe("listing ephemeralrunners in arc-runners: timed out");
   const sentAt = Date.now();
-  expect(await cluster.deleteRunner({ namespace: "arc-runners", name: er.metadata.name, uid: er.metadata.uid })).toEqual({ kind: "failed", status: null, why: "timed out" });
+  expect(await cluster.deleteRunner({ namespace: "arc-runners", name: er.metadata.name, uid: er.metadata.uid })).toEqual({
+    kind: "failed",
+    status: null,
+    why: "timed out",
+  });
   await kube.clearFaults();
   // The DELETE reached the stand-in and was dropped unanswered when the client gave up (status 0)...
-  const dropped = await waitFor("the stand-in to record the dropped DELETE", async () => (await kube.calls()).find((c) => c.method === "DELETE" && c.status === 0));
+  const dropped = await waitFor("the stand-in to record the dropped DELETE", async () =>
+    (await kube.calls()).find((c) => c.method === "DELETE" && c.status === 0),
+  );
   expect(dropped.body).toMatchObject({ preconditions: { uid: er.metadata.uid } });
   // ...and once the stand-in's delay has run out, when a delete it still held would have been applied, the object is untouched.
   await sleep(sentAt + DELAY_MS + 300 - Date.now());
@@ -34,7 +40,14 @@ it("a slow GitHub: the read times out with a GithubError that says so", async ()
   const github = await createGithubTenant(inject("githubStandinUrl"));
   await github.addInstallation({ id: 77, repositories: ["o/r"] });
   const job = await github.putJob({ repo: "o/r", run_id: 1, status: "in_progress", runner_name: "arc-x-1" });
-  const client = createGithub({ apiUrl: github.baseUrl, appId: String(github.appId), privateKey: github.privateKeyPkcs1, budget: newCallBudget(10), cache: newGithubCache(), timeoutMs: 200 });
+  const client = createGithub({
+    apiUrl: github.baseUrl,
+    appId: String(github.appId),
+    privateKey: github.privateKeyPkcs1,
+    budget: newCallBudget(10),
+    cache: newGithubCache(),
+    timeoutMs: 200,
+  });
   await github.addFault({ match: { pathIncludes: "/actions/jobs/" }, delayMs: 2000 });
   const error = await client.job("o/r", Number(job.id), 77).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(GithubError);

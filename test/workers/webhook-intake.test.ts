@@ -28,10 +28,7 @@ const completed = (o: { runner?: string; jobId?: number; conclusion?: string } =
     conclusion: o.conclusion ?? "cancelled",
     installationId: 42,
   });
-const runCompleted = () =>
-  workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: `${DAY}T19:31:00Z`, conclusion: "cancelled" });
-
-
+const runCompleted = () => workflowRunPayload({ repo: REPO, runId: 940463255, runAttempt: 1, updatedAt: `${DAY}T19:31:00Z`, conclusion: "cancelled" });
 
 describe("POST /webhook signature", () => {
   it("accepts a real workflow_job.in_progress payload signed with the secret and records it", async () => {
@@ -41,7 +38,15 @@ describe("POST /webhook signature", () => {
     expect(await ledgerRows(env)).toBe(1); // one runner row
     const { runners } = await adminRunners(env);
     expect(runners).toEqual([
-      expect.objectContaining({ name: "arc-runners-abcde-runner-x1", state: "running", repository: REPO, runId: 940463255, runAttempt: 1, jobId: 2832853555, startedAt: `${DAY}T19:22:27Z` }),
+      expect.objectContaining({
+        name: "arc-runners-abcde-runner-x1",
+        state: "running",
+        repository: REPO,
+        runId: 940463255,
+        runAttempt: 1,
+        jobId: 2832853555,
+        startedAt: `${DAY}T19:22:27Z`,
+      }),
     ]);
   });
 
@@ -92,13 +97,69 @@ describe("POST /webhook bad input", () => {
   });
 
   it.each([
-    ["workflow_job", () => { const p = started(); delete (p.workflow_job as Record<string, unknown>).run_id; return p; }, "workflow_job.in_progress: run_id must be a positive integer, got nothing"],
-    ["workflow_job", () => { const p = started(); (p.workflow_job as Record<string, unknown>).started_at = "yesterday"; return p; }, 'workflow_job.in_progress: started_at must be a timestamp, got "yesterday"'],
-    ["workflow_job", () => { const p = completed(); (p.workflow_job as Record<string, unknown>).conclusion = null; return p; }, "workflow_job.completed: conclusion must be a conclusion, got null"],
-    ["workflow_job", () => { const p = started(); delete p.repository; return p; }, "workflow_job.in_progress: repository.full_name must be owner/repo, got nothing"],
-    ["workflow_job", () => { const p = started(); delete p.workflow_job; return p; }, "workflow_job.in_progress: workflow_job must be an object, got nothing"],
-    ["workflow_run", () => { const p = runCompleted(); (p.workflow_run as Record<string, unknown>).id = "12"; return p; }, 'workflow_run.completed: id must be a positive integer, got "12"'],
-    ["workflow_run", () => { const p = runCompleted(); delete (p.workflow_run as Record<string, unknown>).updated_at; return p; }, "workflow_run.completed: updated_at must be a timestamp, got nothing"],
+    [
+      "workflow_job",
+      () => {
+        const p = started();
+        delete (p.workflow_job as Record<string, unknown>).run_id;
+        return p;
+      },
+      "workflow_job.in_progress: run_id must be a positive integer, got nothing",
+    ],
+    [
+      "workflow_job",
+      () => {
+        const p = started();
+        (p.workflow_job as Record<string, unknown>).started_at = "yesterday";
+        return p;
+      },
+      'workflow_job.in_progress: started_at must be a timestamp, got "yesterday"',
+    ],
+    [
+      "workflow_job",
+      () => {
+        const p = completed();
+        (p.workflow_job as Record<string, unknown>).conclusion = null;
+        return p;
+      },
+      "workflow_job.completed: conclusion must be a conclusion, got null",
+    ],
+    [
+      "workflow_job",
+      () => {
+        const p = started();
+        delete p.repository;
+        return p;
+      },
+      "workflow_job.in_progress: repository.full_name must be owner/repo, got nothing",
+    ],
+    [
+      "workflow_job",
+      () => {
+        const p = started();
+        delete p.workflow_job;
+        return p;
+      },
+      "workflow_job.in_progress: workflow_job must be an object, got nothing",
+    ],
+    [
+      "workflow_run",
+      () => {
+        const p = runCompleted();
+        (p.workflow_run as Record<string, unknown>).id = "12";
+        return p;
+      },
+      'workflow_run.completed: id must be a positive integer, got "12"',
+    ],
+    [
+      "workflow_run",
+      () => {
+        const p = runCompleted();
+        delete (p.workflow_run as Record<string, unknown>).updated_at;
+        return p;
+      },
+      "workflow_run.completed: updated_at must be a timestamp, got nothing",
+    ],
   ])("answers 400 for %s missing what it needs: %s", async (event, make, message) => {
     const env = testEnv();
     const res = await deliver(env, event, make());
@@ -135,7 +196,7 @@ describe("POST /webhook ignores what it does not act on", () => {
     const env = testEnv();
     const res = await deliver(env, event, payload);
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { outcome: string; detail: string })).toEqual({ outcome: "ignored", detail: expect.stringMatching(why) });
+    expect((await res.json()) as { outcome: string; detail: string }).toEqual({ outcome: "ignored", detail: expect.stringMatching(why) });
     expect(await ledgerRows(env)).toBe(0);
   });
 });
@@ -145,7 +206,14 @@ describe("facts", () => {
     const env = testEnv();
     await configureLedger(env);
     const rows: number[] = [];
-    for (const [i, [event, payload]] of ([["workflow_job", started()], ["workflow_job", completed()], ["workflow_run", runCompleted()], ["workflow_job", completed()]] as const).entries()) {
+    for (const [i, [event, payload]] of (
+      [
+        ["workflow_job", started()],
+        ["workflow_job", completed()],
+        ["workflow_run", runCompleted()],
+        ["workflow_job", completed()],
+      ] as const
+    ).entries()) {
       const outcome = factsFromWebhook(event, `guid-${i}`, payload);
       if (outcome.kind !== "facts") throw new Error(`expected facts, got ${outcome.kind}`);
       const receipt = await ledgerOf(env).receive({ event, guid: `guid-${i}`, facts: outcome.facts });
@@ -161,7 +229,15 @@ describe("facts", () => {
       ["workflow_job", completed()],
       ["workflow_run", runCompleted()],
     ];
-    const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [2, 2, 1, 0, 1, 0]];
+    const orders = [
+      [0, 1, 2],
+      [0, 2, 1],
+      [1, 0, 2],
+      [1, 2, 0],
+      [2, 0, 1],
+      [2, 1, 0],
+      [2, 2, 1, 0, 1, 0],
+    ];
     const listings: unknown[] = [];
     for (const order of orders) {
       const env = testEnv();

@@ -84,7 +84,17 @@ export async function startCloudflareStandin(opts: { accountId?: string; subdoma
   const base = "/client/v4";
   const account = `${base}/accounts/${accountId}`;
 
-  const newScript = (name: string): StandinScript => ({ name, metadata: {}, modules: [], migrationTag: null, migrations: [], secrets: new Map(), schedules: [], workersDev: false, uploads: 0 });
+  const newScript = (name: string): StandinScript => ({
+    name,
+    metadata: {},
+    modules: [],
+    migrationTag: null,
+    migrations: [],
+    secrets: new Map(),
+    schedules: [],
+    workersDev: false,
+    uploads: 0,
+  });
 
   async function route(method: string, path: string, contentType: string, body: Buffer): Promise<Answer> {
     if (path === `${base}/user/tokens/verify`) return ok({ id: "token", status: "active" });
@@ -95,7 +105,20 @@ export async function startCloudflareStandin(opts: { accountId?: string; subdoma
     if (path.startsWith(account) && m && method === "GET") {
       const script = scripts.get(decodeURIComponent(m[1] ?? ""));
       if (!script) return fail(404, 10090, "workers.api.error.service_not_found");
-      return ok({ id: script.name, default_environment: { environment: "production", script: { id: script.name, tag: "t", etag: "e", handlers: ["fetch", "scheduled"], migration_tag: script.migrationTag, last_deployed_from: "wrangler" } } });
+      return ok({
+        id: script.name,
+        default_environment: {
+          environment: "production",
+          script: {
+            id: script.name,
+            tag: "t",
+            etag: "e",
+            handlers: ["fetch", "scheduled"],
+            migration_tag: script.migrationTag,
+            last_deployed_from: "wrangler",
+          },
+        },
+      });
     }
     m = /^\/workers\/workers\/([^/]+)$/.exec(path.slice(account.length));
     if (path.startsWith(account) && m && method === "GET") {
@@ -112,16 +135,30 @@ export async function startCloudflareStandin(opts: { accountId?: string; subdoma
       const s = script ?? newScript(name);
       await upload(s, contentType, body);
       scripts.set(name, s);
-      return ok({ id: name, etag: "e", handlers: ["fetch", "scheduled"], modified_on: new Date().toISOString(), created_on: new Date().toISOString(), startup_time_ms: 1 });
+      return ok({
+        id: name,
+        etag: "e",
+        handlers: ["fetch", "scheduled"],
+        modified_on: new Date().toISOString(),
+        created_on: new Date().toISOString(),
+        startup_time_ms: 1,
+      });
     }
     if (!script) return scriptNotFound();
     // A Worker that exists is updated through the versions API: a version, then a deployment of it at 100%.
     if (rest === "/versions" && method === "POST") {
       await upload(script, contentType, body);
-      return ok({ id: versionId(script), number: script.uploads, resources: { script: { etag: "e", handlers: ["fetch", "scheduled"] }, bindings: script.metadata["bindings"] ?? [] }, startup_time_ms: 1 });
+      return ok({
+        id: versionId(script),
+        number: script.uploads,
+        resources: { script: { etag: "e", handlers: ["fetch", "scheduled"] }, bindings: script.metadata["bindings"] ?? [] },
+        startup_time_ms: 1,
+      });
     }
-    if (rest === "/deployments" && method === "POST") return ok({ id: versionId(script), source: "wrangler", strategy: "percentage", versions: [{ version_id: versionId(script), percentage: 100 }] });
-    if (rest === "/script-settings" && (method === "PATCH" || method === "GET")) return ok({ logpush: false, tail_consumers: [], observability: script.metadata["observability"] ?? null, tags: [] });
+    if (rest === "/deployments" && method === "POST")
+      return ok({ id: versionId(script), source: "wrangler", strategy: "percentage", versions: [{ version_id: versionId(script), percentage: 100 }] });
+    if (rest === "/script-settings" && (method === "PATCH" || method === "GET"))
+      return ok({ logpush: false, tail_consumers: [], observability: script.metadata["observability"] ?? null, tags: [] });
     if (rest === "/secrets" && method === "GET") return ok([...script.secrets.keys()].map((n) => ({ name: n, type: "secret_text" })));
     if (rest === "/secrets-bulk" && method === "PATCH") {
       const patch = JSON.parse(body.toString("utf8")) as { secrets: Record<string, { name: string; text: string } | null> };
@@ -133,13 +170,43 @@ export async function startCloudflareStandin(opts: { accountId?: string; subdoma
     }
     if (rest === "/deployments" && method === "GET") {
       const id = versionId(script);
-      return ok({ deployments: [{ id, source: "wrangler", strategy: "percentage", author_email: "setup@example.invalid", created_on: new Date().toISOString(), versions: [{ version_id: id, percentage: 100 }] }] });
+      return ok({
+        deployments: [
+          {
+            id,
+            source: "wrangler",
+            strategy: "percentage",
+            author_email: "setup@example.invalid",
+            created_on: new Date().toISOString(),
+            versions: [{ version_id: id, percentage: 100 }],
+          },
+        ],
+      });
     }
     const version = /^\/versions\/([^/]+)$/.exec(rest);
     if (version && method === "GET") {
-      return ok({ id: version[1], number: script.uploads, metadata: { source: "wrangler", created_on: new Date().toISOString(), modified_on: new Date().toISOString(), author_email: "setup@example.invalid" }, annotations: {}, resources: { bindings: script.metadata["bindings"] ?? [], script: { etag: "e", handlers: ["fetch", "scheduled"] }, script_runtime: { compatibility_date: script.metadata["compatibility_date"], compatibility_flags: script.metadata["compatibility_flags"] } } });
+      return ok({
+        id: version[1],
+        number: script.uploads,
+        metadata: { source: "wrangler", created_on: new Date().toISOString(), modified_on: new Date().toISOString(), author_email: "setup@example.invalid" },
+        annotations: {},
+        resources: {
+          bindings: script.metadata["bindings"] ?? [],
+          script: { etag: "e", handlers: ["fetch", "scheduled"] },
+          script_runtime: { compatibility_date: script.metadata["compatibility_date"], compatibility_flags: script.metadata["compatibility_flags"] },
+        },
+      });
     }
-    if (rest === "/settings" && method === "GET") return ok({ bindings: script.metadata["bindings"] ?? [], compatibility_date: script.metadata["compatibility_date"], compatibility_flags: script.metadata["compatibility_flags"] ?? [], logpush: false, observability: script.metadata["observability"], tags: [], tail_consumers: [] });
+    if (rest === "/settings" && method === "GET")
+      return ok({
+        bindings: script.metadata["bindings"] ?? [],
+        compatibility_date: script.metadata["compatibility_date"],
+        compatibility_flags: script.metadata["compatibility_flags"] ?? [],
+        logpush: false,
+        observability: script.metadata["observability"],
+        tags: [],
+        tail_consumers: [],
+      });
     if (rest === "/schedules" && method === "PUT") {
       script.schedules = (JSON.parse(body.toString("utf8")) as { cron: string }[]).map((s) => s.cron);
       return ok({ schedules: script.schedules.map((cron) => ({ cron })) });

@@ -229,7 +229,7 @@ function listDeliveries(tenant: Tenant, req: ApiRequest): ApiAnswer {
   const status = req.query.get("status");
   if (status !== null) {
     // Older GitHub Enterprise Server versions do not know the parameter.
-    if (!tenant.deliveriesStatusFilter) return errorAnswer(422, "Invalid request.\n\n\"status\" is not a permitted key.", DOC.deliveries);
+    if (!tenant.deliveriesStatusFilter) return errorAnswer(422, 'Invalid request.\n\n"status" is not a permitted key.', DOC.deliveries);
     // success: status codes 200-399; failure: 400-599. A delivery whose connection never completed has neither.
     if (status === "success") items = items.filter((d) => d.statusCode >= 200 && d.statusCode < 400);
     else if (status === "failure") items = items.filter((d) => d.statusCode >= 400 && d.statusCode < 600);
@@ -327,7 +327,13 @@ const routes: Route[] = [
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)$`), auth: "installation", doc: DOC.run, handle: getRun(false) },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/attempts/(\\d+)$`), auth: "installation", doc: DOC.runAttempt, handle: getRun(true) },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/jobs$`), auth: "installation", doc: DOC.jobs, handle: listJobs(false) },
-  { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/attempts/(\\d+)/jobs$`), auth: "installation", doc: DOC.attemptJobs, handle: listJobs(true) },
+  {
+    method: "GET",
+    pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/attempts/(\\d+)/jobs$`),
+    auth: "installation",
+    doc: DOC.attemptJobs,
+    handle: listJobs(true),
+  },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/jobs/(\\d+)$`), auth: "installation", doc: DOC.job, handle: getJob },
 ];
 

@@ -142,7 +142,14 @@ export function defaultJob(ctx: RepoContext, id: number, runId: number, runAttem
 /** Steps that agree with the job's status and times, like GitHub shows them. */
 export function stepsFor(job: WorkflowJob): WorkflowJob["steps"] {
   if (job.status !== "in_progress" && job.status !== "completed") return [];
-  const setUp = { name: "Set up job", status: "completed", conclusion: "success", number: 1, started_at: job.started_at, completed_at: job.started_at } as const;
+  const setUp = {
+    name: "Set up job",
+    status: "completed",
+    conclusion: "success",
+    number: 1,
+    started_at: job.started_at,
+    completed_at: job.started_at,
+  } as const;
   if (job.status === "in_progress") {
     return [setUp, { name: "Run tests", status: "in_progress", conclusion: null, number: 2, started_at: job.started_at, completed_at: null }];
   }
@@ -203,7 +210,11 @@ export function installationObject(apiBase: string, appId: number, installation:
   return {
     id: installation.id,
     // A simple-user of type Organization, every field GitHub sends.
-    account: { ...simpleUser(apiBase, installation.account, accountId), node_id: Buffer.from(`012:Organization${accountId}`).toString("base64"), type: "Organization" },
+    account: {
+      ...simpleUser(apiBase, installation.account, accountId),
+      node_id: Buffer.from(`012:Organization${accountId}`).toString("base64"),
+      type: "Organization",
+    },
     repository_selection: "selected",
     access_tokens_url: `${apiBase}/app/installations/${installation.id}/access_tokens`,
     repositories_url: `${apiBase}/installation/repositories`,

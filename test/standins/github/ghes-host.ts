@@ -30,12 +30,16 @@ export async function startGhesHost(
     const notFound = () => {
       offApi((req.method ?? "GET").toUpperCase(), path);
       req.resume();
-      const page = "<!DOCTYPE html><html><head><title>Page not found · GitHub Enterprise</title></head><body><h1>404</h1><p>This is not the web page you are looking for.</p></body></html>";
+      const page =
+        "<!DOCTYPE html><html><head><title>Page not found · GitHub Enterprise</title></head><body><h1>404</h1><p>This is not the web page you are looking for.</p></body></html>";
       res.writeHead(404, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) });
       res.end(page);
     };
     if (!serveWeb) return notFound();
-    serveWeb(req, res, path, parsed).then((answered) => (answered ? undefined : notFound()), (e: unknown) => onError(res, e));
+    serveWeb(req, res, path, parsed).then(
+      (answered) => (answered ? undefined : notFound()),
+      (e: unknown) => onError(res, e),
+    );
   });
   server.on("connection", (socket) => {
     sockets.add(socket);

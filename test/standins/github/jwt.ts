@@ -5,8 +5,7 @@ import { verify, type KeyObject } from "node:crypto";
 
 export const JWT_DECODE = "A JSON web token could not be decoded";
 const JWT_IAT = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
-const JWT_EXP_PAST =
-  "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
+const JWT_EXP_PAST = "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
 const JWT_EXP_FAR = "'Expiration time' claim ('exp') is too far in the future";
 
 export type JwtCheck = { ok: true } | { ok: false; message: string };

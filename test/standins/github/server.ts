@@ -170,7 +170,8 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       },
       (method, path) => tenant?.calls.push({ method, path, query: {}, auth: "none", status: 404, outsideApi: true }),
       sendError,
-      async (req, res, path, parsed) => (tenant ? sendWeb(res, answerWeb(tenant, (req.method ?? "GET").toUpperCase(), path, parsed.searchParams, await readBody(req), Date.now())) : false),
+      async (req, res, path, parsed) =>
+        tenant ? sendWeb(res, answerWeb(tenant, (req.method ?? "GET").toUpperCase(), path, parsed.searchParams, await readBody(req), Date.now())) : false,
     );
     ghesHosts.push(host);
     tenant = newTenant(id, appId, host.apiUrl, rateLimit, ghes);
@@ -178,7 +179,15 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     return { id, baseUrl: host.apiUrl, controlUrl, webUrl: host.url, appId, privateKeyPkcs1: keys.pkcs1, privateKeyPkcs8: keys.pkcs8 };
   }
 
-  async function answerApi(req: IncomingMessage, res: ServerResponse, tenant: Tenant, path: string, query: URLSearchParams, search: string, body: string): Promise<void> {
+  async function answerApi(
+    req: IncomingMessage,
+    res: ServerResponse,
+    tenant: Tenant,
+    path: string,
+    query: URLSearchParams,
+    search: string,
+    body: string,
+  ): Promise<void> {
     const method = (req.method ?? "GET").toUpperCase();
     const auth = classifyAuth(req.headers.authorization);
     const reqId = requestId();
@@ -194,13 +203,16 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
         : (answerManifestConversion(tenant, method, path, keys.pkcs1, nowMs) ?? handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext));
     call.status = answer.status;
     const rate = rateLimitState(tenant, nowMs);
-    const rateHeaders: Record<string, string> = tenant.ghes && !tenant.ghes.rateLimits ? {} : {
-      "x-ratelimit-limit": String(rate.limit),
-      "x-ratelimit-remaining": String(rate.remaining),
-      "x-ratelimit-reset": String(rate.reset),
-      "x-ratelimit-used": String(rate.used),
-      "x-ratelimit-resource": "core",
-    };
+    const rateHeaders: Record<string, string> =
+      tenant.ghes && !tenant.ghes.rateLimits
+        ? {}
+        : {
+            "x-ratelimit-limit": String(rate.limit),
+            "x-ratelimit-remaining": String(rate.remaining),
+            "x-ratelimit-reset": String(rate.reset),
+            "x-ratelimit-used": String(rate.used),
+            "x-ratelimit-resource": "core",
+          };
     send(res, answer.status, toWireJson(answer.body), {
       "x-github-request-id": reqId,
       "x-github-api-version-selected": "2022-11-28",

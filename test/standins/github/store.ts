@@ -186,7 +186,12 @@ export function installationForRepo(tenant: Tenant, key: string): Installation |
   return undefined;
 }
 
-export function mintToken(tenant: Tenant, installationId: number, permissions: Permissions, repositories: string[] | null): { token: string; expiresAtMs: number } {
+export function mintToken(
+  tenant: Tenant,
+  installationId: number,
+  permissions: Permissions,
+  repositories: string[] | null,
+): { token: string; expiresAtMs: number } {
   // Installation tokens are "ghs_" and 36 alphanumerics.
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   const token = `ghs_${Array.from(randomBytes(36), (b) => alphabet[b % alphabet.length]).join("")}`;
@@ -275,8 +280,7 @@ export function putJob(tenant: Tenant, input: JobInput, nowMs: number): Workflow
   const runId = positiveInt(input.run_id, "run_id") ?? previous?.job.run_id;
   if (runId === undefined) throw new StandinError(400, "a new job needs run_id");
   const existingRun = tenant.runs.get(runKey(key, runId));
-  const attempt =
-    positiveInt(input.run_attempt, "run_attempt") ?? previous?.job.run_attempt ?? (existingRun ? latestAttempt(existingRun) : 1);
+  const attempt = positiveInt(input.run_attempt, "run_attempt") ?? previous?.job.run_attempt ?? (existingRun ? latestAttempt(existingRun) : 1);
   const jobId = id ?? tenant.nextJobId++;
   const { repo: _repo, ...fields } = input;
   const base = previous?.job ?? defaultJob(ctx, jobId, runId, attempt, nowMs);

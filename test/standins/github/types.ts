@@ -6,17 +6,7 @@ export type JsonObject = { [key: string]: Json };
 
 type JobStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
 export type RunStatus = JobStatus;
-export type Conclusion =
-  | "success"
-  | "failure"
-  | "neutral"
-  | "cancelled"
-  | "skipped"
-  | "timed_out"
-  | "action_required"
-  | "stale"
-  | "startup_failure"
-  | null;
+export type Conclusion = "success" | "failure" | "neutral" | "cancelled" | "skipped" | "timed_out" | "action_required" | "stale" | "startup_failure" | null;
 
 type WorkflowJobStep = {
   name: string;

@@ -45,7 +45,6 @@ export interface SinkCall {
   credentials: boolean;
 }
 
-
 const loginPage = `<!DOCTYPE html><html><head><title>Sign in ・ Cloudflare Access</title></head><body>
 <form method="post" action="/cdn-cgi/access/login"><input type="hidden" name="csrf" value="${PAGE_SECRET}">
 <button>Sign in with your identity provider</button></form></body></html>`;
@@ -61,7 +60,12 @@ const MAX_SINK_CALLS = 1000;
 
 export interface AccessFaults {
   /** Answers an API call when a fault matches it: writes the answer and returns its status. */
-  answer(tenantId: string, call: { verb: string; namespace: string; name: string; path: string }, req: IncomingMessage, res: ServerResponse): number | undefined;
+  answer(
+    tenantId: string,
+    call: { verb: string; namespace: string; name: string; path: string },
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): number | undefined;
   /** Serves access/… control routes; undefined for any other control path. */
   control(tenantId: string, method: string, path: string, text: string): { code: number; body: unknown; headers?: Record<string, string> } | undefined;
   close(): Promise<void>;
@@ -123,7 +127,12 @@ export async function startAccessFaults(): Promise<AccessFaults> {
       const headerNames = Object.keys(req.headers).sort();
       const calls = of(tenantId).sink;
       if (calls.length < MAX_SINK_CALLS) {
-        calls.push({ method: req.method ?? "GET", path, headerNames, credentials: headerNames.some((h) => h === "authorization" || h.startsWith("cf-access-")) });
+        calls.push({
+          method: req.method ?? "GET",
+          path,
+          headerNames,
+          credentials: headerNames.some((h) => h === "authorization" || h.startsWith("cf-access-")),
+        });
       }
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
       res.end(loginPage);
@@ -151,8 +160,7 @@ export async function startAccessFaults(): Promise<AccessFaults> {
     return fault;
   };
 
-  const loginQuery = (path: string): string =>
-    `kid=${"9f".repeat(32)}&redirect_url=${encodeURIComponent(path)}&meta=eyJhbGciOiJSUzI1NiJ9.${PAGE_SECRET}`;
+  const loginQuery = (path: string): string => `kid=${"9f".repeat(32)}&redirect_url=${encodeURIComponent(path)}&meta=eyJhbGciOiJSUzI1NiJ9.${PAGE_SECRET}`;
 
   return {
     answer(tenantId, call, req, res) {

@@ -53,9 +53,7 @@ async function call<T>(url: string, init: { method: string; token?: string; body
     parsed = undefined;
   }
   if (!res.ok) {
-    const status = typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "Status"
-      ? (parsed as KubeStatus)
-      : undefined;
+    const status = typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "Status" ? (parsed as KubeStatus) : undefined;
     throw new KubeControlError(res.status, `kube stand-in ${init.method} ${url}: ${res.status} ${status?.message ?? text.slice(0, 500)}`, status);
   }
   return parsed as T;
@@ -282,7 +280,14 @@ export interface MakeEphemeralRunnerOptions {
  * the same set in 0.13.1, 0.14.2 and master-2026-06-30 (their CRDs declare the
  * same status). `jobId` is GitHub's job GUID, not workflow_job.id.
  */
-export function jobStartedStatus(o: { workflowRunId: number; jobRepositoryName: string; jobRequestId?: number; jobId?: string; jobDisplayName?: string; jobWorkflowRef?: string }): EphemeralRunnerStatus {
+export function jobStartedStatus(o: {
+  workflowRunId: number;
+  jobRepositoryName: string;
+  jobRequestId?: number;
+  jobId?: string;
+  jobDisplayName?: string;
+  jobWorkflowRef?: string;
+}): EphemeralRunnerStatus {
   return {
     workflowRunId: o.workflowRunId,
     jobRepositoryName: o.jobRepositoryName,

@@ -235,22 +235,15 @@ function walkArray(value: unknown[], schema: Schema, path: string, mode: Unknown
     }
     if (key === undefined) return;
     if (seen.has(key)) {
-      const shown = listType === "map" && isPlainObject(item)
-        ? Object.fromEntries((schema["x-kubernetes-list-map-keys"] ?? []).map((k) => [k, item[k]]))
-        : item;
+      const shown =
+        listType === "map" && isPlainObject(item) ? Object.fromEntries((schema["x-kubernetes-list-map-keys"] ?? []).map((k) => [k, item[k]])) : item;
       add(result, { type: "Duplicate", field: `${path}[${i}]`, value: shown });
     }
     seen.add(key);
   });
 }
 
-function walkObject(
-  value: Record<string, unknown>,
-  schema: Schema,
-  path: string,
-  mode: UnknownFieldMode,
-  result: ValidationResult,
-): void {
+function walkObject(value: Record<string, unknown>, schema: Schema, path: string, mode: UnknownFieldMode, result: ValidationResult): void {
   for (const req of schema.required ?? []) {
     if (!(req in value)) add(result, { type: "Required", field: join(path, req) });
   }
@@ -380,7 +373,12 @@ export function validateObjectMeta(meta: unknown, mode: UnknownFieldMode): Valid
     for (const [k, v] of Object.entries(annotations)) {
       if (!isQualifiedName(k)) add(result, { type: "Invalid", field: "metadata.annotations", value: k, detail: qualifiedMsg });
       if (typeof v !== "string") {
-        add(result, { type: "Invalid", field: `metadata.annotations.${k}`, value: jsonTypeName(v), detail: `metadata.annotations.${k} in body must be of type string` });
+        add(result, {
+          type: "Invalid",
+          field: `metadata.annotations.${k}`,
+          value: jsonTypeName(v),
+          detail: `metadata.annotations.${k} in body must be of type string`,
+        });
       }
     }
   }

@@ -28,7 +28,10 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     subresource: "",
     name: "",
   };
-  const parts = path.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
+  const parts = path
+    .split("/")
+    .filter((p) => p !== "")
+    .map((p) => decodeURIComponent(p));
   let rest: string[];
   if (parts[0] === "api" && parts.length >= 3) {
     base.apiVersion = parts[1] ?? "";
@@ -62,9 +65,7 @@ function ruleAllows(rule: PolicyRule, info: RequestInfo): boolean {
   if (!has(rule.verbs, info.verb)) return false;
   if (!has(rule.apiGroups, info.apiGroup)) return false;
   const combined = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-  const resourceOk = (rule.resources ?? []).some(
-    (r) => r === "*" || r === combined || (info.subresource !== "" && r === `*/${info.subresource}`),
-  );
+  const resourceOk = (rule.resources ?? []).some((r) => r === "*" || r === combined || (info.subresource !== "" && r === `*/${info.subresource}`));
   if (!resourceOk) return false;
   const names = rule.resourceNames ?? [];
   return names.length === 0 || (info.name !== "" && names.includes(info.name));

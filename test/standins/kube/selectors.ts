@@ -11,10 +11,7 @@ export interface Requirement {
   values: string[];
 }
 
-type Token =
-  | { kind: "id"; text: string }
-  | { kind: "op"; text: "!" | "=" | "==" | "!=" | "(" | ")" | "," | "<" | ">" }
-  | { kind: "eof" };
+type Token = { kind: "id"; text: string } | { kind: "op"; text: "!" | "=" | "==" | "!=" | "(" | ")" | "," | "<" | ">" } | { kind: "eof" };
 
 const special = new Set(["!", "=", ",", "(", ")", "<", ">"]);
 
@@ -57,13 +54,17 @@ function parseError(detail: string): KubeError {
 
 function checkKey(key: string): void {
   if (!isQualifiedName(key)) {
-    throw parseError(`<nil>: Invalid value: ${JSON.stringify(key)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    throw parseError(
+      `<nil>: Invalid value: ${JSON.stringify(key)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+    );
   }
 }
 
 function checkValue(key: string, value: string): void {
   if (!isLabelValue(value)) {
-    throw parseError(`values[0][${key}]: Invalid value: ${JSON.stringify(value)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    throw parseError(
+      `values[0][${key}]: Invalid value: ${JSON.stringify(value)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+    );
   }
 }
 

@@ -39,10 +39,7 @@ interface Answer {
   stream?: (res: ServerResponse) => void;
 }
 
-type Auth =
-  | { kind: "admin"; user: string }
-  | { kind: "serviceaccount"; user: string; bindings: RbacBinding[] }
-  | { kind: "missing" | "invalid"; user: null };
+type Auth = { kind: "admin"; user: string } | { kind: "serviceaccount"; user: string; bindings: RbacBinding[] } | { kind: "missing" | "invalid"; user: null };
 
 function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent || res.destroyed) return;
@@ -175,7 +172,8 @@ function deleteOptions(text: string, q: URLSearchParams): DeleteOptions {
       uid = pre["uid"];
     }
     if (pre["resourceVersion"] !== undefined && pre["resourceVersion"] !== null) {
-      if (typeof pre["resourceVersion"] !== "string") throw badRequest("json: cannot unmarshal into Go struct field Preconditions.preconditions.resourceVersion of type string");
+      if (typeof pre["resourceVersion"] !== "string")
+        throw badRequest("json: cannot unmarshal into Go struct field Preconditions.preconditions.resourceVersion of type string");
       resourceVersion = pre["resourceVersion"];
     }
   }
@@ -285,7 +283,15 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
     const crdName = "ephemeralrunners.actions.github.com";
     const crd = ephemeralRunnerCrd(tenant.arcVersion);
     if (info.name === "") {
-      return { code: 200, body: { kind: "CustomResourceDefinitionList", apiVersion: "apiextensions.k8s.io/v1", metadata: { resourceVersion: tenant.resourceVersion }, items: [crd] } };
+      return {
+        code: 200,
+        body: {
+          kind: "CustomResourceDefinitionList",
+          apiVersion: "apiextensions.k8s.io/v1",
+          metadata: { resourceVersion: tenant.resourceVersion },
+          items: [crd],
+        },
+      };
     }
     if (info.name !== crdName) throw notFound({ group: "apiextensions.k8s.io", resource: "customresourcedefinitions" }, info.name);
     return { code: 200, body: crd };
@@ -301,7 +307,15 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
   throw pathNotFound();
 }
 
-async function handleApi(tenant: Tenant, req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams, delays: Delays, access: AccessFaults): Promise<void> {
+async function handleApi(
+  tenant: Tenant,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  q: URLSearchParams,
+  delays: Delays,
+  access: AccessFaults,
+): Promise<void> {
   const started = Date.now();
   const method = (req.method ?? "GET").toUpperCase();
   const { text, tooLarge: over } = await readBody(req);
@@ -482,7 +496,10 @@ function settingsOf(tenant: Tenant): JsonObject {
 
 function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: string, path: string, text: string): Answer {
   const body = text.trim() === "" ? undefined : parseJson(text, "control request");
-  const parts = path.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
+  const parts = path
+    .split("/")
+    .filter((p) => p !== "")
+    .map((p) => decodeURIComponent(p));
   const route = `${method} ${parts.join("/")}`;
   switch (route) {
     case "GET state":
@@ -523,7 +540,8 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
       onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning", "bookmarkEveryMs"], "settings");
       if (body["bookmarkEveryMs"] !== undefined) {
         const ms = body["bookmarkEveryMs"];
-        if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 10 || ms > 600_000) throw badRequest("bookmarkEveryMs must be an integer from 10 to 600000");
+        if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 10 || ms > 600_000)
+          throw badRequest("bookmarkEveryMs must be an integer from 10 to 600000");
         tenant.objects.bookmarkEveryMs = ms;
       }
       if (body["autoFinalize"] !== undefined) {
@@ -681,4 +699,3 @@ export async function startKubeStandin(opts: { port?: number } = {}): Promise<Ku
     },
   };
 }
-

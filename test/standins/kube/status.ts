@@ -39,13 +39,7 @@ function details(d: KubeStatusDetails): KubeStatusDetails {
   return out;
 }
 
-export function failure(
-  code: number,
-  reason: string,
-  message: string,
-  d?: KubeStatusDetails,
-  metadata: KubeStatus["metadata"] = {},
-): KubeStatus {
+export function failure(code: number, reason: string, message: string, d?: KubeStatusDetails, metadata: KubeStatus["metadata"] = {}): KubeStatus {
   const s: KubeStatus = { kind: "Status", apiVersion: "v1", metadata, status: "Failure", message };
   if (reason) s.reason = reason;
   if (d) s.details = details(d);
@@ -96,9 +90,7 @@ export function forbidden(gr: GroupResource | null, name: string, why: string): 
   if (!gr) message = `forbidden: ${why}`;
   else if (name === "") message = `${groupResourceString(gr)} is forbidden: ${why}`;
   else message = `${groupResourceString(gr)} "${name}" is forbidden: ${why}`;
-  return new KubeError(
-    failure(403, "Forbidden", message, gr ? { name, group: gr.group, kind: gr.resource } : {}),
-  );
+  return new KubeError(failure(403, "Forbidden", message, gr ? { name, group: gr.group, kind: gr.resource } : {}));
 }
 
 export function unauthorized(): KubeError {
@@ -110,9 +102,7 @@ export function badRequest(message: string): KubeError {
 }
 
 export function methodNotAllowed(): KubeError {
-  return new KubeError(
-    failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}),
-  );
+  return new KubeError(failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}));
 }
 
 export function unsupportedMediaType(contentType: string): KubeError {
@@ -131,16 +121,13 @@ export function tooLarge(limit: number): KubeError {
 }
 
 function tooManyRequests(retryAfterSeconds: number): KubeError {
-  return new KubeError(
-    failure(429, "TooManyRequests", "Too many requests, please try again later.", { retryAfterSeconds }),
-    { "Retry-After": String(retryAfterSeconds) },
-  );
+  return new KubeError(failure(429, "TooManyRequests", "Too many requests, please try again later.", { retryAfterSeconds }), {
+    "Retry-After": String(retryAfterSeconds),
+  });
 }
 
 export function internalError(why: string): KubeError {
-  return new KubeError(
-    failure(500, "InternalError", `Internal error occurred: ${why}`, { causes: [{ message: why }] }),
-  );
+  return new KubeError(failure(500, "InternalError", `Internal error occurred: ${why}`, { causes: [{ message: why }] }));
 }
 
 export function expired(message: string, continueToken: string): KubeError {
@@ -202,9 +189,7 @@ export function invalid(kind: string, group: string, name: string, errs: FieldEr
     field: e.field,
   }));
   const qualified = group ? `${kind}.${group}` : kind;
-  return new KubeError(
-    failure(422, "Invalid", `${qualified} "${name}" is invalid: ${joined}`, { name, group, kind, causes }),
-  );
+  return new KubeError(failure(422, "Invalid", `${qualified} "${name}" is invalid: ${joined}`, { name, group, kind, causes }));
 }
 
 /** The Status a fault answers with: the reason and wording the real server uses for that code. */
@@ -230,17 +215,11 @@ export function statusForCode(
     case 405:
       return methodNotAllowed();
     case 409:
-      return conflict(
-        target,
-        name,
-        "the object has been modified; please apply your changes to the latest version and try again",
-      );
+      return conflict(target, name, "the object has been modified; please apply your changes to the latest version and try again");
     case 410:
       return new KubeError(failure(410, "Expired", "too old resource version"));
     case 422:
-      return invalid("EphemeralRunner", RUNNERS.group, name, [
-        { type: "Invalid", field: "metadata", value: name, detail: "injected fault" },
-      ]);
+      return invalid("EphemeralRunner", RUNNERS.group, name, [{ type: "Invalid", field: "metadata", value: name, detail: "injected fault" }]);
     case 429:
       return tooManyRequests(retryAfterSeconds ?? 1);
     case 500:
@@ -251,9 +230,7 @@ export function statusForCode(
         retryAfterSeconds ? { "Retry-After": String(retryAfterSeconds) } : {},
       );
     case 504:
-      return new KubeError(
-        failure(504, "Timeout", "Timeout: request did not complete within the allotted timeout", {}),
-      );
+      return new KubeError(failure(504, "Timeout", "Timeout: request did not complete within the allotted timeout", {}));
     default:
       return new KubeError(failure(code, "", `the server responded with the status code ${code}`));
   }

@@ -2,15 +2,7 @@
 // resourceVersions, generation, finalizers and deletionTimestamp, delete
 // preconditions, status subresource, consistent paging with continue tokens.
 import { randomBytes, randomUUID } from "node:crypto";
-import {
-  applyDefaults,
-  ephemeralRunnerSchema,
-  isPlainObject,
-  validate,
-  validateObjectMeta,
-  type Schema,
-  type ValidationResult,
-} from "./crd-schema.ts";
+import { applyDefaults, ephemeralRunnerSchema, isPlainObject, validate, validateObjectMeta, type Schema, type ValidationResult } from "./crd-schema.ts";
 import type { ArcVersion } from "./arc-versions.ts";
 import { jsonPatch, mergePatch, PatchError } from "./patch.ts";
 import { ObjectsWithHistory } from "./watch.ts";
@@ -177,7 +169,10 @@ export class Tenant {
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;
   /** The objects, recording every change for watches (watch.ts). */
-  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(() => this.nextRv(), () => this.resourceVersion);
+  readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(
+    () => this.nextRv(),
+    () => this.resourceVersion,
+  );
   private readonly snapshots = new Map<number, Entry[]>();
   private faults: KubeFaultState[] = [];
   private faultSeq = 0;
@@ -333,9 +328,12 @@ export class Tenant {
       ["kind", EPHEMERAL_RUNNER_KIND],
     ] as const) {
       if (obj[field] === undefined && fill) obj[field] = want;
-      else if (obj[field] === undefined) throw badRequest(`Object '${field === "kind" ? "Kind" : "apiVersion"}' is missing in '${JSON.stringify(obj).slice(0, 200)}'`);
+      else if (obj[field] === undefined)
+        throw badRequest(`Object '${field === "kind" ? "Kind" : "apiVersion"}' is missing in '${JSON.stringify(obj).slice(0, 200)}'`);
       else if (obj[field] !== want) {
-        throw badRequest(`the ${field === "kind" ? "kind" : "API version"} in the data (${String(obj[field])}) does not match the expected ${field === "kind" ? "kind" : "API version"} (${want})`);
+        throw badRequest(
+          `the ${field === "kind" ? "kind" : "API version"} in the data (${String(obj[field])}) does not match the expected ${field === "kind" ? "kind" : "API version"} (${want})`,
+        );
       }
     }
   }
@@ -402,7 +400,11 @@ export class Tenant {
     const warnings = this.admit(obj, name, mode);
     if (seeding && meta["deletionTimestamp"] !== undefined && finalizersOf(meta).length === 0) {
       throw invalid(EPHEMERAL_RUNNER_KIND, RUNNERS.group, name, [
-        { type: "Forbidden", field: "metadata.deletionTimestamp", detail: "an object without finalizers cannot stay marked for deletion (it would be removed at once)" },
+        {
+          type: "Forbidden",
+          field: "metadata.deletionTimestamp",
+          detail: "an object without finalizers cannot stay marked for deletion (it would be removed at once)",
+        },
       ]);
     }
     const key = `${ns}/${name}`;

@@ -148,9 +148,7 @@ export interface PolicyRule {
  * A RoleBinding (`namespace`: the rules apply only in that namespace) or a
  * ClusterRoleBinding (`clusterWide: true`: everywhere, including cluster-scope lists).
  */
-export type RbacBinding =
-  | { namespace: string; rules: PolicyRule[] }
-  | { clusterWide: true; rules: PolicyRule[] };
+export type RbacBinding = { namespace: string; rules: PolicyRule[] } | { clusterWide: true; rules: PolicyRule[] };
 
 export interface ServiceAccountSpec {
   name: string;

@@ -172,7 +172,14 @@ export class ObjectsWithHistory extends Map<string, JsonObject> {
       const timer = timeoutSeconds > 0 ? setTimeout(() => res.end(), timeoutSeconds * 1000) : undefined;
       // Events are written as they happen, so at any moment every event up to the current version was sent.
       const bookmarks = bookmarksAllowed
-        ? setInterval(() => line(res, { type: "BOOKMARK", object: { kind: "EphemeralRunner", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: this.current() } } }), this.bookmarkEveryMs)
+        ? setInterval(
+            () =>
+              line(res, {
+                type: "BOOKMARK",
+                object: { kind: "EphemeralRunner", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: this.current() } },
+              }),
+            this.bookmarkEveryMs,
+          )
         : undefined;
       res.on("close", () => {
         clearInterval(bookmarks);

@@ -38,24 +38,41 @@ export class FakeLedger implements LedgerPort {
     return this.records.filter((r) => r.state === "running" || r.state === "finished").map((r) => ({ ...r }));
   }
   dueRunners(now: number, limit: number): RunnerRecord[] {
-    return this.openRunners().filter((r) => r.dueAt !== null && r.dueAt <= now).sort((a, b) => a.dueAt! - b.dueAt!).slice(0, limit);
+    return this.openRunners()
+      .filter((r) => r.dueAt !== null && r.dueAt <= now)
+      .sort((a, b) => a.dueAt! - b.dueAt!)
+      .slice(0, limit);
   }
   unseen(): UnseenRunner[] {
     return this.unseenRows.map((u) => ({ ...u }));
   }
   dueUnseen(now: number, limit: number): UnseenRunner[] {
-    return this.unseen().filter((u) => u.dueAt !== null && u.dueAt <= now).slice(0, limit);
+    return this.unseen()
+      .filter((u) => u.dueAt !== null && u.dueAt <= now)
+      .slice(0, limit);
   }
   /** Facts from a webhook or GitHub: a row per (runner, job), its next look from the facts. */
   record(facts: readonly Fact[], now: number): void {
     for (const f of facts) {
       if (f.type === "run-completed") {
-        for (const r of this.records) if (r.repo === f.repo && r.runId === f.runId && (r.state === "running" || r.state === "finished") && !r.runCompleted) this.save(r, { ...r, runCompleted: { at: f.updatedAt, conclusion: f.conclusion, attempt: f.runAttempt } }, now);
+        for (const r of this.records)
+          if (r.repo === f.repo && r.runId === f.runId && (r.state === "running" || r.state === "finished") && !r.runCompleted)
+            this.save(r, { ...r, runCompleted: { at: f.updatedAt, conclusion: f.conclusion, attempt: f.runAttempt } }, now);
         continue;
       }
       this.unseenRows = this.unseenRows.filter((u) => u.name !== f.runner);
       const existing = this.records.find((r) => r.runner === f.runner && r.jobId === f.jobId);
-      const base: RunnerRecord = existing ?? { runner: f.runner, repo: f.repo, runId: f.runId, runAttempt: f.runAttempt, jobId: f.jobId, state: "running", reason: "", dueAt: null, story: [] };
+      const base: RunnerRecord = existing ?? {
+        runner: f.runner,
+        repo: f.repo,
+        runId: f.runId,
+        runAttempt: f.runAttempt,
+        jobId: f.jobId,
+        state: "running",
+        reason: "",
+        dueAt: null,
+        story: [],
+      };
       const next: RunnerRecord = { ...base, startedAt: base.startedAt ?? f.startedAt };
       if (f.type === "job-completed" && !base.jobCompleted) next.jobCompleted = { at: f.completedAt, conclusion: f.conclusion };
       if (existing && next.startedAt === existing.startedAt && next.jobCompleted === existing.jobCompleted) continue; // known: nothing written
@@ -87,7 +104,16 @@ export class FakeLedger implements LedgerPort {
         const identity = { uid: cur.uid ?? r.identity?.uid, namespace: cur.namespace ?? r.identity?.namespace, cluster: cur.cluster ?? r.identity?.cluster };
         this.records[i] = r.close
           ? { ...cur, ...identity, state: r.close, reason: r.verdict.reason, dueAt: null, failures: 0, heldFor: undefined, pruneAt: now + 86_400_000 }
-          : { ...cur, ...identity, verdict: r.verdict.verdict, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor, checkedAt: r.asked ? now : cur.checkedAt };
+          : {
+              ...cur,
+              ...identity,
+              verdict: r.verdict.verdict,
+              reason: r.verdict.reason,
+              dueAt: dueAtOf(r.next),
+              failures: r.failures,
+              heldFor: r.heldFor,
+              checkedAt: r.asked ? now : cur.checkedAt,
+            };
         if (r.unseen) this.unseenRows = this.unseenRows.filter((u) => !(u.name === r.unseen!.name && u.uid === r.unseen!.uid));
       } else if (r.unseen) {
         this.unseenRows = this.unseenRows.filter((u) => !(u.name === r.unseen!.name && u.uid === r.unseen!.uid));
@@ -136,7 +162,10 @@ export class FakeCluster implements Cluster {
     this.objects.set(runner.namespace, [...list, runner]);
   }
   remove(namespace: string, name: string): void {
-    this.objects.set(namespace, (this.objects.get(namespace) ?? []).filter((r) => r.name !== name));
+    this.objects.set(
+      namespace,
+      (this.objects.get(namespace) ?? []).filter((r) => r.name !== name),
+    );
   }
   async listRunners(namespace: string): Promise<ClusterRunner[]> {
     if (this.unreadable.has(namespace)) throw new ClusterError(503, `namespace ${namespace} cannot be read`);
@@ -205,13 +234,27 @@ export class FakeGithub {
         const jobs = [...self.jobs.values()].filter((j) => j.runId === runId);
         if (jobs.length === 0 || jobs.some((j) => j.missing)) throw new Error(`HTTP 404: run ${runId} not found`);
         const done = jobs.every((j) => j.status === "completed");
-        const last = jobs.map((j) => j.completedAt ?? "").sort().at(-1) ?? "";
+        const last =
+          jobs
+            .map((j) => j.completedAt ?? "")
+            .sort()
+            .at(-1) ?? "";
         return { status: done ? "completed" : "in_progress", conclusion: done ? "success" : null, runAttempt: 1, updatedAt: last, names: undefined };
       },
       async runnerJob(_repo: string, runId: number, runner: string) {
         self.call(`jobs of run ${runId}`);
         const j = [...self.jobs.values()].find((x) => x.runId === runId && x.runner === runner);
-        return j && { id: j.id, runAttempt: 1, status: j.status, conclusion: j.status === "completed" ? "success" : null, startedAt: j.startedAt, completedAt: j.completedAt, names: undefined };
+        return (
+          j && {
+            id: j.id,
+            runAttempt: 1,
+            status: j.status,
+            conclusion: j.status === "completed" ? "success" : null,
+            startedAt: j.startedAt,
+            completedAt: j.completedAt,
+            names: undefined,
+          }
+        );
       },
     };
     return api as unknown as Github;
@@ -222,13 +265,29 @@ export const policy: Policy = { graceSeconds: 300, maxJobSeconds: 432_000, reche
 
 function settingsFor(p: Policy, cap: number, budget: number): Settings {
   return {
-    graceSeconds: p.graceSeconds, maxJobSeconds: p.maxJobSeconds, recheckSeconds: p.recheckSeconds, dryRun: false,
-    maxDeletionsPerMinute: cap, maxGithubCallsPerMinute: budget, redeliveryLookbackSeconds: 0, deliveriesEverySeconds: 300,
+    graceSeconds: p.graceSeconds,
+    maxJobSeconds: p.maxJobSeconds,
+    recheckSeconds: p.recheckSeconds,
+    dryRun: false,
+    maxDeletionsPerMinute: cap,
+    maxGithubCallsPerMinute: budget,
+    redeliveryLookbackSeconds: 0,
+    deliveriesEverySeconds: 300,
   } as unknown as Settings;
 }
 
 /** The deps of one pass over the fakes, with the GitHub window as the ledger keeps it. */
-export function passDeps(o: { ledger: FakeLedger; cluster: FakeCluster; github: FakeGithub; namespaces: string[]; now: number; clock: () => number; cap: number; budget: number; githubTimes: number[] }): PassDeps {
+export function passDeps(o: {
+  ledger: FakeLedger;
+  cluster: FakeCluster;
+  github: FakeGithub;
+  namespaces: string[];
+  now: number;
+  clock: () => number;
+  cap: number;
+  budget: number;
+  githubTimes: number[];
+}): PassDeps {
   const times = new SlidingWindow(o.githubTimes, o.budget, o.clock()).toJSON();
   o.github.budget = newCallBudget(Math.max(0, o.budget - times.length));
   return {

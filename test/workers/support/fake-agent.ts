@@ -10,7 +10,8 @@ export const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
 export const REPO = "octo-org/octo-repo";
 const NOW = Date.now();
 
-export const agentEnv = (over: Record<string, string | undefined> = {}) => testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
+export const agentEnv = (over: Record<string, string | undefined> = {}) =>
+  testEnv({ CLUSTER_MODE: "agent", AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined, ...over });
 
 export function dial(env: ReturnType<typeof testEnv>, headers: Record<string, string>): Promise<Response> {
   return call(env, new Request("https://arc-reaper.test/agent", { headers }));
@@ -58,7 +59,10 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     send: (m) => {
       const message = m as { type?: string; part?: number; parts?: number; namespaces?: unknown };
       if (message.type === "hello" && Array.isArray(message.namespaces)) agent.namespaces = message.namespaces as string[];
-      const whole = message.type === "snapshot" && message.part === message.parts && message.namespaces === undefined ? { namespaces: agent.namespaces.map((namespace) => ({ namespace, wholeMsAgo: 0 })) } : {};
+      const whole =
+        message.type === "snapshot" && message.part === message.parts && message.namespaces === undefined
+          ? { namespaces: agent.namespaces.map((namespace) => ({ namespace, wholeMsAgo: 0 })) }
+          : {};
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ ...message, ...whole }));
     },
     fresh: (namespaces) => agent.send({ type: "namespaces", namespaces: (namespaces ?? agent.namespaces).map((namespace) => ({ namespace, wholeMsAgo: 0 })) }),
@@ -69,7 +73,11 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
       agent.reads.push(`${message.namespace}/${message.name}`);
       const answer = () => {
         const runner = agent.readAnswer(message.namespace, message.name);
-        agent.send(runner === undefined ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" } : { type: "read-report", id: message.id, runner });
+        agent.send(
+          runner === undefined
+            ? { type: "read-report", id: message.id, runner: null, why: "this fake agent cannot read" }
+            : { type: "read-report", id: message.id, runner },
+        );
       };
       if (agent.readDelayMs > 0) setTimeout(answer, agent.readDelayMs);
       else answer();
@@ -77,22 +85,38 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     }
     const order = message;
     agent.orders.push(order);
-    if (agent.answer) agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
+    if (agent.answer)
+      agent.send({ type: "report", id: order.id, uid: order.uid, outcome: agent.answer, why: agent.answer === "deleted" ? "deleted" : "dry run" });
   });
   const cluster = opts.cluster === undefined || opts.cluster === "default" ? {} : { cluster: opts.cluster };
   agent.send({ type: "hello", version: "0.1.0", namespaces: [NS], dryRun: false, ...cluster });
   return agent;
 }
 
-export const runner = (name: string, o: Partial<AgentRunner> = {}): AgentRunner => ({ namespace: NS, name, uid: `uid-${name}`, creationTimestamp: before(NOW, 86_400), ...o });
+export const runner = (name: string, o: Partial<AgentRunner> = {}): AgentRunner => ({
+  namespace: NS,
+  name,
+  uid: `uid-${name}`,
+  creationTimestamp: before(NOW, 86_400),
+  ...o,
+});
 
 /** A job on `name` in run `runId` that completed 600 s ago: due at once. */
 export async function completed(env: ReturnType<typeof testEnv>, name: string, runId: number): Promise<void> {
   const res = await deliver(
     env,
     "workflow_job",
-    workflowJobPayload("completed", { runner: name, repo: REPO, runId, runAttempt: 1, jobId: runId * 10, installationId: 4242, startedAt: before(NOW, 900), completedAt: before(NOW, 600), conclusion: "cancelled" }),
+    workflowJobPayload("completed", {
+      runner: name,
+      repo: REPO,
+      runId,
+      runAttempt: 1,
+      jobId: runId * 10,
+      installationId: 4242,
+      startedAt: before(NOW, 900),
+      completedAt: before(NOW, 600),
+      conclusion: "cancelled",
+    }),
   );
   expect(res.status).toBe(202);
 }
-

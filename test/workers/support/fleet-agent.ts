@@ -44,7 +44,8 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     const report = (outcome: string, why: string) => send({ type: "report", id: o.id, uid: o.uid, outcome, why });
     const object = await kube.get(o.namespace, o.name);
     if (!object || object.metadata.uid !== o.uid) return report("gone", "no object of that uid");
-    if (object.status?.workflowRunId !== undefined && object.status.workflowRunId !== o.runId) return report("refused", `it works on run ${object.status.workflowRunId}`);
+    if (object.status?.workflowRunId !== undefined && object.status.workflowRunId !== o.runId)
+      return report("refused", `it works on run ${object.status.workflowRunId}`);
     const res = await fetch(`${kube.baseUrl}/apis/actions.github.com/v1alpha1/namespaces/${o.namespace}/ephemeralrunners/${o.name}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${kube.adminToken}`, "content-type": "application/json" },
@@ -54,7 +55,8 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     const message = String(((await res.json().catch(() => ({}))) as { message?: unknown }).message ?? "");
     if (res.status === 200 || res.status === 202) return report("deleted", "deleted");
     // As the agent does (src/agent/kube-runners.ts): 404, or 409 for the uid precondition only.
-    if (res.status === 404 || (res.status === 409 && /precondition failed: uid/i.test(message))) return report("gone", `the API server answered ${res.status}: ${message}`);
+    if (res.status === 404 || (res.status === 409 && /precondition failed: uid/i.test(message)))
+      return report("gone", `the API server answered ${res.status}: ${message}`);
     return report("failed", `the API server answered ${res.status}`);
   };
 
@@ -66,7 +68,10 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   };
 
   const connect = async (): Promise<void> => {
-    const res = await call(env, new Request("https://arc-reaper.test/agent", { headers: { upgrade: "websocket", authorization: `Bearer ${FLEET_AGENT_TOKEN}` } }));
+    const res = await call(
+      env,
+      new Request("https://arc-reaper.test/agent", { headers: { upgrade: "websocket", authorization: `Bearer ${FLEET_AGENT_TOKEN}` } }),
+    );
     if (res.status !== 101 || !res.webSocket) throw new Error(`fleet agent: GET /agent answered ${res.status}`);
     ws = res.webSocket;
     ws.accept();
@@ -82,7 +87,14 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     const listedAt = Date.now();
     const runners = await current();
     // A list is whole as of its start.
-    send({ type: "snapshot", id: crypto.randomUUID(), part: 1, parts: 1, runners, namespaces: namespaces.map((namespace) => ({ namespace, wholeMsAgo: Date.now() - listedAt })) });
+    send({
+      type: "snapshot",
+      id: crypto.randomUUID(),
+      part: 1,
+      parts: 1,
+      runners,
+      namespaces: namespaces.map((namespace) => ({ namespace, wholeMsAgo: Date.now() - listedAt })),
+    });
     told = new Map(runners.map((r) => [r.uid, r]));
   };
 

@@ -98,7 +98,20 @@ export interface FleetFigures {
   agentReads: number;
 }
 
-type Kind = "done" | "running" | "hung" | "idle" | "unknown-done" | "unknown-running" | "rerun" | "lost" | "twin" | "twin-idle" | "unseen-vanish" | "unseen-explained" | ReuseKind;
+type Kind =
+  | "done"
+  | "running"
+  | "hung"
+  | "idle"
+  | "unknown-done"
+  | "unknown-running"
+  | "rerun"
+  | "lost"
+  | "twin"
+  | "twin-idle"
+  | "unseen-vanish"
+  | "unseen-explained"
+  | ReuseKind;
 type ReuseKind = "reuse-idle" | "reuse-same-run" | "reuse-other-run";
 
 /** One EphemeralRunner object (names can come back: objects are told apart by uid). */
@@ -174,24 +187,46 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   let guidCounter = 0;
   const guid = () => `00000000-0000-4000-8000-${String(++guidCounter).padStart(12, "0")}`;
 
-  const jobEvent = (action: "in_progress" | "completed", j: { runner: string; runId: number; attempt: number; jobId: number; startedAt: number; completedAt?: number; conclusion?: string }): Event => ({
+  const jobEvent = (
+    action: "in_progress" | "completed",
+    j: { runner: string; runId: number; attempt: number; jobId: number; startedAt: number; completedAt?: number; conclusion?: string },
+  ): Event => ({
     event: "workflow_job",
     guid: guid(),
     at: action === "completed" ? j.completedAt! : j.startedAt,
     payload: workflowJobPayload(action, {
-      runner: j.runner, runId: j.runId, runAttempt: j.attempt, jobId: j.jobId, repo: REPO, installationId: INSTALLATION,
-      startedAt: iso(j.startedAt), ...(action === "completed" ? { completedAt: iso(j.completedAt!), conclusion: j.conclusion! } : {}),
+      runner: j.runner,
+      runId: j.runId,
+      runAttempt: j.attempt,
+      jobId: j.jobId,
+      repo: REPO,
+      installationId: INSTALLATION,
+      startedAt: iso(j.startedAt),
+      ...(action === "completed" ? { completedAt: iso(j.completedAt!), conclusion: j.conclusion! } : {}),
     }),
   });
   const runEvent = (runId: number, attempt: number, updatedAt: number, conclusion: string): Event => ({
-    event: "workflow_run", guid: guid(), at: updatedAt,
+    event: "workflow_run",
+    guid: guid(),
+    at: updatedAt,
     payload: workflowRunPayload({ repo: REPO, runId, runAttempt: attempt, updatedAt: iso(updatedAt), conclusion, installationId: INSTALLATION }),
   });
 
   const kinds: [Kind, number][] = [
-    ["done", 0.34], ["running", 0.18], ["hung", 0.05], ["idle", 0.09], ["unknown-done", 0.07], ["unknown-running", 0.05], ["rerun", 0.08],
-    ["lost", 0.03], ["reuse-idle", 0.01], ["reuse-same-run", 0.01], ["reuse-other-run", 0.01],
-    ["twin", 0.04], ["unseen-vanish", 0.02], ["unseen-explained", 0.02],
+    ["done", 0.34],
+    ["running", 0.18],
+    ["hung", 0.05],
+    ["idle", 0.09],
+    ["unknown-done", 0.07],
+    ["unknown-running", 0.05],
+    ["rerun", 0.08],
+    ["lost", 0.03],
+    ["reuse-idle", 0.01],
+    ["reuse-same-run", 0.01],
+    ["reuse-other-run", 0.01],
+    ["twin", 0.04],
+    ["unseen-vanish", 0.02],
+    ["unseen-explained", 0.02],
   ];
   /** Objects removed at sweep k (they vanish unseen), and webhooks held back until sweep k. */
   const vanishing: { k: number; r: Runner }[] = [];
@@ -224,7 +259,19 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
     const completedAt = swapAt - 20_000;
     const old = add(
-      { name, kind, deletableFrom: completedAt + grace, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(startedAt - 5000) }) },
+      {
+        name,
+        kind,
+        deletableFrom: completedAt + grace,
+        object: makeEphemeralRunner({
+          namespace: NS,
+          scaleSet: "arc-runners",
+          name,
+          workflowRunId: runId,
+          jobRepositoryName: REPO,
+          creationTimestamp: iso(startedAt - 5000),
+        }),
+      },
       [{ jobId, runId }],
     );
     const j1 = { runner: name, runId, attempt: 1, jobId, startedAt, completedAt, conclusion: "success" };
@@ -237,26 +284,75 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       fresh = { name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, creationTimestamp: created }) };
       runners.push(fresh);
     } else if (kind === "reuse-same-run") {
-      fresh = add({ name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: created }) }, [{ jobId: jobId + 1 }]);
+      fresh = add(
+        {
+          name,
+          kind,
+          object: makeEphemeralRunner({
+            namespace: NS,
+            scaleSet: "arc-runners",
+            name,
+            workflowRunId: runId,
+            jobRepositoryName: REPO,
+            creationTimestamp: created,
+          }),
+        },
+        [{ jobId: jobId + 1 }],
+      );
       later = async () => {
-        await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(swapAt + 5000) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId + 1,
+          run_id: runId,
+          run_attempt: 1,
+          status: "in_progress",
+          runner_name: name,
+          started_at: iso(swapAt + 5000),
+        });
       };
     } else {
       const r2 = runId + 500_000;
       fresh = add(
-        { name, kind, deletableFrom: swapAt + 60_000 + grace, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: r2, jobRepositoryName: REPO, creationTimestamp: created }) },
+        {
+          name,
+          kind,
+          deletableFrom: swapAt + 60_000 + grace,
+          object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: r2, jobRepositoryName: REPO, creationTimestamp: created }),
+        },
         [{ jobId: jobId + 1, runId: r2 }],
       );
       later = async () => {
-        await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: r2, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(swapAt + 5000), completed_at: iso(swapAt + 60_000) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId + 1,
+          run_id: r2,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "success",
+          runner_name: name,
+          started_at: iso(swapAt + 5000),
+          completed_at: iso(swapAt + 60_000),
+        });
         await s.github.putRun({ repo: REPO, id: r2, status: "completed", conclusion: "success", updated_at: iso(swapAt + 70_000) });
       };
     }
     const deliverCompletion = random() < 0.5;
     swaps.push({
-      k, old, fresh,
+      k,
+      old,
+      fresh,
       afterwards: async () => {
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "success", runner_name: name, started_at: iso(startedAt), completed_at: iso(completedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "success",
+          runner_name: name,
+          started_at: iso(startedAt),
+          completed_at: iso(completedAt),
+        });
         await later();
         if (deliverCompletion) await deliver(jobEvent("completed", j1));
       },
@@ -273,7 +369,15 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     const startedAt = S - Math.floor(random() * 3600_000);
     // ARC creates a runner a little before it takes its job.
     const busy = (n: string, attempt = 1, createdAt = startedAt - 5000) =>
-      makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: n, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(createdAt), jobDisplayName: `attempt ${attempt}` });
+      makeEphemeralRunner({
+        namespace: NS,
+        scaleSet: "arc-runners",
+        name: n,
+        workflowRunId: runId,
+        jobRepositoryName: REPO,
+        creationTimestamp: iso(createdAt),
+        jobDisplayName: `attempt ${attempt}`,
+      });
     switch (kind) {
       case "done": {
         const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
@@ -281,7 +385,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion };
         add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", job), jobEvent("completed", job), runEvent(runId, 1, completedAt + 2000, conclusion));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion, runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion,
+          runner_name: name,
+          started_at: iso(job.startedAt),
+          completed_at: iso(completedAt),
+        });
         break;
       }
       case "running": {
@@ -303,7 +417,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       case "unknown-done": {
         const updatedAt = S - 600_000 - Math.floor(random() * 3600_000);
         add({ name, kind, deletableFrom: updatedAt + grace, object: busy(name) }, [{ jobId, runId }]);
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(updatedAt - 60_000), completed_at: iso(updatedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "cancelled",
+          runner_name: name,
+          started_at: iso(updatedAt - 60_000),
+          completed_at: iso(updatedAt),
+        });
         await s.github.putRun({ repo: REPO, id: runId, status: "completed", conclusion: "cancelled", updated_at: iso(updatedAt) });
         break;
       }
@@ -323,7 +447,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         const jobA = { runner: a, runId, attempt: 1, jobId, startedAt, completedAt: failedAt, conclusion: "failure" };
         events.push(jobEvent("in_progress", jobA), jobEvent("completed", jobA), runEvent(runId, 1, failedAt + 1000, "failure"));
         events.push(jobEvent("in_progress", { runner: b, runId, attempt: 2, jobId: jobId + 1, startedAt: rerunAt }));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "failure", runner_name: a, started_at: iso(startedAt), completed_at: iso(failedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "failure",
+          runner_name: a,
+          started_at: iso(startedAt),
+          completed_at: iso(failedAt),
+        });
         await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: runId, run_attempt: 2, status: "in_progress", runner_name: b, started_at: iso(rerunAt) });
         break;
       }
@@ -333,7 +467,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
         add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", job));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "cancelled",
+          runner_name: name,
+          started_at: iso(job.startedAt),
+          completed_at: iso(completedAt),
+        });
         break;
       }
       case "reuse-idle":
@@ -345,10 +489,35 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         // The job's runner is busy in the second namespace; an idle object of its name sits in the first.
         const completedAt = S + Math.floor((random() - 0.7) * 1800_000);
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
-        add({ name, kind, deletableFrom: completedAt + grace, object: makeEphemeralRunner({ namespace: OTHER_NS, scaleSet: "arc-runners", name, workflowRunId: runId, jobRepositoryName: REPO, creationTimestamp: iso(job.startedAt - 5000) }) }, [{ jobId, runId }]);
+        add(
+          {
+            name,
+            kind,
+            deletableFrom: completedAt + grace,
+            object: makeEphemeralRunner({
+              namespace: OTHER_NS,
+              scaleSet: "arc-runners",
+              name,
+              workflowRunId: runId,
+              jobRepositoryName: REPO,
+              creationTimestamp: iso(job.startedAt - 5000),
+            }),
+          },
+          [{ jobId, runId }],
+        );
         add({ name, kind: "twin-idle", object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name }) });
         events.push(jobEvent("in_progress", job), jobEvent("completed", job));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "completed", conclusion: "cancelled", runner_name: name, started_at: iso(job.startedAt), completed_at: iso(completedAt) });
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "completed",
+          conclusion: "cancelled",
+          runner_name: name,
+          started_at: iso(job.startedAt),
+          completed_at: iso(completedAt),
+        });
         break;
       }
       case "unseen-vanish": {
@@ -446,10 +615,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   for (let k = 0; k < o.maxSweeps; k++) {
     const now = S + k * 60_000;
     // This sweep's share of the deliveries, arriving before it.
-    const share = k < o.deliverySweeps ? plan.slice(Math.floor((plan.length * k) / o.deliverySweeps), Math.floor((plan.length * (k + 1)) / o.deliverySweeps)) : [];
+    const share =
+      k < o.deliverySweeps ? plan.slice(Math.floor((plan.length * k) / o.deliverySweeps), Math.floor((plan.length * (k + 1)) / o.deliverySweeps)) : [];
     for (const { e, drop } of share) {
       // GitHub attempts a delivery right after the event; here, within the minute before this sweep.
-      await s.github.addDelivery({ guid: e.guid, event: e.event, action: String(e.payload.action), statusCode: drop ? 502 : 202, deliveredAt: iso(now - Math.floor(random() * 60_000)) });
+      await s.github.addDelivery({
+        guid: e.guid,
+        event: e.event,
+        action: String(e.payload.action),
+        statusCode: drop ? 502 : 202,
+        deliveredAt: iso(now - Math.floor(random() * 60_000)),
+      });
       if (!drop) await deliver(e);
     }
     for (const l of late.filter((x) => x.k === k)) await deliver(l.e);
@@ -528,13 +704,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       // Every runner closed as gone now: was the object that took its job still in the cluster?
       const gone = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
         state.storage.sql
-          .exec<{ runner: string; job_id: number; run_id: number; uid: string | null; reason: string }>("SELECT runner, job_id, run_id, uid, reason FROM runners WHERE state = 'gone' AND decided_at = ?", at)
+          .exec<{ runner: string; job_id: number; run_id: number; uid: string | null; reason: string }>(
+            "SELECT runner, job_id, run_id, uid, reason FROM runners WHERE state = 'gone' AND decided_at = ?",
+            at,
+          )
           .toArray(),
       );
       for (const g of gone) {
         const owner = g.uid ?? (g.job_id === 0 ? owners.get(`${g.runner}#run${g.run_id}`) : owners.get(`${g.runner}#${g.job_id}`))?.uid;
         const inCluster = [await s.kube.get(NS, g.runner), await s.kube.get(OTHER_NS, g.runner)];
-        if (owner !== undefined && inCluster.some((o) => o?.metadata.uid === owner)) goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
+        if (owner !== undefined && inCluster.some((o) => o?.metadata.uid === owner))
+          goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
         else goneRightly++;
       }
       await s.github.clearCalls();
@@ -592,7 +772,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const credentialsToOtherHosts = sink.calls.filter((c) => c.credentials).length;
   if (wrongful.length > 0) console.error("wrongful deletions:", wrongful.slice(0, 10));
   if (goneWrongly.length > 0) await report(`closed as gone while in the cluster: ${goneWrongly.slice(0, 10).join("; ")}`);
-  if (leftBehind.length > 0) console.error("left behind:", leftBehind.slice(0, 10).map((r) => `${r.name} (${r.kind}) due ${iso(r.deletableFrom!)}`));
+  if (leftBehind.length > 0)
+    console.error(
+      "left behind:",
+      leftBehind.slice(0, 10).map((r) => `${r.name} (${r.kind}) due ${iso(r.deletableFrom!)}`),
+    );
 
   return {
     seed: o.seed,

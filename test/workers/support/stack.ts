@@ -76,8 +76,7 @@ export async function stack(
       deliver(env, "workflow_job", workflowJobPayload("in_progress", { ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
     jobCompleted: (o) =>
       deliver(env, "workflow_job", workflowJobPayload("completed", { ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
-    runCompleted: (o) =>
-      deliver(env, "workflow_run", workflowRunPayload({ ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
+    runCompleted: (o) => deliver(env, "workflow_run", workflowRunPayload({ ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
   };
 }
 

@@ -30,7 +30,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Wor
   const base: Record<string, string> = {
     GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
     GITHUB_APP_ID: "1",
-    GITHUB_APP_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\\n-----END RSA PRIVATE KEY-----",
+    GITHUB_APP_PRIVATE_KEY:
+      "-----BEGIN RSA PRIVATE KEY-----\\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\\n-----END RSA PRIVATE KEY-----",
     GITHUB_API_URL: "http://127.0.0.1:9/github",
     KUBE_API_URL: "http://127.0.0.1:9/kube",
     KUBE_TOKEN: "test-kube-token",
@@ -113,11 +114,7 @@ function newDeliveryId(): string {
   return `72d3162e-cc78-11e3-81ab-${String(deliveryCounter).padStart(12, "0")}`;
 }
 
-export async function signedDelivery(
-  event: string,
-  payload: unknown,
-  opts: { delivery?: string; secret?: string; body?: string } = {},
-): Promise<Request> {
+export async function signedDelivery(event: string, payload: unknown, opts: { delivery?: string; secret?: string; body?: string } = {}): Promise<Request> {
   const body = opts.body ?? JSON.stringify(payload);
   const signature = await new Webhooks({ secret: opts.secret ?? WEBHOOK_SECRET }).sign(body);
   return new Request("https://arc-reaper.test/webhook", {
@@ -137,10 +134,7 @@ export async function deliver(env: WorkerEnv, event: string, payload: unknown, o
 }
 
 export async function adminRunners(env: WorkerEnv, query = ""): Promise<{ runners: Record<string, unknown>[]; nextCursor: string | null }> {
-  const response = await call(
-    env,
-    new Request(`https://arc-reaper.test/admin/runners${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
-  );
+  const response = await call(env, new Request(`https://arc-reaper.test/admin/runners${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }));
   if (response.status !== 200) throw new Error(`admin/runners answered ${response.status}: ${await response.text()}`);
   return response.json();
 }
