@@ -29,4 +29,10 @@ describe("SlidingWindow (plain Node)", () => {
     expect(w.freeAt(5_000)).toBe(65_000);
     expect(w.toJSON()).toEqual([5_000, 5_000, 5_000]);
   });
+
+  it("freeAt counts only the times still inside the window: old ones kept by take() do not hold a slot", () => {
+    const w = new SlidingWindow([50_000], 2, 50_000);
+    w.take(0); // a time already outside the window at 70 000
+    expect(w.freeAt(70_000)).toBe(70_000);
+  });
 });
