@@ -108,7 +108,7 @@ export class AgentRequests {
       return r;
     });
     this.byUid.set(order.uid, report);
-    this.log({ msg: "agent order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId });
+    this.log({ msg: "agent order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId, cause: order.cause });
     try {
       send({ type: "order", id, ...order, reason: order.reason.slice(0, MAX_REASON) });
     } catch (e) {

@@ -72,8 +72,11 @@ export function agentCluster(agent: AgentPort): Cluster {
     async deleteRunner({ namespace, name, uid }, context = {}): Promise<DeleteOutcome> {
       const why = agent.unavailable(namespace);
       if (why !== undefined) return { kind: "failed", status: null, why };
-      if (context.runId === undefined) return { kind: "failed", status: null, why: `no run to order the deletion of ${namespace}/${name} by` };
-      const report = await agent.order({ namespace, name, uid, runId: context.runId, reason: context.reason || "condemned by the judge" });
+      const reason = context.reason || "condemned by the judge";
+      // A Failed runner has no run: the order carries its cause instead, and the agent checks that.
+      const by = context.cause === "failed" ? { cause: "failed" as const } : context.runId !== undefined ? { runId: context.runId } : undefined;
+      if (by === undefined) return { kind: "failed", status: null, why: `no run to order the deletion of ${namespace}/${name} by` };
+      const report = await agent.order({ namespace, name, uid, ...by, reason });
       if (report === undefined) return { kind: "failed", status: null, why: "no report from the agent (the next snapshot settles it)" };
       switch (report.outcome) {
         case "deleted":

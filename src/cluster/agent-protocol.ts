@@ -149,16 +149,25 @@ export const AGENT_MESSAGE_SCHEMAS = {
 };
 export type AgentMessage = { [K in keyof typeof AGENT_MESSAGE_SCHEMAS]: v.InferOutput<(typeof AGENT_MESSAGE_SCHEMAS)[K]> }[keyof typeof AGENT_MESSAGE_SCHEMAS];
 
-/** Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid. */
-export const DeleteOrderSchema = strictFields({
-  type: v.literal("order"),
-  id: idSchema,
-  namespace: namespaceSchema,
-  name: nameSchema,
-  uid: uidSchema,
-  runId: positiveIntSchema(),
-  reason: textSchema(),
-});
+/**
+ * Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid.
+ * Either `runId` (the run the runner was judged on: the agent refuses a runner on another run) or
+ * `cause: "failed"` (issue 24: a runner ARC marked Failed, which has no run: the agent refuses it
+ * unless the object is still Failed and carries no run). Never both, never neither.
+ */
+export const DeleteOrderSchema = v.pipe(
+  strictFields({
+    type: v.literal("order"),
+    id: idSchema,
+    namespace: namespaceSchema,
+    name: nameSchema,
+    uid: uidSchema,
+    runId: v.exactOptional(positiveIntSchema()),
+    cause: v.exactOptional(v.literal("failed")),
+    reason: textSchema(),
+  }),
+  v.check((o) => (o.runId === undefined) !== (o.cause === undefined), 'either runId or cause "failed", not both'),
+);
 export type DeleteOrder = v.InferOutput<typeof DeleteOrderSchema>;
 
 /**

@@ -24,6 +24,8 @@ export type DeleteOutcome =
 export interface DeleteContext {
   runId?: number;
   reason?: string;
+  /** Issue 24: a runner ARC marked Failed (no run); the agent checks it is still Failed without a run. */
+  cause?: "failed";
 }
 
 export interface Cluster {
