@@ -6,7 +6,8 @@
 import { createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { fetchHttpLibrary } from "./fetch-http-library.ts";
-import { finishFailure, finishPatch, type FinishOutcome } from "./finish-patch.ts";
+import { finishFailure } from "./finish-failure.ts";
+import { finishPatch, type FinishOutcome } from "./finish-patch.ts";
 import { checkDeleteAnswer, describe, isNotFound, isUidPreconditionFailed, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
 
 const GROUP = "actions.github.com";
@@ -24,6 +25,8 @@ export type DeleteOutcome =
 export interface DeleteContext {
   runId?: number;
   reason?: string;
+  /** Issue 24: a runner ARC marked Failed (no run); the agent checks it is still Failed without a run. */
+  cause?: "failed";
 }
 
 export interface Cluster {
