@@ -46,7 +46,7 @@ const EphemeralRunnerObjectSchema = objectOf(
 );
 
 /** What both sides read of one EphemeralRunner: identity, times, its job's run and repository, and ARC's own fields. */
-export const EphemeralRunnerSchema = v.pipe(
+const EphemeralRunnerSchema = v.pipe(
   EphemeralRunnerObjectSchema,
   v.transform(({ metadata: m, status: s, ...rest }) => {
     const out: {
