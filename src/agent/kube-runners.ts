@@ -6,13 +6,10 @@ import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/cli
 import { AGENT_API_TIMEOUT_MS, type AgentRunner, type FinishOrderOutcome } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { finishPatch } from "../cluster/finish-patch.ts";
+import { GROUP, PAGE_SIZE, PLURAL, readEphemeralRunnerPage, VERSION } from "../cluster/ephemeral-runner.ts";
 import { errorText, type Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
-export const GROUP = "actions.github.com";
-export const VERSION = "v1alpha1";
-export const PLURAL = "ephemeralrunners";
-const PAGE_SIZE = 500;
 const REQUEST_TIMEOUT_MS = AGENT_API_TIMEOUT_MS;
 
 export type DeleteResult = { outcome: "deleted" | "gone" | "failed"; why: string };
@@ -80,19 +77,21 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
           if (e instanceof ApiException) throw new Error(`list ${namespace}: ${e.code} ${statusMessage(e)}`);
           throw e;
         }
-        if (!isFields(page) || !Array.isArray(page["items"]) || !isFields(page["metadata"])) {
-          throw new Error(`list ${namespace}: the answer is not an EphemeralRunnerList`);
+        let read: ReturnType<typeof readEphemeralRunnerPage>;
+        try {
+          read = readEphemeralRunnerPage(page);
+        } catch (e) {
+          throw new Error(`list ${namespace}: ${errorText(e)}`, { cause: e });
         }
-        for (const item of page["items"]) {
+        for (const item of read.items) {
           try {
             runners.push(toAgentRunner(item));
           } catch (e) {
             log("warn", "skipping an EphemeralRunner the ledger could not read", { namespace, problem: errorText(e) });
           }
         }
-        const meta = page["metadata"];
-        resourceVersion = typeof meta["resourceVersion"] === "string" ? meta["resourceVersion"] : "";
-        cont = typeof meta["continue"] === "string" && meta["continue"] !== "" ? meta["continue"] : undefined;
+        resourceVersion = read.metadata?.resourceVersion ?? "";
+        cont = read.metadata?.continue || undefined;
       } while (cont !== undefined);
       if (resourceVersion === "") throw new Error(`list ${namespace}: the answer has no resourceVersion`);
       return { runners, resourceVersion };
