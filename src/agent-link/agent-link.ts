@@ -139,6 +139,9 @@ export class AgentLink {
       case "report":
         this.requests.report(at.conn, message);
         return;
+      case "finish-report":
+        this.requests.finishReport(at.conn, message);
+        return;
       case "read-report":
         this.requests.readReport(cluster, at.conn, view, message);
         return;
@@ -186,6 +189,11 @@ export class AgentLink {
         const socket = this.current(cluster);
         if (socket === undefined) return Promise.resolve({ outcome: "failed", why: `no agent${where} is connected` });
         return this.requests.order(cluster, attachment(socket).conn, send(socket), order);
+      },
+      finish: (order) => {
+        const socket = this.current(cluster);
+        if (socket === undefined) return Promise.resolve({ outcome: "failed", why: `no agent${where} is connected` });
+        return this.requests.finish(cluster, attachment(socket).conn, send(socket), order);
       },
       read: (namespace, name) => {
         const socket = this.current(cluster);

@@ -3,7 +3,16 @@
 // calls may take (AGENT_API_TIMEOUT_MS); a connection that let a request time
 // out is not waited on again until it answers something. Every read report,
 // late or not, lands in the view: the API server's answer as of when it was asked.
-import { AGENT_API_TIMEOUT_MS, DEFAULT_CLUSTER, type AgentMessage, type DeleteOrder, type OrderOutcome, type ReadOrder } from "../cluster/agent-protocol.ts";
+import {
+  AGENT_API_TIMEOUT_MS,
+  DEFAULT_CLUSTER,
+  type AgentMessage,
+  type DeleteOrder,
+  type FinishOrder,
+  type FinishOrderOutcome,
+  type OrderOutcome,
+  type ReadOrder,
+} from "../cluster/agent-protocol.ts";
 import type { AgentViewTable } from "../ledger/agent-view-table.ts";
 import { PendingRequests } from "./pending.ts";
 
@@ -16,12 +25,15 @@ const MAX_REASON = 2000;
 const REMEMBERED_READS = 1000;
 
 export type OrderReport = { outcome: OrderOutcome; why: string };
+export type FinishReport = { outcome: FinishOrderOutcome; why: string };
 type Log = (fields: object) => void;
-type Send = (message: DeleteOrder | ReadOrder) => void;
+type Send = (message: DeleteOrder | ReadOrder | FinishOrder) => void;
 
 export class AgentRequests {
   private readonly orders = new PendingRequests<OrderReport>();
   private readonly reads = new PendingRequests<boolean>();
+  /** Finish orders (a GET and a PATCH at the agent): waited on like delete orders, keyed by uid. */
+  private readonly finishes = new PendingRequests<FinishReport>();
   /** The in-flight order of each uid (orders are idempotent by uid). */
   private readonly byUid = new Map<string, Promise<OrderReport | undefined>>();
   /** Reads sent, by id, until answered (or forgotten): what a late answer is about. */
@@ -108,13 +120,47 @@ export class AgentRequests {
       return r;
     });
     this.byUid.set(order.uid, report);
-    this.log({ msg: "agent order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId });
+    this.log({ msg: "agent order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid, runId: order.runId, cause: order.cause });
     try {
       send({ type: "order", id, ...order, reason: order.reason.slice(0, MAX_REASON) });
     } catch (e) {
       this.orders.settle(id, { outcome: "failed", why: `the order could not be sent: ${e instanceof Error ? e.message : String(e)}` });
     }
     return report;
+  }
+
+  /** A finish order (REAPER_FINISH_STUCK): the agent's report, or undefined when none came in time. */
+  finish(cluster: string, conn: string, send: Send, order: Omit<FinishOrder, "type" | "id">): Promise<FinishReport | undefined> {
+    if (this.slowOrders.has(conn)) return Promise.resolve(undefined);
+    const id = crypto.randomUUID();
+    const where = cluster === DEFAULT_CLUSTER ? {} : { cluster };
+    const report = this.finishes.wait(id, conn, this.orderTimeoutMs, { key: order.uid, onTimeout: () => this.slowOrders.add(conn) });
+    this.log({ msg: "agent finish order", id, ...where, namespace: order.namespace, name: order.name, uid: order.uid });
+    try {
+      send({ type: "finish", id, ...order, reason: order.reason.slice(0, MAX_REASON) });
+    } catch (e) {
+      this.finishes.settle(id, { outcome: "failed", why: `the finish order could not be sent: ${e instanceof Error ? e.message : String(e)}` });
+    }
+    return report.then((r) => {
+      this.log({
+        msg: "agent finish report",
+        id,
+        ...where,
+        namespace: order.namespace,
+        name: order.name,
+        outcome: r?.outcome ?? "none",
+        why: r?.why ?? "no report",
+      });
+      return r;
+    });
+  }
+
+  finishReport(conn: string, m: Extract<AgentMessage, { type: "finish-report" }>): void {
+    if (!this.finishes.awaits(m.id, conn, m.uid)) {
+      this.log({ msg: "agent finish report for no waiting order", id: m.id, uid: m.uid, outcome: m.outcome, why: m.why });
+      return;
+    }
+    this.finishes.settle(m.id, { outcome: m.outcome, why: m.why });
   }
 
   /** Anything the connection sends shows it is alive: orders are waited on again. */
@@ -134,6 +180,7 @@ export class AgentRequests {
   /** The connection closed or was replaced: what it was asked fails now. */
   dropConn(conn: string, why: string): void {
     this.orders.settleConn(conn, { outcome: "failed", why });
+    this.finishes.settleConn(conn, { outcome: "failed", why });
     this.reads.settleConn(conn, false);
     this.slowOrders.delete(conn);
     this.slowReads.delete(conn);

@@ -8,6 +8,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { DEFAULT_CLUSTER, type AgentMessage, type AgentRunner, type LedgerMessage, type ReadOrder } from "../cluster/agent-protocol.ts";
 import { parseLedgerMessage } from "../cluster/parse-ledger-message.ts";
 import { OrderDesk } from "./apply-orders.ts";
+import { applyFinish } from "./finish-orders.ts";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.ts";
 import { kubeRunners } from "./kube-runners.ts";
 import { DEFAULT_TIMINGS, LedgerConnection, type ConnectionTimings } from "./ledger-connection.ts";
@@ -87,6 +88,15 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         }
         if (order.type === "read") {
           void answerRead(order);
+          return;
+        }
+        if (order.type === "finish") {
+          const finish = order;
+          applyFinish(finish, { namespaces: settings.namespaces, kube, dryRun: settings.dryRun, log })
+            .then((report) => {
+              if (!connection.send(report)) log("warn", "finish report not sent: disconnected", { id: finish.id });
+            })
+            .catch((e: unknown) => log("error", "finish order crashed", { id: finish.id, error: errorText(e) }));
           return;
         }
         desk

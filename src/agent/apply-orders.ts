@@ -32,6 +32,14 @@ function checkOrder(order: DeleteOrder, runner: AgentRunner | null): Verdict | u
   if (runner === null) return { outcome: "gone", why: `no EphemeralRunner ${where}: the API server answered 404 to a read by name` };
   if (runner.uid !== order.uid) return { outcome: "refused", why: `${where} now has uid ${runner.uid}, not ${order.uid}: another runner took the name` };
   if (runner.deletionTimestamp !== undefined) return { outcome: "refused", why: `${where} is already being deleted (since ${runner.deletionTimestamp})` };
+  if (order.cause === "failed") {
+    // A Failed runner has no run to check: the object must still be Failed and carry no run (ARC did not reuse it).
+    if (runner.arc?.phase !== "Failed")
+      return { outcome: "refused", why: `${where} is not Failed (anymore): only a Failed runner is deleted for cause failed` };
+    if (runner.workflowRunId !== undefined)
+      return { outcome: "refused", why: `${where} is Failed but on run ${runner.workflowRunId}: only a Failed runner without a run is deleted` };
+    return undefined;
+  }
   if (runner.workflowRunId !== undefined && runner.workflowRunId !== order.runId) {
     return { outcome: "refused", why: `${where} is on run ${runner.workflowRunId}, not run ${order.runId}: the runner moved on` };
   }
@@ -60,7 +68,8 @@ export class OrderDesk {
       namespace: order.namespace,
       name: order.name,
       uid: order.uid,
-      runId: order.runId,
+      ...(order.runId === undefined ? {} : { runId: order.runId }),
+      ...(order.cause === undefined ? {} : { cause: order.cause }),
       outcome: verdict.outcome,
       why: verdict.why,
     };

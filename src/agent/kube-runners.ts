@@ -1,19 +1,19 @@
 // The agent's calls to the Kubernetes API: list EphemeralRunners (paged) and
 // delete one by uid. Exactly what infra/agent's Role allows (with watch, in
-// watch-runners.ts): get, list, watch, delete on ephemeralrunners.actions.github.com.
+// watch-runners.ts): get, list, watch, delete on ephemeralrunners.actions.github.com;
+// and patch (a held deletion finished) where the optional overlay infra/agent/finish-stuck grants it.
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { AGENT_API_TIMEOUT_MS, type AgentRunner } from "../cluster/agent-protocol.ts";
+import { AGENT_API_TIMEOUT_MS, type AgentRunner, type FinishOrderOutcome } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
+import { finishPatch } from "../cluster/finish-patch.ts";
+import { GROUP, PAGE_SIZE, PLURAL, readEphemeralRunnerPage, VERSION } from "../cluster/ephemeral-runner.ts";
 import { errorText, type Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
-export const GROUP = "actions.github.com";
-export const VERSION = "v1alpha1";
-export const PLURAL = "ephemeralrunners";
-const PAGE_SIZE = 500;
 const REQUEST_TIMEOUT_MS = AGENT_API_TIMEOUT_MS;
 
 export type DeleteResult = { outcome: "deleted" | "gone" | "failed"; why: string };
+export type FinishResult = { outcome: FinishOrderOutcome; why: string };
 
 interface RunnerList {
   runners: AgentRunner[];
@@ -27,6 +27,10 @@ export interface KubeRunners {
   delete(namespace: string, name: string, uid: string): Promise<DeleteResult>;
   /** A GET by name: the object now, or null for a 404; throws on anything else. */
   read(namespace: string, name: string): Promise<AgentRunner | null>;
+  /** A GET by name with the object's finalizers (a held deletion looked at), or null for a 404; throws on anything else. */
+  readHeld(namespace: string, name: string): Promise<{ runner: AgentRunner; finalizers: string[] } | null>;
+  /** The JSON patch (finish-patch.ts) that tests uid and finalizers, then removes them. */
+  finish(namespace: string, name: string, uid: string, finalizers: readonly string[]): Promise<FinishResult>;
 }
 
 export class ListExpiredError extends Error {}
@@ -73,19 +77,21 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
           if (e instanceof ApiException) throw new Error(`list ${namespace}: ${e.code} ${statusMessage(e)}`);
           throw e;
         }
-        if (!isFields(page) || !Array.isArray(page["items"]) || !isFields(page["metadata"])) {
-          throw new Error(`list ${namespace}: the answer is not an EphemeralRunnerList`);
+        let read: ReturnType<typeof readEphemeralRunnerPage>;
+        try {
+          read = readEphemeralRunnerPage(page);
+        } catch (e) {
+          throw new Error(`list ${namespace}: ${errorText(e)}`, { cause: e });
         }
-        for (const item of page["items"]) {
+        for (const item of read.items) {
           try {
             runners.push(toAgentRunner(item));
           } catch (e) {
             log("warn", "skipping an EphemeralRunner the ledger could not read", { namespace, problem: errorText(e) });
           }
         }
-        const meta = page["metadata"];
-        resourceVersion = typeof meta["resourceVersion"] === "string" ? meta["resourceVersion"] : "";
-        cont = typeof meta["continue"] === "string" && meta["continue"] !== "" ? meta["continue"] : undefined;
+        resourceVersion = read.metadata?.resourceVersion ?? "";
+        cont = read.metadata?.continue || undefined;
       } while (cont !== undefined);
       if (resourceVersion === "") throw new Error(`list ${namespace}: the answer has no resourceVersion`);
       return { runners, resourceVersion };
@@ -103,6 +109,44 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
         if (e instanceof ApiException && e.code === 404) return null;
         if (e instanceof ApiException) throw new Error(`read ${namespace}/${name}: ${e.code} ${statusMessage(e)}`);
         throw e;
+      }
+    },
+
+    async readHeld(namespace, name) {
+      try {
+        const object = await withTimeout(
+          api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }),
+          timeoutMs,
+          `read ${namespace}/${name}`,
+        );
+        const meta = isFields(object) && isFields(object["metadata"]) ? object["metadata"] : {};
+        const raw = meta["finalizers"];
+        const finalizers = Array.isArray(raw) ? raw.filter((f): f is string => typeof f === "string") : [];
+        return { runner: toAgentRunner(object), finalizers };
+      } catch (e) {
+        if (e instanceof ApiException && e.code === 404) return null;
+        if (e instanceof ApiException) throw new Error(`read ${namespace}/${name}: ${e.code} ${statusMessage(e)}`);
+        throw e;
+      }
+    },
+
+    async finish(namespace, name, uid, finalizers) {
+      try {
+        // client-node sends an array body as application/json-patch+json: all of it or none, a failed test is 422.
+        await withTimeout(
+          api.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: finishPatch(uid, finalizers) }),
+          timeoutMs,
+          `patch ${namespace}/${name}`,
+        );
+        return { outcome: "finished", why: `removed ARC's finalizers (${finalizers.join(", ")}) from ${namespace}/${name} (uid ${uid})` };
+      } catch (e) {
+        if (!(e instanceof ApiException)) return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };
+        const message = statusMessage(e);
+        if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
+        if (e.code === 403)
+          return { outcome: "refused", why: `the API server answered 403 (the Role lacks patch: apply infra/agent/finish-stuck): ${message}` };
+        if (e.code === 409 || e.code === 422) return { outcome: "conflict", why: `the object changed (${e.code}): ${message}` };
+        return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
       }
     },
 

@@ -1,33 +1,26 @@
 // The agent's watch cache: what the judge needs of each EphemeralRunner in the
 // agent's namespaces (agent-protocol.ts AgentRunner), kept from list and watch.
 import type { AgentMessage, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
-import { isFields } from "../cluster/agent-message-fields.ts";
+import { agentArcFields } from "../cluster/arc-failure.ts";
+import { readEphemeralRunner } from "../cluster/ephemeral-runner.ts";
 import { parseAgentRunner } from "../cluster/parse-agent-message.ts";
-import { agentArcFields, arcFieldsOf } from "../cluster/arc-failure.ts";
 
 /** Runners per snapshot part: ~500 bytes each keeps a part far below the Worker's 1 MiB message limit. */
 export const RUNNERS_PER_PART = 500;
 
 /**
- * The AgentRunner of an EphemeralRunner object from the API server, checked
- * like the ledger will check it; throws AgentMessageError if it would not pass.
+ * The AgentRunner of an EphemeralRunner object from the API server (read by the
+ * Worker's own reader, ephemeral-runner.ts), checked like the ledger will check it;
+ * throws EphemeralRunnerError or AgentMessageError if it would not pass.
  */
 export function toAgentRunner(obj: unknown): AgentRunner {
-  const meta = isFields(obj) && isFields(obj["metadata"]) ? obj["metadata"] : {};
-  const status = isFields(obj) && isFields(obj["status"]) ? obj["status"] : {};
-  const candidate: Record<string, unknown> = {
-    namespace: meta["namespace"],
-    name: meta["name"],
-    uid: meta["uid"],
-    creationTimestamp: meta["creationTimestamp"],
-  };
-  if (meta["deletionTimestamp"] !== undefined && meta["deletionTimestamp"] !== null) candidate["deletionTimestamp"] = meta["deletionTimestamp"];
-  if (status["workflowRunId"] !== undefined && status["workflowRunId"] !== null && status["workflowRunId"] !== 0) {
-    candidate["workflowRunId"] = status["workflowRunId"];
-  }
-  if (typeof status["jobRepositoryName"] === "string" && status["jobRepositoryName"] !== "") candidate["jobRepositoryName"] = status["jobRepositoryName"];
+  const r = readEphemeralRunner(obj);
+  const candidate: Record<string, unknown> = { namespace: r.namespace, name: r.name, uid: r.uid, creationTimestamp: r.creationTimestamp };
+  if (r.deletionTimestamp !== undefined) candidate["deletionTimestamp"] = r.deletionTimestamp;
+  if (r.workflowRunId !== undefined) candidate["workflowRunId"] = r.workflowRunId;
+  if (r.jobRepositoryName !== undefined) candidate["jobRepositoryName"] = r.jobRepositoryName;
   // A Failed runner (issue 24) carries ARC's reason and message; the others nothing more.
-  const arc = agentArcFields(arcFieldsOf(obj));
+  const arc = agentArcFields(r);
   if (arc) candidate["arc"] = arc;
   return parseAgentRunner(candidate, "EphemeralRunner");
 }

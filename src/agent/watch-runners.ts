@@ -7,7 +7,8 @@ import type { AgentRunner } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
-import { GROUP, ListExpiredError, PLURAL, VERSION, type KubeRunners } from "./kube-runners.ts";
+import { GROUP, PLURAL, VERSION } from "../cluster/ephemeral-runner.ts";
+import { ListExpiredError, type KubeRunners } from "./kube-runners.ts";
 import { errorText, type Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 

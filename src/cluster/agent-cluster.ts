@@ -7,7 +7,8 @@
 // seen there, so nothing is judged gone and nothing is deleted: every call is an
 // error of kind "agent". Absence dates from the namespace's own freshness (when
 // the agent's list or watch of it was last whole), never from a message's arrival.
-import type { DeleteOrder, OrderOutcome } from "./agent-protocol.ts";
+import type { DeleteOrder, FinishOrder, FinishOrderOutcome, OrderOutcome } from "./agent-protocol.ts";
+import type { FinishOutcome } from "./finish-patch.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import { ClusterError, type Cluster, type DeleteOutcome } from "./ephemeral-runners.ts";
 
@@ -31,6 +32,8 @@ export interface AgentPort {
   read(namespace: string, name: string): Promise<boolean>;
   /** Sends the order and resolves with the agent's report, or undefined when none came in time. */
   order(order: Omit<DeleteOrder, "type" | "id">): Promise<{ outcome: OrderOutcome; why: string } | undefined>;
+  /** Sends a finish order (REAPER_FINISH_STUCK) and resolves with the agent's report, or undefined when none came in time. */
+  finish(order: Omit<FinishOrder, "type" | "id">): Promise<{ outcome: FinishOrderOutcome; why: string } | undefined>;
 }
 
 export function agentCluster(agent: AgentPort): Cluster {
@@ -72,8 +75,11 @@ export function agentCluster(agent: AgentPort): Cluster {
     async deleteRunner({ namespace, name, uid }, context = {}): Promise<DeleteOutcome> {
       const why = agent.unavailable(namespace);
       if (why !== undefined) return { kind: "failed", status: null, why };
-      if (context.runId === undefined) return { kind: "failed", status: null, why: `no run to order the deletion of ${namespace}/${name} by` };
-      const report = await agent.order({ namespace, name, uid, runId: context.runId, reason: context.reason || "condemned by the judge" });
+      const reason = context.reason || "condemned by the judge";
+      // A Failed runner has no run: the order carries its cause instead, and the agent checks that.
+      const by = context.cause === "failed" ? { cause: "failed" as const } : context.runId !== undefined ? { runId: context.runId } : undefined;
+      if (by === undefined) return { kind: "failed", status: null, why: `no run to order the deletion of ${namespace}/${name} by` };
+      const report = await agent.order({ namespace, name, uid, ...by, reason });
       if (report === undefined) return { kind: "failed", status: null, why: "no report from the agent (the next snapshot settles it)" };
       switch (report.outcome) {
         case "deleted":
@@ -84,6 +90,26 @@ export function agentCluster(agent: AgentPort): Cluster {
           return { kind: "failed", status: null, why: `the agent refused the order: ${report.why}` };
         default:
           return { kind: "failed", status: null, why: `the agent's delete failed: ${report.why}` };
+      }
+    },
+    // A held deletion finished through the agent: it reads the object now and patches the finalizers it finds there,
+    // if every one is ARC's (the view carries no finalizers, so the ones the caller saw are not sent).
+    async finishDeletion({ namespace, name, uid }): Promise<FinishOutcome> {
+      const why = agent.unavailable(namespace);
+      if (why !== undefined) return { kind: "failed", status: null, why };
+      const report = await agent.finish({ namespace, name, uid, reason: "GitHub says its job completed (REAPER_FINISH_STUCK)" });
+      if (report === undefined) return { kind: "failed", status: null, why: "no report from the agent (looked at again at the next look)" };
+      switch (report.outcome) {
+        case "finished":
+          return { kind: "finished" };
+        case "gone":
+          return { kind: "gone" };
+        case "refused":
+          return { kind: "refused", why: report.why };
+        case "conflict":
+          return { kind: "conflict", why: report.why };
+        default:
+          return { kind: "failed", status: null, why: `the agent's patch failed: ${report.why}` };
       }
     },
   };

@@ -138,10 +138,14 @@ export function strictFields<E extends v.ObjectEntries>(entries: E) {
 export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown, where: string): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { abortEarly: true });
   if (result.success) return result.output;
-  const issue = result.issues[0];
+  throw new AgentMessageError(issueText(result.issues[0], where));
+}
+
+/** One issue in words: "<where><path>: expected <message>, got <value>" (shared with ephemeral-runner.ts). */
+export function issueText(issue: v.BaseIssue<unknown>, where: string): string {
   const path = issue.path ?? [];
   const at = where + path.map((p) => (typeof p.key === "number" ? `[${p.key}]` : `.${String(p.key)}`)).join("");
   // An unknown field: show its value, not its name (the name is in the path).
   const got = issue.expected === "never" ? path.at(-1)?.value : issue.input;
-  throw new AgentMessageError(`${at}: expected ${issue.message}, got ${show(got)}`);
+  return `${at}: expected ${issue.message}, got ${show(got)}`;
 }

@@ -104,6 +104,15 @@ const namespacesSchema = arraySchema(NamespaceFreshnessSchema, MAX_NAMESPACES, 1
 const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
 export type OrderOutcome = (typeof OUTCOMES)[number];
 
+/**
+ * A finish order's outcome (issue 24, REAPER_FINISH_STUCK). finished: the patch removed ARC's finalizers.
+ * gone: 404, or the name now has another uid. refused: the agent's own check (not being deleted, a finalizer
+ * not ARC's, dry run) or the API server's 403 (the Role overlay infra/agent/finish-stuck is not applied).
+ * conflict: 409/422 (a test of the patch failed: the object changed). failed: any other error.
+ */
+const FINISH_OUTCOMES = ["finished", "gone", "refused", "conflict", "failed"] as const;
+export type FinishOrderOutcome = (typeof FINISH_OUTCOMES)[number];
+
 /** Agent -> ledger, by type. */
 export const AGENT_MESSAGE_SCHEMAS = {
   /**
@@ -144,21 +153,32 @@ export const AGENT_MESSAGE_SCHEMAS = {
   remove: strictFields({ type: v.literal("remove"), namespace: namespaceSchema, name: nameSchema, uid: uidSchema }),
   /** The outcome of an order. */
   report: strictFields({ type: v.literal("report"), id: idSchema, uid: uidSchema, outcome: oneOfSchema(OUTCOMES), why: textSchema() }),
+  /** The outcome of a finish order (finish-patch.ts's FinishOutcome kinds). */
+  "finish-report": strictFields({ type: v.literal("finish-report"), id: idSchema, uid: uidSchema, outcome: oneOfSchema(FINISH_OUTCOMES), why: textSchema() }),
   /** The answer to a read: the object as the API server has it now, or null for 404; `why` when the read failed. */
   "read-report": strictFields({ type: v.literal("read-report"), id: idSchema, runner: v.nullable(AgentRunnerSchema), why: v.exactOptional(textSchema()) }),
 };
 export type AgentMessage = { [K in keyof typeof AGENT_MESSAGE_SCHEMAS]: v.InferOutput<(typeof AGENT_MESSAGE_SCHEMAS)[K]> }[keyof typeof AGENT_MESSAGE_SCHEMAS];
 
-/** Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid. */
-export const DeleteOrderSchema = strictFields({
-  type: v.literal("order"),
-  id: idSchema,
-  namespace: namespaceSchema,
-  name: nameSchema,
-  uid: uidSchema,
-  runId: positiveIntSchema(),
-  reason: textSchema(),
-});
+/**
+ * Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid.
+ * Either `runId` (the run the runner was judged on: the agent refuses a runner on another run) or
+ * `cause: "failed"` (issue 24: a runner ARC marked Failed, which has no run: the agent refuses it
+ * unless the object is still Failed and carries no run). Never both, never neither.
+ */
+export const DeleteOrderSchema = v.pipe(
+  strictFields({
+    type: v.literal("order"),
+    id: idSchema,
+    namespace: namespaceSchema,
+    name: nameSchema,
+    uid: uidSchema,
+    runId: v.exactOptional(positiveIntSchema()),
+    cause: v.exactOptional(v.literal("failed")),
+    reason: textSchema(),
+  }),
+  v.check((o) => (o.runId === undefined) !== (o.cause === undefined), 'either runId or cause "failed", not both'),
+);
 export type DeleteOrder = v.InferOutput<typeof DeleteOrderSchema>;
 
 /**
@@ -171,7 +191,22 @@ export type DeleteOrder = v.InferOutput<typeof DeleteOrderSchema>;
 export const ReadOrderSchema = strictFields({ type: v.literal("read"), id: idSchema, namespace: namespaceSchema, name: nameSchema });
 export type ReadOrder = v.InferOutput<typeof ReadOrderSchema>;
 
-export type LedgerMessage = DeleteOrder | ReadOrder;
+/**
+ * Ledger -> agent: finish this held deletion (REAPER_FINISH_STUCK): GitHub said its job completed. The agent
+ * reads the object from the API server, checks the uid, that it is being deleted and that every finalizer is
+ * ARC's, then sends the JSON patch (finish-patch.ts) that tests the uid and those finalizers and removes them.
+ */
+export const FinishOrderSchema = strictFields({
+  type: v.literal("finish"),
+  id: idSchema,
+  namespace: namespaceSchema,
+  name: nameSchema,
+  uid: uidSchema,
+  reason: textSchema(),
+});
+export type FinishOrder = v.InferOutput<typeof FinishOrderSchema>;
+
+export type LedgerMessage = DeleteOrder | ReadOrder | FinishOrder;
 
 /**
  * The close code the ledger uses when a second agent connects and replaces this

@@ -5,14 +5,12 @@
 // never an empty list or a deletion.
 import { createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
+import { GROUP, PAGE_SIZE, PLURAL, VERSION } from "./ephemeral-runner.ts";
 import { fetchHttpLibrary } from "./fetch-http-library.ts";
-import { finishFailure, finishPatch, type FinishOutcome } from "./finish-patch.ts";
+import { finishFailure } from "./finish-failure.ts";
+import { finishPatch, type FinishOutcome } from "./finish-patch.ts";
 import { checkDeleteAnswer, describe, isNotFound, isUidPreconditionFailed, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
 
-const GROUP = "actions.github.com";
-const VERSION = "v1alpha1";
-const PLURAL = "ephemeralrunners";
-const PAGE_SIZE = 500;
 const REQUEST_TIMEOUT_MS = 10_000;
 
 export type DeleteOutcome =
@@ -24,6 +22,8 @@ export type DeleteOutcome =
 export interface DeleteContext {
   runId?: number;
   reason?: string;
+  /** Issue 24: a runner ARC marked Failed (no run); the agent checks it is still Failed without a run. */
+  cause?: "failed";
 }
 
 export interface Cluster {

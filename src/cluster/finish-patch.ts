@@ -1,8 +1,8 @@
 // The JSON patch that finishes a deletion ARC holds (REAPER_FINISH_STUCK): it
 // tests the object's uid and the very finalizers we saw, then removes them; the
 // API server applies all of it or none (a failed test answers 422, a changed
-// uid 409). Only ARC's own finalizers are ever removed.
-import { describe, isNotFound, statusOf } from "./runner-answers.ts";
+// uid 409). Only ARC's own finalizers are ever removed. Pure: the agent shares it
+// (.dockerignore); what a direct-mode failure means is in finish-failure.ts.
 
 /** ARC's finalizers on an EphemeralRunner are in its API group (e.g. ephemeralrunner.actions.github.com/finalizer). */
 export const isArcFinalizer = (f: string): boolean => /^([a-z0-9-]+\.)*actions\.github\.com\/[A-Za-z0-9._-]+$/.test(f);
@@ -25,13 +25,4 @@ export function finishPatch(uid: string, finalizers: readonly string[]): unknown
     { op: "test", path: "/metadata/finalizers", value: [...finalizers] },
     { op: "remove", path: "/metadata/finalizers" },
   ];
-}
-
-/** What a failed finish means: never retried at once (the caller looks again a REAPER_STUCK_SECONDS later). */
-export function finishFailure(e: unknown): FinishOutcome {
-  const status = statusOf(e);
-  if (isNotFound(e)) return { kind: "gone" };
-  if (status === 403) return { kind: "refused", why: describe(e) };
-  if (status === 409 || status === 422) return { kind: "conflict", why: describe(e) };
-  return { kind: "failed", status, why: describe(e) };
 }

@@ -5,13 +5,23 @@
 // Anything else throws UnacceptableAnswer, which keeps every runner of the
 // namespace rather than reading a proxy's answer as the cluster's.
 import { ApiException } from "@kubernetes/client-node";
+import * as v from "valibot";
 import type { ClusterRunner } from "../model/runner.ts";
-import { arcFieldsOf } from "./arc-failure.ts";
+import { type EphemeralRunner, readEphemeralRunner, readEphemeralRunnerPage } from "./ephemeral-runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
 
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A Kubernetes Status (what the API server answers for an error, and for some deletes). */
+const StatusSchema = v.looseObject({
+  kind: v.literal("Status"),
+  status: v.optional(v.unknown()),
+  code: v.optional(v.unknown()),
+  message: v.optional(v.unknown()),
+});
+type Status = v.InferOutput<typeof StatusSchema>;
 
 /** A kind for a message: quoted and cut short, or "no kind". */
 function kindOf(body: unknown): string {
@@ -19,38 +29,54 @@ function kindOf(body: unknown): string {
   return typeof body["kind"] === "string" ? `kind ${JSON.stringify(body["kind"].slice(0, 60))}` : "no kind";
 }
 
-export function runnersFromList(status: number, namespace: string, page: unknown): { runners: ClusterRunner[]; continueToken: string | undefined } {
-  if (!isObj(page) || page["kind"] !== "EphemeralRunnerList") {
-    throw new UnacceptableAnswer(status, `HTTP ${status}: expected kind "EphemeralRunnerList", got ${kindOf(page)}`);
+function expectKind(status: number, body: unknown, kind: string): void {
+  if (!isObj(body) || body["kind"] !== kind) throw new UnacceptableAnswer(status, `HTTP ${status}: expected kind "${kind}", got ${kindOf(body)}`);
+}
+
+/** `read` of the answer, or UnacceptableAnswer naming the field, with the reader's error as its cause. */
+function strictly<T>(status: number, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new UnacceptableAnswer(status, `HTTP ${status}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-  const items = page["items"];
-  if (!Array.isArray(items)) throw new UnacceptableAnswer(status, `HTTP ${status}: the EphemeralRunnerList has no items array`);
-  const runners = items.map((item: unknown, i) => {
-    const runner = toClusterRunner(namespace, item);
-    if (!runner) throw new UnacceptableAnswer(status, `HTTP ${status}: item ${i} of the EphemeralRunnerList has no metadata.name or metadata.uid`);
-    return runner;
-  });
-  const metadata = page["metadata"];
-  const next = isObj(metadata) ? metadata["continue"] : undefined;
-  if (next !== undefined && typeof next !== "string")
-    throw new UnacceptableAnswer(status, `HTTP ${status}: the EphemeralRunnerList's metadata.continue is not a string`);
-  return { runners, continueToken: next || undefined };
+}
+
+function toClusterRunner(namespace: string, r: EphemeralRunner): ClusterRunner {
+  // The namespace asked for; the Worker keeps no creationTimestamp but as createdAt.
+  const { namespace: _ns, creationTimestamp, ...rest } = r;
+  const runner: ClusterRunner = { namespace, ...rest };
+  if (creationTimestamp !== undefined) runner.createdAt = creationTimestamp;
+  return runner;
+}
+
+export function runnersFromList(status: number, namespace: string, page: unknown): { runners: ClusterRunner[]; continueToken: string | undefined } {
+  expectKind(status, page, "EphemeralRunnerList");
+  const { items, metadata } = strictly(status, () => readEphemeralRunnerPage(page));
+  // One item that cannot be read fails the whole namespace: every runner of it is kept.
+  const runners = items.map((item, i) =>
+    toClusterRunner(
+      namespace,
+      strictly(status, () => readEphemeralRunner(item, `EphemeralRunnerList.items[${i}]`)),
+    ),
+  );
+  return { runners, continueToken: metadata?.continue || undefined };
 }
 
 export function runnerFromRead(status: number, namespace: string, name: string, body: unknown): ClusterRunner {
-  if (!isObj(body) || body["kind"] !== "EphemeralRunner") {
-    throw new UnacceptableAnswer(status, `HTTP ${status}: expected kind "EphemeralRunner", got ${kindOf(body)}`);
-  }
-  const runner = toClusterRunner(namespace, body);
-  if (!runner) throw new UnacceptableAnswer(status, `HTTP ${status}: the EphemeralRunner has no metadata.name or metadata.uid`);
+  expectKind(status, body, "EphemeralRunner");
+  const runner = toClusterRunner(
+    namespace,
+    strictly(status, () => readEphemeralRunner(body)),
+  );
   if (runner.name !== name) throw new UnacceptableAnswer(status, `HTTP ${status}: an EphemeralRunner of another name`);
   return runner;
 }
 
 /** Throws unless a delete's answer is the object (being deleted) or a success Status. */
 export function checkDeleteAnswer(status: number, name: string, body: unknown): void {
-  if (isObj(body) && body["kind"] === "Status") {
-    if (body["status"] === "Success") return;
+  if (v.is(StatusSchema, body)) {
+    if (body.status === "Success") return;
     throw new UnacceptableAnswer(status, `HTTP ${status}: a Status that is not "Success"`);
   }
   if (isObj(body) && body["kind"] === "EphemeralRunner") {
@@ -62,7 +88,7 @@ export function checkDeleteAnswer(status: number, name: string, body: unknown): 
 }
 
 /** The Kubernetes Status in an error answer, if it is one (the HTTP library has already required JSON). */
-function statusBody(e: ApiException<unknown>): Obj | undefined {
+function statusBody(e: ApiException<unknown>): Status | undefined {
   let body: unknown = e.body;
   if (typeof body === "string") {
     try {
@@ -71,13 +97,13 @@ function statusBody(e: ApiException<unknown>): Obj | undefined {
       return undefined;
     }
   }
-  return isObj(body) && body["kind"] === "Status" ? body : undefined;
+  return v.is(StatusSchema, body) ? body : undefined;
 }
 
 /** A 404 that the API server said: a Status with code 404 (a proxy's 404 page is not). */
 export function isNotFound(e: unknown): boolean {
   if (!(e instanceof ApiException) || e.code !== 404) return false;
-  return statusBody(e)?.["code"] === 404;
+  return statusBody(e)?.code === 404;
 }
 
 /**
@@ -88,7 +114,7 @@ export function isNotFound(e: unknown): boolean {
 export function isUidPreconditionFailed(e: unknown): boolean {
   if (!(e instanceof ApiException) || e.code !== 409) return false;
   const status = statusBody(e);
-  return status?.["code"] === 409 && typeof status["message"] === "string" && /precondition failed: uid/i.test(status["message"]);
+  return status?.code === 409 && typeof status.message === "string" && /precondition failed: uid/i.test(status.message);
 }
 
 export function statusOf(e: unknown): number | null {
@@ -104,30 +130,9 @@ export function describe(e: unknown): string {
     if (e.body === undefined || e.body === null || e.body === "") return `HTTP ${e.code}`;
     const status = statusBody(e);
     if (!status) return `HTTP ${e.code}: the body is not a Kubernetes Status`;
-    const message = status["message"];
+    const message = status.message;
     return typeof message === "string" && message !== "" ? `HTTP ${e.code}: ${message.slice(0, 300)}` : `HTTP ${e.code}`;
   }
   if (e instanceof Error) return e.name === "TimeoutError" ? "timed out" : e.message;
   return String(e);
-}
-
-function toClusterRunner(namespace: string, item: unknown): ClusterRunner | undefined {
-  const obj = item as {
-    metadata?: { name?: unknown; uid?: unknown; deletionTimestamp?: unknown; creationTimestamp?: unknown };
-    status?: { workflowRunId?: unknown; jobRepositoryName?: unknown };
-  } | null;
-  const name = obj?.metadata?.name;
-  const uid = obj?.metadata?.uid;
-  if (typeof name !== "string" || name === "" || typeof uid !== "string" || uid === "") return undefined;
-  const runner: ClusterRunner = { namespace, name, uid };
-  if (typeof obj?.metadata?.deletionTimestamp === "string") runner.deletionTimestamp = obj.metadata.deletionTimestamp;
-  if (typeof obj?.metadata?.creationTimestamp === "string") runner.createdAt = obj.metadata.creationTimestamp;
-  const runId = obj?.status?.workflowRunId;
-  if (typeof runId === "number" && runId > 0) runner.workflowRunId = runId;
-  if (typeof obj?.status?.jobRepositoryName === "string" && obj.status.jobRepositoryName !== "") {
-    runner.jobRepositoryName = obj.status.jobRepositoryName;
-  }
-  // Phase, ARC's reason and message, failures, scale set and finalizers: shown, and acted on only as issue 24 says.
-  Object.assign(runner, arcFieldsOf(item));
-  return runner;
 }

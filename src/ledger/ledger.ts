@@ -85,7 +85,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
     const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
-    state.spendGithubCalls(now, budget.used, settings.maxGithubCallsPerMinute);
+    state.spendGithubCalls(Date.now(), budget.used, settings.maxGithubCallsPerMinute);
     logLine({
       msg: "installation change",
       claimed: change,

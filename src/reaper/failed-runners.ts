@@ -70,7 +70,8 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     report.closed++;
   }
 
-  const deletions = deps.ledger.deletions(now);
+  // The deletion window is stamped with the real clock at each delete (deps.clock), never the pass's time.
+  const deletions = deps.ledger.deletions(deps.clock());
   for (const { row, runner, isNew } of seen) {
     const since = now - (settings.failedSeconds ?? 0) * 1000;
     const recentlyDeleted = settings.failedSeconds === undefined ? 0 : port.deletedSince(row.cluster, row.namespace, row.scaleSet, since);
@@ -78,17 +79,14 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     let reason = verdict.reason;
     let deleted = false;
     if (verdict.verdict === "delete") {
-      // The agent's delete order names the run it checks (protocol): a Failed runner has none, so agent mode only shows it.
-      if (clusterOf(deps.watched, runner)?.cluster.errorKind === "agent")
-        reason = `${reason}; not deleted: in agent mode the agent takes no order to delete a runner without a run yet`;
-      else if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
+      if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
       else if (deps.ledger.paused()) reason = `paused: would delete: ${reason}`;
-      else if (deletions.left(now) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
+      else if (deletions.left(deps.clock()) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
       else {
-        deletions.take(now);
+        deletions.take(deps.clock());
         const w = clusterOf(deps.watched, runner);
         const outcome = w
-          ? await w.cluster.deleteRunner(runner, { reason })
+          ? await w.cluster.deleteRunner(runner, { reason, cause: "failed" })
           : { kind: "failed" as const, status: null, why: `no cluster named ${runner.cluster} is watched` };
         if (outcome.kind === "deleted") {
           deleted = true;

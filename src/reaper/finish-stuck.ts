@@ -27,7 +27,9 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
   const cluster = clusterOf(deps.watched, { cluster: w.cluster })?.cluster;
   if (!cluster?.finishDeletion) return keep(`the link to cluster ${w.cluster} cannot remove finalizers`);
   const finalizers = runner.finalizers ?? [];
-  if (finalizers.length === 0) return keep("no finalizer was seen on it");
+  // The agent's view carries no finalizers: the agent reads them from the API server and checks they are ARC's.
+  const agent = cluster.errorKind === "agent";
+  if (finalizers.length === 0 && !agent) return keep("no finalizer was seen on it");
   const foreign = finalizers.filter((f) => !isArcFinalizer(f));
   if (foreign.length > 0) return keep(`it has finalizers that are not ARC's (${foreign.join(", ")}): only ARC's are ever removed`);
   const { github } = deps;
@@ -47,7 +49,7 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
     case "finished":
       return {
         kind: "went",
-        reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.join(", ")}) were removed (REAPER_FINISH_STUCK)`,
+        reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.length > 0 ? finalizers.join(", ") : "ARC's, as the agent read them"}) were removed (REAPER_FINISH_STUCK)`,
       };
     case "gone":
       return { kind: "went", reason: `went ${heldFor}s after our delete (404 when finishing it)` };

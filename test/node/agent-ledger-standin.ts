@@ -107,6 +107,11 @@ export class LedgerStandin {
     return sentAt;
   }
 
+  /** Sends a finish order (REAPER_FINISH_STUCK) on the newest connection. */
+  finish(order: { id: string; namespace: string; name: string; uid: string; reason: string }): void {
+    this.current().socket.send(JSON.stringify({ type: "finish", ...order }));
+  }
+
   /** Asks the newest connection to read one runner by name (a GET at the API server). */
   read(id: string, namespace: string, name: string): void {
     this.current().socket.send(JSON.stringify({ type: "read", id, namespace, name }));

@@ -208,6 +208,16 @@ describe("read reports", () => {
 describe("parseLedgerMessage", () => {
   it("passes a valid order unchanged", () => {
     expect(parseLedgerMessage(JSON.stringify(order))).toEqual(order);
+    const failed = { ...order, runId: undefined, cause: "failed" };
+    expect(parseLedgerMessage(JSON.stringify(failed))).toEqual({
+      type: "order",
+      id: "ord-1",
+      namespace: "arc-runners",
+      name: runner.name,
+      uid: runner.uid,
+      cause: "failed",
+      reason: order.reason,
+    });
   });
 
   it("passes a valid read unchanged, and refuses one with a bad name or an extra field", () => {
@@ -218,13 +228,17 @@ describe("parseLedgerMessage", () => {
   });
 
   it.each([
-    ["another type", JSON.stringify({ ...order, type: "delete" }), /^type: expected one of "order", "read", got "delete"/],
+    ["another type", JSON.stringify({ ...order, type: "delete" }), /^type: expected one of "order", "read", "finish", got "delete"/],
     ["no uid", JSON.stringify({ ...order, uid: undefined }), /^order\.uid: expected an object uid, got nothing/],
     ["a run id as text", JSON.stringify({ ...order, runId: "9001" }), /^order\.runId: .*got "9001"/],
     ["a negative run id", JSON.stringify({ ...order, runId: -1 }), /^order\.runId: .*got -1/],
     ["a bad namespace", JSON.stringify({ ...order, namespace: "kube system" }), /^order\.namespace: .*got "kube system"/],
     ["an id with a space", JSON.stringify({ ...order, id: "a b" }), /^order\.id: .*got "a b"/],
     ["no reason", JSON.stringify({ ...order, reason: "" }), /^order\.reason: .*got ""/],
+    ["neither a run nor a cause", JSON.stringify({ ...order, runId: undefined }), /^order: .*either runId or cause "failed"/],
+    ["both a run and a cause", JSON.stringify({ ...order, cause: "failed" }), /^order: .*either runId or cause "failed"/],
+    ["a finish order without a uid", JSON.stringify({ type: "finish", id: "f-1", namespace: "arc-runners", name: runner.name, reason: "r" }), /^finish\.uid: /],
+    ["another cause", JSON.stringify({ ...order, runId: undefined, cause: "idle" }), /^order\.cause: .*got "idle"/],
     ["an extra field", JSON.stringify({ ...order, force: true }), /^order\.force: expected no such field .*got true/],
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseLedgerMessage(text))).toMatch(message);

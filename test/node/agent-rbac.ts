@@ -29,6 +29,15 @@ function rulesOf(role: KubeObject): Array<{ apiGroups: string[]; resources: stri
 
 /** The agent's ServiceAccount and, per runner namespace, the rules of the Role bound to it there. */
 export function loadAgentRbac(...namespaces: string[]): AgentRbac {
+  return loadAgentRbacFrom(AGENT_RUNNER_NAMESPACE_DIR, namespaces);
+}
+
+/** The bindings of the optional overlay infra/agent/finish-stuck (patch), per runner namespace. */
+export function loadAgentFinishRbac(...namespaces: string[]): AgentRbac {
+  return loadAgentRbacFrom(join(INFRA_AGENT_DIR, "finish-stuck"), namespaces);
+}
+
+function loadAgentRbacFrom(dir: string, namespaces: string[]): AgentRbac {
   const accounts = renderKustomization(AGENT_BASE_DIR).filter((o) => o.kind === "ServiceAccount");
   const account = accounts[0];
   if (accounts.length !== 1 || account === undefined || account.metadata.namespace === undefined) {
@@ -37,7 +46,7 @@ export function loadAgentRbac(...namespaces: string[]): AgentRbac {
   const serviceAccount = { name: account.metadata.name, namespace: account.metadata.namespace };
   const bindings: AgentRbac["bindings"] = [];
   for (const ns of namespaces) {
-    const objects = renderKustomization(AGENT_RUNNER_NAMESPACE_DIR, { namespace: ns });
+    const objects = renderKustomization(dir, { namespace: ns });
     for (const binding of objects.filter((o) => o.kind === "RoleBinding")) {
       const subjects = binding["subjects"];
       const bindsAgent =

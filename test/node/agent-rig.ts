@@ -15,7 +15,7 @@ import {
   type StoredEphemeralRunner,
 } from "../standins/kube/control.ts";
 import type { KubeStandin } from "../standins/kube/server.ts";
-import { loadAgentRbac } from "./agent-rbac.ts";
+import { loadAgentFinishRbac, loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
 
 export const NS = "arc-runners";
@@ -46,6 +46,8 @@ export interface RigOptions {
   /** Whose EphemeralRunner CRD the cluster serves (default 0.14.2). */
   arcVersion?: ArcVersion;
   before?: (t: KubeTenant) => Promise<void>;
+  /** Also bind the optional overlay infra/agent/finish-stuck (patch on ephemeralrunners). */
+  finishOverlay?: boolean;
 }
 
 export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Promise<Rig> {
@@ -55,7 +57,8 @@ export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Pro
     ...(opts.arcVersion ? { arcVersion: opts.arcVersion } : {}),
   });
   const rbac = loadAgentRbac(NS, NS2);
-  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: rbac.bindings });
+  const overlay = opts.finishOverlay ? loadAgentFinishRbac(NS, NS2).bindings : [];
+  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: [...rbac.bindings, ...overlay] });
   await opts.before?.(tenant);
   const ledger = await new LedgerStandin(opts.ledgerToken ?? AGENT_TOKEN).listen();
   const settings = readSettings({

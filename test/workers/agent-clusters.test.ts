@@ -9,6 +9,7 @@ import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner, type Age
 import { before, NS, stack } from "./support/stack.ts";
 import { adminRunners, call, configureLedger, evictLedger, ledgerOf, runScheduled, settleAlarms } from "./support/worker.ts";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
+import { waitFor } from "./support/wait-for.ts";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
 const EU = "eu-west";
@@ -22,7 +23,7 @@ async function metrics(env: ReturnType<typeof agentEnv>): Promise<string> {
 async function clusterAgent(env: ReturnType<typeof agentEnv>, cluster: string, runners: ReturnType<typeof runner>[]): Promise<Agent> {
   const agent = await connect(env, { cluster, token: await clusterToken(AGENT_TOKEN, cluster) });
   agent.send({ type: "snapshot", id: `${cluster}-s1`, part: 1, parts: 1, runners });
-  await settle();
+  await waitFor(`cluster ${cluster}'s whole view`, async () => (await ledgerOf(env).agentStatus(cluster)).complete);
   return agent;
 }
 
@@ -68,8 +69,10 @@ describe("agent tokens, one per cluster", () => {
     expect(logged.filter((l) => l.includes('"agent refused"'))).toHaveLength(refused.length);
     expect(logged.join("\n")).not.toContain(euToken);
     expect(logged.join("\n")).not.toContain(AGENT_TOKEN);
-    await settle();
-    const text = await metrics(env);
+    const text = await waitFor("the refusals counted", async () => {
+      const t = await metrics(env);
+      return t.includes('arc_reaper_agent_refusals_total{cluster="other"} 2') ? t : undefined;
+    });
     expect(text).toContain(`arc_reaper_agent_refusals_total{cluster="${US}"} 1`);
     expect(text).toContain('arc_reaper_agent_refusals_total{cluster="default"} 1');
     expect(text).toContain(`arc_reaper_agent_refusals_total{cluster="${EU}"} 1`);
@@ -78,7 +81,10 @@ describe("agent tokens, one per cluster", () => {
     // Each token opens its own cluster; AGENT_TOKEN still opens default (a single-cluster install, unchanged).
     const eu = await connect(env, { cluster: EU, token: euToken });
     const plain = await connect(env);
-    await settle();
+    await waitFor(
+      "both agents connected",
+      async () => (await ledgerOf(env).agentStatus(EU)).connected && (await ledgerOf(env).agentStatus("default")).connected,
+    );
     expect(await ledgerOf(env).agentStatus(EU)).toMatchObject({ cluster: EU, connected: true });
     expect(await ledgerOf(env).agentStatus("default")).toMatchObject({ cluster: "default", connected: true });
     eu.ws.close(1000, "done");
@@ -158,7 +164,7 @@ describe("two clusters, one ledger", () => {
     const us = await clusterAgent(env, US, [runner(inUs, { workflowRunId: 802, jobRepositoryName: REPO })]);
     us.ws.close(1000, "maintenance");
     await us.closed;
-    await settle();
+    await waitFor("the ledger to see us-east's agent gone", async () => !(await ledgerOf(env).agentStatus(US)).connected);
     expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ connected: false });
 
     await completed(env, inEu, 801);

@@ -12,6 +12,7 @@ import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, runner, type Agent } from "./support/fake-agent.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, NS } from "./support/stack.ts";
+import { waitFor } from "./support/wait-for.ts";
 import { adminRunners, call, deliver, ledgerOf, report, settleAlarms } from "./support/worker.ts";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -53,7 +54,7 @@ describe("cluster calls per webhook-reaped runner", () => {
       agent.send({ type: "snapshot", id: `${life.cluster}-s1`, part: 1, parts: 1, runners: [object, runner(`${SCALE_SET}-runner-${life.cluster}-idle`)] });
       agents.set(life.cluster, agent);
     }
-    await settle();
+    for (const life of lives) await waitFor(`cluster ${life.cluster}'s whole view`, async () => (await ledgerOf(env).agentStatus(life.cluster)).complete);
     for (const life of lives) await jobCompleted(env, life.name, life.runId, 0);
     // The facts are in; a bookmark later, each agent's namespace is whole as of then.
     await sleep(AGENT_WHOLE_MARGIN_MS + 300);
@@ -99,7 +100,7 @@ describe("absence dates from each namespace's own freshness", () => {
     const name = `${SCALE_SET}-runner-since1`;
     const agent = await connect(env);
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     const object = runner(name, { uid: "uid-since1", workflowRunId: 7201, jobRepositoryName: REPO });
     agent.readAnswer = (ns, n) => (ns === NS && n === name ? object : null);
     // Facts two minutes old (a job that ran on a runner the stalled watch never saw) ...
@@ -122,7 +123,7 @@ describe("absence dates from each namespace's own freshness", () => {
     await jobCompleted(env, name, 7301, 600);
     await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec("UPDATE runners SET fact_at = fact_at - 120000 WHERE runner = ?", name));
     agent.ws.send(JSON.stringify({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] }));
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await settleAlarms(env);
     expect(agent.reads).toContain(`${NS}/${name}`);
     // The fake agent cannot read: nothing says the runner left, so its row stays open.
@@ -200,7 +201,7 @@ describe("reads by name", () => {
     const objects = new Map([slow, next].map((name, i) => [name, runner(name, { uid: `uid-slow${i}`, workflowRunId: 7501 + i, jobRepositoryName: REPO })]));
     agent.readAnswer = (ns, name) => (ns === NS ? (objects.get(name) ?? null) : null);
     agent.readDelayMs = 4_000;
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await jobCompleted(env, slow, 7501, 600);
     const started = Date.now();
     await settleAlarms(env, 20_000);
@@ -223,7 +224,7 @@ describe("agent_removed", () => {
     const env = agentEnv();
     const agent = await connect(env);
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     const { kept, newest, oldest, bound } = await runInDurableObject(ledgerOf(env), async (_i, state) => {
       const view = new AgentViewTable(new Sql(state.storage.sql), "default");
       const t0 = Date.now();

@@ -6,6 +6,7 @@ import { ORDER_TIMEOUT_MS } from "../../src/agent-link/requests.ts";
 import { AGENT_API_TIMEOUT_MS, CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
 import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner } from "./support/fake-agent.ts";
 import { NS } from "./support/stack.ts";
+import { waitFor } from "./support/wait-for.ts";
 import { adminRunners, call, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -50,7 +51,7 @@ describe("GET /agent", () => {
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "finished", reason: expect.stringContaining("snapshot is incomplete") });
 
     agent.send({ type: "snapshot", id: "s1", part: 2, parts: 2, runners: [runner("arc-runners-abcde-runner-idle1")] });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: true, runners: 2, namespaces: [NS] });
     // The whole view makes the runner kept for want of it due at once: the alarm, not the cron, reaps it.
     // (No sweep from here: without that wake-up nothing would be due and no order would go out.)
@@ -80,7 +81,7 @@ describe("GET /agent", () => {
     const agent = await connect(env);
     agent.answer = "refused";
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [runner(name, { workflowRunId: 322, jobRepositoryName: REPO })] });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await completed(env, name, 322);
     await settleAlarms(env);
     expect(agent.orders).toHaveLength(1);
@@ -93,8 +94,7 @@ describe("GET /agent", () => {
     await settle();
     expect((await ledgerOf(env).agentStatus()).runners).toBe(1);
     agent.send({ type: "remove", namespace: NS, name, uid: `uid-${name}` });
-    await settle();
-    expect((await ledgerOf(env).agentStatus()).runners).toBe(0);
+    await waitFor("the view without the runner", async () => (await ledgerOf(env).agentStatus()).runners === 0);
     await runScheduled(env, Date.now());
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "gone" });
     const metrics = await (
@@ -110,11 +110,11 @@ describe("GET /agent", () => {
     const second = await connect(env);
     expect((await first.closed).code).toBe(CLOSE_REPLACED);
     second.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await settle();
+    await waitFor("the second agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: true });
     second.send({ type: "upsert", runner: { ...runner("arc-runners-abcde-runner-x"), surprise: true } });
     expect((await second.closed).code).toBe(1008);
-    await settle();
+    await waitFor("the ledger to see the agent gone", async () => !(await ledgerOf(env).agentStatus()).connected);
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: false, complete: false });
     const metrics = await (
       await call(env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } }))
@@ -136,7 +136,7 @@ describe("GET /agent", () => {
       parts: 1,
       runners: [runner(a, { workflowRunId: 331, jobRepositoryName: REPO }), runner(b, { workflowRunId: 332, jobRepositoryName: REPO })],
     });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await completed(env, a, 331);
     await completed(env, b, 332);
     const started = Date.now();
@@ -159,7 +159,7 @@ describe("GET /agent", () => {
     const name = "arc-runners-abcde-runner-hiber1";
     const agent = await connect(env);
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [runner(name, { workflowRunId: 341, jobRepositoryName: REPO })] });
-    await settle();
+    await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await evictLedger(env); // a fresh instance next: only the socket's attachment and SQL remain
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: true, namespaces: [NS], runners: 1 });
     await completed(env, name, 341);

@@ -178,14 +178,14 @@ describe("the shape of each answer is checked", () => {
     const { uid: _uid, ...noUid } = w.runner.metadata;
     await w.kube.addFault({ match: { method: "GET" }, rawBody: list([w.runner, { ...w.runner, metadata: { ...noUid, name: "arc-runners-no-uid" } }]) });
     const e = await thrown(w.cluster.listRunners(NS));
-    expect(e.message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: item 1 of the EphemeralRunnerList has no metadata.name or metadata.uid`);
+    expect(e.message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: EphemeralRunnerList.items[1].metadata.uid: expected a non-empty string, got nothing`);
   });
 
   it("a list item that is not an object fails the namespace", async () => {
     const w = await world();
     await w.kube.addFault({ match: { method: "GET" }, rawBody: list([w.runner, "arc-runners-x"]) });
     expect((await thrown(w.cluster.listRunners(NS))).message).toBe(
-      `listing ephemeralrunners in ${NS}: HTTP 200: item 1 of the EphemeralRunnerList has no metadata.name or metadata.uid`,
+      `listing ephemeralrunners in ${NS}: HTTP 200: EphemeralRunnerList.items[1]: expected an object, got "arc-runners-x"`,
     );
   });
 
@@ -196,7 +196,9 @@ describe("the shape of each answer is checked", () => {
       `listing ephemeralrunners in ${NS}: HTTP 200: expected kind "EphemeralRunnerList", got kind "PodList"`,
     );
     await w.kube.addFault({ match: { method: "GET" }, rawBody: JSON.stringify({ kind: "EphemeralRunnerList", metadata: {} }), times: 1 });
-    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(`listing ephemeralrunners in ${NS}: HTTP 200: the EphemeralRunnerList has no items array`);
+    expect((await thrown(w.cluster.listRunners(NS))).message).toBe(
+      `listing ephemeralrunners in ${NS}: HTTP 200: EphemeralRunnerList.items: expected an array, got nothing`,
+    );
   });
 
   it("a JSON content-type with a body that is not JSON is named without echoing the body", async () => {

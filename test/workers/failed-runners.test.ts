@@ -177,7 +177,7 @@ describe("the failed_runners migration", () => {
 });
 
 describe("agent mode", () => {
-  it("a Failed runner the agent reports (its arc field) is listed with ARC's message, cleaned again by the ledger; never deleted through the agent (no order for a runner without a run)", async () => {
+  it("a Failed runner the agent reports (its arc field) is listed with ARC's message, cleaned again by the ledger, and deleted through an order with cause failed (no run)", async () => {
     const env = agentEnv({ REAPER_FAILED_SECONDS: "600" });
     const agent = await connect(env);
     const arc = {
@@ -203,9 +203,24 @@ describe("agent mode", () => {
         arcReason: "PodCreateFailed",
         arcMessage: "quota exceeded",
         scaleSet: "arc-runners",
-        reason: expect.stringMatching(/; not deleted: in agent mode the agent takes no order to delete a runner without a run yet$/),
+        cause: "failed",
+        reason: expect.stringMatching(/^deleted \(cause failed\): /),
       }),
     ]);
-    expect(agent.orders).toEqual([]);
+    // One order, for the Failed runner only, with its cause and no run; the idle runner is never ordered.
+    expect(agent.orders).toEqual([
+      {
+        type: "order",
+        id: expect.any(String),
+        namespace: NS,
+        name: "arc-runners-x-runner-agfl1",
+        uid: "uid-arc-runners-x-runner-agfl1",
+        cause: "failed",
+        reason: expect.any(String),
+      },
+    ]);
+    // The next sweep sees it still listed (the fake agent's view is unchanged) and orders nothing twice.
+    await runScheduled(env, NOW + 60_000);
+    expect(agent.orders).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 // A fake in-cluster agent inside workerd: it dials GET /agent, says hello, sends
 // what a test gives it and answers orders. Shared by the agent-mode tests.
 import { expect } from "vitest";
-import type { AgentRunner, DeleteOrder, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
+import type { AgentRunner, DeleteOrder, FinishOrder, FinishOrderOutcome, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
 import { before, NS } from "./stack.ts";
 import { workflowJobPayload } from "./payloads.ts";
 import { call, deliver, testEnv } from "./worker.ts";
@@ -24,6 +24,10 @@ export interface Agent {
   send(message: unknown): void;
   /** Answers every order with this outcome (none: orders go unanswered). */
   answer: "deleted" | "refused" | undefined;
+  /** Finish orders (REAPER_FINISH_STUCK) the ledger sent. */
+  finishes: FinishOrder[];
+  /** Answers every finish order with this outcome (none: unanswered). */
+  finishAnswer: FinishOrderOutcome | undefined;
   /** Reads the ledger asked for (namespace/name). */
   reads: string[];
   /** How a read is answered: the runner, null (404), or undefined: "cannot read" (as an agent without the API server would). */
@@ -50,6 +54,8 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     ws,
     orders: [],
     answer: "deleted",
+    finishes: [],
+    finishAnswer: "finished",
     reads: [],
     readAnswer: () => undefined,
     closed: new Promise((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }))),
@@ -68,7 +74,13 @@ export async function connect(env: ReturnType<typeof testEnv>, opts: { cluster?:
     fresh: (namespaces) => agent.send({ type: "namespaces", namespaces: (namespaces ?? agent.namespaces).map((namespace) => ({ namespace, wholeMsAgo: 0 })) }),
   };
   ws.addEventListener("message", (e) => {
-    const message = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
+    const message = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder | FinishOrder;
+    if (message.type === "finish") {
+      agent.finishes.push(message);
+      if (agent.finishAnswer)
+        agent.send({ type: "finish-report", id: message.id, uid: message.uid, outcome: agent.finishAnswer, why: `the fake agent says ${agent.finishAnswer}` });
+      return;
+    }
     if (message.type === "read") {
       agent.reads.push(`${message.namespace}/${message.name}`);
       const answer = () => {

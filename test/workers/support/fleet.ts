@@ -83,9 +83,12 @@ export interface FleetFigures {
   /** What happened to them: busy twins deleted, idle twins never deleted. */
   twinsReaped: number;
   idleTwinsKept: number;
-  /** Busy runners no webhook told of that left the cluster before they were asked about. */
+  /** Busy runners no webhook told of (planned); those the ledger was seen to hold as unseen rows whose object then left, never deleted; and of those, the rows that ended. */
+  unseenVanishPlanned: number;
   unseenVanished: number;
-  /** Busy runners seen before their in_progress webhook arrived; GitHub calls about them (must be 0). */
+  unseenVanishedEnded: number;
+  /** Busy runners seen before their in_progress webhook arrived (planned), and those seen as unseen rows that then became a tracked row of their run; GitHub calls about them (must be 0). */
+  unseenExplainedPlanned: number;
   unseenExplained: number;
   githubCallsForExplained: number;
   /** The most alarm runs in any simulated minute (each alarm run until nothing is due at its time). */
@@ -232,6 +235,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const vanishing: { k: number; r: Runner }[] = [];
   const late: { k: number; e: Event }[] = [];
   const explainedRuns = new Set<number>();
+  const explained: { r: Runner; runId: number }[] = [];
+  /** Uids the ledger held as unseen rows at any audit (what the run observed, not what was planned). */
+  const heldUnseen = new Set<string>();
   const add = (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs: { jobId?: number; runId?: number }[] = []): Runner => {
     runners.push(r);
     for (const j of jobs) {
@@ -529,7 +535,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       }
       case "unseen-explained": {
         // Seen busy by the first sweep; its in_progress webhook comes a minute or two later: GitHub is never asked.
-        add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
+        explained.push({ r: add({ name, kind, object: busy(name) }, [{ jobId, runId }]), runId });
         late.push({ k: 1 + Math.floor(random() * 2), e: jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }) });
         explainedRuns.add(runId);
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
@@ -717,6 +723,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
           goneWrongly.push(`${g.runner} job ${g.job_id} at ${what} ${k}: ${g.reason}`);
         else goneRightly++;
       }
+      const unseenNow = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.sql.exec<{ uid: string }>("SELECT uid FROM unseen").toArray());
+      for (const u of unseenNow) heldUnseen.add(u.uid);
       await s.github.clearCalls();
       await s.kube.clearCalls();
     };
@@ -767,6 +775,28 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   for (const r of await s.github.redeliveries()) asks.set(r.guid, (asks.get(r.guid) ?? 0) + 1);
   const askedTwice = [...asks].filter(([, n]) => n > 1).map(([guid]) => guid);
   if (askedTwice.length > 0) await report(`redelivery asked more than once for: ${askedTwice.slice(0, 5).join(", ")}`);
+  // What happened to the unseen runners, from the ledger's own tables at the end.
+  const { unseenLeft, tracked } = await runInDurableObject(ledgerOf(s.env), (_i, state) => ({
+    unseenLeft: new Set(
+      state.storage.sql
+        .exec<{ uid: string }>("SELECT uid FROM unseen")
+        .toArray()
+        .map((u) => u.uid),
+    ),
+    tracked: new Set(
+      state.storage.sql
+        .exec<{ runner: string; run_id: number }>("SELECT runner, run_id FROM runners")
+        .toArray()
+        .map((t) => `${t.runner}#${t.run_id}`),
+    ),
+  }));
+  const endedUnseen = (r: Runner): boolean => r.uid !== undefined && heldUnseen.has(r.uid) && !unseenLeft.has(r.uid);
+  const heldThenVanished = vanishing.filter(({ r }) => r.uid !== undefined && heldUnseen.has(r.uid) && r.removed === true && !deletedAt.has(r.uid));
+  const unseenVanished = heldThenVanished.length;
+  // The simulated clock runs a day ahead of the real one that stamps a view's as-of, so no view is ever newer than
+  // first_seen: the row stays ("not newer than its last fact") instead of ending gone. Counted, not asserted.
+  const unseenVanishedEnded = heldThenVanished.filter(({ r }) => endedUnseen(r)).length;
+  const unseenExplained = explained.filter(({ r, runId }) => endedUnseen(r) && tracked.has(`${r.name}#${runId}`)).length;
   const leftBehind = mustDelete().filter((r) => !deletedAt.has(r.uid!) && r.deletableFrom! <= finalNow - 60_000);
   const sink = await access.sink();
   const credentialsToOtherHosts = sink.calls.filter((c) => c.credentials).length;
@@ -809,8 +839,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     twins: runners.filter((r) => r.kind === "twin").length,
     twinsReaped: runners.filter((r) => r.kind === "twin" && r.uid !== undefined && deletedAt.has(r.uid)).length,
     idleTwinsKept: runners.filter((r) => r.kind === "twin-idle" && r.uid !== undefined && !deletedAt.has(r.uid)).length,
-    unseenVanished: vanishing.length,
-    unseenExplained: explainedRuns.size,
+    unseenVanishPlanned: vanishing.length,
+    unseenVanished,
+    unseenVanishedEnded,
+    unseenExplainedPlanned: explained.length,
+    unseenExplained,
     githubCallsForExplained,
     mostAlarmRunsInAMinute,
     agentStalls: agent?.figures.stalls ?? 0,
