@@ -23,6 +23,7 @@ export class SlidingWindow {
 
   /** When one more fits again: now if it fits now, else when the oldest that counts leaves the window. */
   freeAt(now: number): number {
+    // Stryker disable next-line EqualityOperator: a time exactly WINDOW_MS old, if counted, is picked only when it alone makes the limit, and then it answers t + WINDOW_MS = now, as without it (equivalent).
     const live = this.times.filter((t) => t > now - WINDOW_MS);
     if (live.length < this.limit) return now;
     return live[live.length - this.limit]! + WINDOW_MS;

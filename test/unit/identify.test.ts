@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ClusterRunner, TrackedRunner } from "../../src/model/runner.ts";
+import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../../src/model/runner.ts";
 import type { Lookup, Place } from "../../src/model/view.ts";
-import { identifyTracked } from "../../src/reaper/identify.ts";
+import { identifyTracked, identifyUnseen } from "../../src/reaper/identify.ts";
 
 const T0 = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -86,5 +86,51 @@ describe("identifyTracked (plain Node)", () => {
   it("a place that could not be read leaves a row of no known place open", () => {
     const view = identifyTracked(facts(), lookup([], { unreadable: [{ place: { cluster: "default", namespace: "arc-b" }, why: "arc-b: HTTP 503" }] }));
     expect(view).toEqual({ kind: "unknown", why: "arc-b: HTTP 503", agent: undefined });
+  });
+});
+
+describe("identifyUnseen (plain Node)", () => {
+  const unseen: UnseenRunner = {
+    name: "r-1",
+    uid: "uid-arc-a",
+    cluster: "default",
+    namespace: "arc-a",
+    runId: 7,
+    repo: "o/r",
+    firstSeen: T0 - 60_000,
+    dueAt: null,
+    reason: "",
+  };
+
+  it("finds the very object by uid, and another object of the name is not it", () => {
+    const it1 = obj({ namespace: "arc-a" });
+    expect(identifyUnseen(unseen, lookup([obj({ namespace: "arc-b" }), it1]))).toEqual({ kind: "found", runner: it1 });
+    expect(identifyUnseen(unseen, lookup([obj({ namespace: "arc-a", uid: "uid-new" })]))).toEqual({ kind: "missing" });
+  });
+
+  it("keeps when its own cluster could not be read, saying why and whether the agent is away", () => {
+    const unreadable = [{ place: { cluster: "default", namespace: "arc-a" }, why: "arc-a: HTTP 503" }];
+    expect(identifyUnseen(unseen, { ...lookup([], { unreadable }), agentAway: true })).toEqual({ kind: "unknown", why: "arc-a: HTTP 503", agent: true });
+    // Another cluster's unreadable place says nothing of this one: absence decides.
+    const elsewhere = [{ place: { cluster: "eu", namespace: "arc-a" }, why: "eu/arc-a: HTTP 503" }];
+    expect(identifyUnseen(unseen, lookup([], { unreadable: elsewhere }))).toEqual({ kind: "missing" });
+  });
+
+  it("a view not newer than when it was seen busy says nothing: kept as stale, with both times", () => {
+    expect(identifyUnseen(unseen, lookup([], { asOf: T0 - 60_000 }))).toEqual({
+      kind: "unknown",
+      why: `runner r-1 is not in the view, but the view (as of ${iso(T0 - 60_000)}) is not newer than its last fact (${iso(T0 - 60_000)}): kept until a fresh look`,
+      agent: true,
+      stale: true,
+    });
+    expect(identifyUnseen(unseen, lookup([], { asOf: T0 - 59_999 }))).toEqual({ kind: "missing" });
+  });
+
+  it("its cluster with no view at all: kept for the agent, naming the cluster", () => {
+    expect(identifyUnseen({ ...unseen, cluster: "eu" }, lookup([]))).toEqual({
+      kind: "unknown",
+      why: "runner r-1 was seen in cluster eu, which has no view now: kept until it has one",
+      agent: true,
+    });
   });
 });

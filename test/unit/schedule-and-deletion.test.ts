@@ -59,4 +59,20 @@ describe("checkDeletion (plain Node)", () => {
       dueAt: T0 + 600_000,
     });
   });
+
+  it("says in the stuck reason how long ago, where, since when it is Terminating and what GitHub says; once stuck it is not newly so", () => {
+    const runner = { name: "r-1", namespace: "arc-a", uid: "u-1", deletionTimestamp: iso(T0 - 110_000) };
+    expect(checkDeletion(w, { kind: "found", runner }, T0, 600, "job 70 in_progress")).toEqual({
+      kind: "stuck",
+      reason: `stuck: deleted 120s ago and still in arc-a (Terminating since ${iso(T0 - 110_000)}), held by ARC's finalizer; GitHub says job 70 in_progress; never deleted again`,
+      dueAt: T0 + 600_000,
+      newly: true,
+    });
+    expect(checkDeletion({ ...w, stuckAt: T0 - 60_000 }, { kind: "found", runner: { name: "r-1", namespace: "arc-a", uid: "u-1" } }, T0, 600)).toEqual({
+      kind: "stuck",
+      reason: "stuck: deleted 120s ago and still in arc-a, held by ARC's finalizer; never deleted again",
+      dueAt: T0 + 600_000,
+      newly: false,
+    });
+  });
 });
