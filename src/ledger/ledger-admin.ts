@@ -7,7 +7,7 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { knownInstallations } from "./known-installations.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import type { PassHost } from "./ledger-pass.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
 import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "./queries.ts";
@@ -19,7 +19,7 @@ export interface AdminHost extends Pick<PassHost, "edges" | "rearm" | "log"> {
   storage: DurableObjectStorage;
   settingsResult(): SettingsResult;
   settings(): Settings;
-  state(settings: Settings): LedgerState;
+  state(settings: Settings): LedgerStore;
   agentStatuses(settings: Settings): AgentStatus[];
   idle(): Promise<void>;
 }

@@ -12,7 +12,7 @@ import type { Settings } from "../config/settings.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
 import type { Watched } from "../reaper/look.ts";
 import { runPass, type PassKind, type PassReport } from "../reaper/run-pass.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import { lastSweepOf, type LastSweep } from "./queries.ts";
 import type { SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
@@ -25,14 +25,14 @@ export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; c
 /** What a pass needs of the Durable Object: its settings, tables, clients and alarm. */
 export interface PassHost {
   settingsResult(): SettingsResult;
-  state(settings: Settings): LedgerState;
+  state(settings: Settings): LedgerStore;
   edges(
     settings: Settings,
-    state: LedgerState,
+    state: LedgerStore,
     tokens: GithubCache["tokens"],
     githubCalls: number,
   ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number };
-  rearm(state: LedgerState): Promise<void>;
+  rearm(state: LedgerStore): Promise<void>;
   cost(): SqlCost;
   log(line: Record<string, unknown>): void;
 }

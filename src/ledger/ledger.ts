@@ -25,7 +25,7 @@ import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } fr
 import { LedgerAdmin, type AdminHost } from "./ledger-admin.ts";
 import { ledgerPass, type PassHost, type PassOutcome } from "./ledger-pass.ts";
 import { LedgerSessions } from "./ledger-sessions.ts";
-import { LedgerState } from "./ledger-state.ts";
+import { LedgerStore } from "./ledger-store.ts";
 import { migrate } from "./schema.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
@@ -80,7 +80,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
-  private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
+  private async confirmInstallation(settings: Settings, state: LedgerStore, change: NonNullable<Received["toConfirm"]>): Promise<void> {
     const now = Date.now();
     const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
     const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
@@ -189,7 +189,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** Ensures the alarm is at the earliest due time (now when already due). */
-  private async rearm(state: LedgerState): Promise<void> {
+  private async rearm(state: LedgerStore): Promise<void> {
     const next = state.nextDue();
     const current = await this.ctx.storage.getAlarm();
     if (next === null) {
@@ -220,9 +220,9 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return result.settings;
   }
 
-  private state(settings: Settings): LedgerState {
+  private state(settings: Settings): LedgerStore {
     const policy = policyOf(settings);
-    return new LedgerState(this.sql, {
+    return new LedgerStore(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
       policy,
       historyDays: settings.historyDays,
@@ -235,7 +235,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
   private edges(
     settings: Settings,
-    state: LedgerState,
+    state: LedgerStore,
     tokens: GithubCache["tokens"],
     githubCalls: number,
     timeoutMs?: number,

@@ -6,7 +6,7 @@ import type { InstallationChange } from "../github/installation-from-webhook.ts"
 import type { Fact } from "../model/facts.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { DeliveriesReceived } from "./deliveries-received.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import type { MemoryTable } from "./memory-table.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
@@ -28,7 +28,7 @@ export interface Received {
 
 export function receiveDelivery(
   sql: Sql,
-  state: LedgerState,
+  state: LedgerStore,
   d: SignedDelivery,
   now: number,
   policy: { historyDays: number; maxJobSeconds: number },

@@ -42,7 +42,7 @@ export interface LedgerOptions {
   log: (line: DecisionLine) => void;
 }
 
-export class LedgerState implements LedgerPort {
+export class LedgerStore implements LedgerPort {
   readonly runners: RunnersTable;
   readonly unseenRunners: UnseenTable;
   readonly memory: MemoryTable;
