@@ -14,7 +14,7 @@ import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery }
 import type { Sql } from "./sql.ts";
 
 /** What the admin calls need of the Durable Object. */
-export interface AdminHost extends Pick<PassHost, "edges" | "rearm" | "log"> {
+export interface AdminHost extends Pick<PassHost, "clients" | "rearm" | "log"> {
   sql: Sql;
   storage: DurableObjectStorage;
   settingsResult(): SettingsResult;
@@ -85,7 +85,7 @@ export class LedgerAdmin extends RpcTarget {
     const settings = this.#host.settings();
     const state = this.#host.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.#host.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
+    const { watched, github } = this.#host.clients(settings, state, new Map(), settings.maxGithubCallsPerMinute);
     const connected =
       settings.cluster.mode === "agent"
         ? this.#host

@@ -1,6 +1,6 @@
 // One pass as the ledger runs it, for the alarm and the sweep alike: the
 // settings (a misconfiguration is logged and skips either), one clock
-// (max(scheduled time, Date.now())), the edges and windows built once, a sweep
+// (max(scheduled time, Date.now())), the clients and windows built once, a sweep
 // that queued behind a pass run once (a sweep already ran after its scheduled
 // time: skipped, logged), then what the pass answered stored, the alarm re-armed
 // and one log line.
@@ -22,16 +22,19 @@ const SWEEP_RAN_KEY = "sweep-ran-at";
 
 export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; clusterCalls: number; durationMs: number });
 
+/** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
+export interface PassClients {
+  watched: Watched[];
+  github: Github | Error;
+  budget: CallBudget;
+  clusterCalls: () => number;
+}
+
 /** What a pass needs of the Durable Object: its settings, tables, clients and alarm. */
 export interface PassHost {
   settingsResult(): SettingsResult;
   state(settings: Settings): LedgerStore;
-  edges(
-    settings: Settings,
-    state: LedgerStore,
-    tokens: GithubCache["tokens"],
-    githubCalls: number,
-  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number };
+  clients(settings: Settings, state: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number): PassClients;
   rearm(state: LedgerStore): Promise<void>;
   cost(): SqlCost;
   log(line: Record<string, unknown>): void;
@@ -62,7 +65,7 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
   const before = host.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls } = host.edges(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
+  const { watched, github, budget, clusterCalls } = host.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
   const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {

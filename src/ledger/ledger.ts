@@ -9,7 +9,7 @@ import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
-import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
+import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
@@ -23,7 +23,7 @@ import { MemoryTable } from "./memory-table.ts";
 import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
 import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } from "./receive-delivery.ts";
 import { LedgerAdmin, type AdminHost } from "./ledger-admin.ts";
-import { ledgerPass, type PassHost, type PassOutcome } from "./ledger-pass.ts";
+import { ledgerPass, type PassClients, type PassHost, type PassOutcome } from "./ledger-pass.ts";
 import { LedgerSessions } from "./ledger-sessions.ts";
 import { LedgerStore } from "./ledger-store.ts";
 import { migrate } from "./schema.ts";
@@ -83,7 +83,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   private async confirmInstallation(settings: Settings, state: LedgerStore, change: NonNullable<Received["toConfirm"]>): Promise<void> {
     const now = Date.now();
     const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
-    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
+    const { github, budget } = this.clients(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
     state.spendGithubCalls(Date.now(), budget.used, settings.maxGithubCallsPerMinute);
     logLine({
@@ -160,7 +160,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return {
       settingsResult: () => this.settingsResult(),
       state: (settings) => this.state(settings),
-      edges: (settings, state, tokens, githubCalls) => this.edges(settings, state, tokens, githubCalls),
+      clients: (settings, state, tokens, githubCalls) => this.clients(settings, state, tokens, githubCalls),
       rearm: (state) => this.rearm(state),
       cost: () => this.cost(),
       log: logLine,
@@ -233,13 +233,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(
-    settings: Settings,
-    state: LedgerStore,
-    tokens: GithubCache["tokens"],
-    githubCalls: number,
-    timeoutMs?: number,
-  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private clients(settings: Settings, state: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): PassClients {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
