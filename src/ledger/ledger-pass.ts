@@ -10,7 +10,7 @@ import type { Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/github-memory.ts";
 import type { Settings } from "../config/settings.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
-import type { Watched } from "../reaper/look.ts";
+import type { WatchedCluster } from "../reaper/look.ts";
 import { runPass, type PassKind, type PassReport } from "../reaper/run-pass.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { lastSweepOf, type LastSweep } from "./queries.ts";
@@ -24,7 +24,7 @@ export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; c
 
 /** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
 export interface PassClients {
-  watched: Watched[];
+  watched: WatchedCluster[];
   github: Github | Error;
   budget: CallBudget;
   clusterCalls: () => number;

@@ -13,7 +13,7 @@ import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/github-memory.ts";
 import { logLine } from "../log.ts";
-import type { Watched } from "../reaper/look.ts";
+import type { WatchedCluster } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
@@ -237,7 +237,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
-    const watched: Watched[] =
+    const watched: WatchedCluster[] =
       settings.cluster.mode === "direct"
         ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
         : this.agent

@@ -6,14 +6,14 @@ import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
 import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
-import { clusterOf, type Watched } from "./look.ts";
+import { clusterOf, type WatchedCluster } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
 import { shareRunReads } from "./recheck-runs.ts";
 import { reconcile, type Caller, type Item, type ReconcileContext, type Result } from "./reconcile.ts";
 
 export interface PassDeps {
   ledger: LedgerPort;
-  watched: readonly Watched[];
+  watched: readonly WatchedCluster[];
   github: Github | Error;
   budget: CallBudget;
   /** GitHub calls made in the last 60 s before this pass (the budget's limit is what they leave). */
