@@ -3,7 +3,7 @@ import { factsFromWebhook } from "../github/facts-from-webhook.ts";
 import { logLine } from "../log.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
+import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import { countAtDoor, type DoorExtras } from "./door-counts.ts";
 import { verifySignature } from "./verify-signature.ts";

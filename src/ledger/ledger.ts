@@ -20,7 +20,7 @@ import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
-import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { countDelivery, type DeliveryOutcome } from "./count-delivery.ts";
 import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } from "./receive-delivery.ts";
 import { LedgerAdmin, type AdminHost } from "./ledger-admin.ts";
 import { ledgerPass, type PassClients, type PassHost, type PassOutcome } from "./ledger-pass.ts";

@@ -4,7 +4,7 @@
 // history (a replayed completion must not bring back a pruned runner).
 import type { InstallationChange } from "../github/installation-from-webhook.ts";
 import type { Fact } from "../model/facts.ts";
-import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { countDelivery, type DeliveryOutcome } from "./count-delivery.ts";
 import { ReceivedGuidsTable } from "./received-guids-table.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import type { MemoryTable } from "./memory-table.ts";
