@@ -84,7 +84,7 @@ describe("installations from the source", () => {
         installationId: 12,
       }),
     );
-    const { flushDoorCounts } = await import("../../src/http/door-counts.ts");
+    const { flushDoorCounts } = await import("../../src/http/door-tally.ts");
     await flushDoorCounts(env, String(env.LEDGER_NAME));
     expect(await memory(env)).toEqual({ "installation/octo-org/a": 12, "installation/octo-org/b": 22 });
   });
