@@ -7,7 +7,7 @@
 import type { SettingsResult } from "../config/settings.ts";
 import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
-import type { GithubCache } from "../github/github-memory.ts";
+import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import type { Settings } from "../config/settings.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
 import type { WatchedCluster } from "../reaper/look.ts";

@@ -11,7 +11,7 @@ import { readSettings, type Settings, type SettingsResult } from "../config/sett
 import type { WorkerEnv } from "../env.ts";
 import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
-import type { GithubCache } from "../github/github-memory.ts";
+import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import { logLine } from "../log.ts";
 import type { WatchedCluster } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";

@@ -7,7 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget } from "../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../src/github/github-client.ts";
-import { newGithubCache } from "../../src/github/github-memory.ts";
+import { newGithubCache } from "../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
