@@ -5,7 +5,7 @@ import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { RequestError } from "@octokit/request-error";
 import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "./call-budget.ts";
-import type { GithubCache } from "./github-memory.ts";
+import type { GithubCache } from "./installation-and-rate-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import type { JobNames } from "../model/facts.ts";

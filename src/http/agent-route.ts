@@ -1,7 +1,7 @@
 // GET /agent: an in-cluster agent's one WebSocket (CLUSTER_MODE=agent). The
 // cluster it names (X-Arc-Reaper-Cluster, "default" when absent) and its bearer
 // are checked here, in constant time, before anything is upgraded; a refusal is
-// counted in the isolate (door-counts.ts) and logged without the token. The upgrade itself is the ledger's,
+// counted in the isolate (door-tally.ts) and logged without the token. The upgrade itself is the ledger's,
 // which holds the socket with the Hibernation API, one per cluster.
 import type { Context } from "hono";
 import { CLUSTER_HEADER, DEFAULT_CLUSTER } from "../cluster/agent-protocol.ts";
@@ -12,7 +12,7 @@ import type { AppEnv } from "./app-env.ts";
 import { admitsCluster } from "./agent-token.ts";
 import { bearerToken } from "./constant-time.ts";
 import { clientAddress } from "./client-address.ts";
-import { countAgentRefusal } from "./door-counts.ts";
+import { countAgentRefusal } from "./door-tally.ts";
 import { DNS_LABEL } from "../model/dns-label.ts";
 
 export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Promise<Response> {

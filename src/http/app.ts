@@ -9,7 +9,7 @@ import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { rawLedgerName } from "../ledger/ledger-for.ts";
 import { throttleBearer } from "./bearer-throttle.ts";
 import { requireToken } from "./require-token.ts";
-import { countAtDoor } from "./door-counts.ts";
+import { countAtDoor } from "./door-tally.ts";
 import { shedFloods } from "./shed-floods.ts";
 import { serveMetrics } from "./metrics-route.ts";
 import { receiveWebhook } from "./webhook-route.ts";
@@ -33,7 +33,7 @@ async function requireSettings(c: Context<AppEnv>, next: Next): Promise<Response
   await next();
 }
 
-/** Answers given before the settings are known to be good are counted too, in the isolate (door-counts.ts). */
+/** Answers given before the settings are known to be good are counted too, in the isolate (door-tally.ts). */
 function countEarlyAnswer(c: Context<AppEnv>, outcome: "misconfigured" | "too_large"): void {
   countAtDoor(c, rawLedgerName(c.env), c.req.header("x-github-event") ?? "", outcome);
 }

@@ -10,7 +10,7 @@ import type { Context, Next } from "hono";
 import { rawLedgerName } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clientAddress } from "./client-address.ts";
-import { countAtDoor } from "./door-counts.ts";
+import { countAtDoor } from "./door-tally.ts";
 
 interface RateLimitBinding {
   limit(options: { key: string }): Promise<{ success: boolean }>;

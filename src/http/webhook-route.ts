@@ -3,9 +3,9 @@ import { factsFromWebhook } from "../github/facts-from-webhook.ts";
 import { logLine } from "../log.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
+import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
-import { countAtDoor, type DoorExtras } from "./door-counts.ts";
+import { countAtDoor, type DoorExtras } from "./door-tally.ts";
 import { verifySignature } from "./verify-signature.ts";
 import { errorText } from "../model/error-text.ts";
 
@@ -17,7 +17,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * POST /webhook: verify and parse here, record the facts in the ledger, then
  * answer. Nothing is recorded unless the signature is valid and the payload has
  * every field the facts need. Only a delivery with something to record waits on
- * the ledger; every other answer is counted in the isolate (door-counts.ts).
+ * the ledger; every other answer is counted in the isolate (door-tally.ts).
  */
 export async function receiveWebhook(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const event = c.req.header("x-github-event") ?? "";

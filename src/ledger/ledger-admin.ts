@@ -7,19 +7,19 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "./admin-view.ts";
 import { knownInstallations } from "./known-installations.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import type { PassHost } from "./ledger-pass.ts";
 import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
 import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "./queries.ts";
 import type { Sql } from "./sql.ts";
 
 /** What the admin calls need of the Durable Object. */
-export interface AdminHost extends Pick<PassHost, "edges" | "rearm" | "log"> {
+export interface AdminHost extends Pick<PassHost, "clients" | "rearm" | "log"> {
   sql: Sql;
   storage: DurableObjectStorage;
   settingsResult(): SettingsResult;
   settings(): Settings;
-  state(settings: Settings): LedgerState;
+  state(settings: Settings): LedgerStore;
   agentStatuses(settings: Settings): AgentStatus[];
   idle(): Promise<void>;
 }
@@ -85,7 +85,7 @@ export class LedgerAdmin extends RpcTarget {
     const settings = this.#host.settings();
     const state = this.#host.state(settings);
     // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.#host.edges(settings, state, new Map(), settings.maxGithubCallsPerMinute);
+    const { watched, github } = this.#host.clients(settings, state, new Map(), settings.maxGithubCallsPerMinute);
     const connected =
       settings.cluster.mode === "agent"
         ? this.#host

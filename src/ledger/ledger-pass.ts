@@ -1,18 +1,18 @@
 // One pass as the ledger runs it, for the alarm and the sweep alike: the
 // settings (a misconfiguration is logged and skips either), one clock
-// (max(scheduled time, Date.now())), the edges and windows built once, a sweep
+// (max(scheduled time, Date.now())), the clients and windows built once, a sweep
 // that queued behind a pass run once (a sweep already ran after its scheduled
 // time: skipped, logged), then what the pass answered stored, the alarm re-armed
 // and one log line.
 import type { SettingsResult } from "../config/settings.ts";
 import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
-import type { GithubCache } from "../github/github-memory.ts";
+import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import type { Settings } from "../config/settings.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
-import type { Watched } from "../reaper/look.ts";
+import type { WatchedCluster } from "../reaper/look.ts";
 import { runPass, type PassKind, type PassReport } from "../reaper/run-pass.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import { lastSweepOf, type LastSweep } from "./queries.ts";
 import type { SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
@@ -22,17 +22,20 @@ const SWEEP_RAN_KEY = "sweep-ran-at";
 
 export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; clusterCalls: number; durationMs: number });
 
+/** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
+export interface PassClients {
+  watched: WatchedCluster[];
+  github: Github | Error;
+  budget: CallBudget;
+  clusterCalls: () => number;
+}
+
 /** What a pass needs of the Durable Object: its settings, tables, clients and alarm. */
 export interface PassHost {
   settingsResult(): SettingsResult;
-  state(settings: Settings): LedgerState;
-  edges(
-    settings: Settings,
-    state: LedgerState,
-    tokens: GithubCache["tokens"],
-    githubCalls: number,
-  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number };
-  rearm(state: LedgerState): Promise<void>;
+  state(settings: Settings): LedgerStore;
+  clients(settings: Settings, state: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number): PassClients;
+  rearm(state: LedgerStore): Promise<void>;
   cost(): SqlCost;
   log(line: Record<string, unknown>): void;
 }
@@ -62,7 +65,7 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
   const before = host.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls } = host.edges(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
+  const { watched, github, budget, clusterCalls } = host.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
   const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {

@@ -9,23 +9,23 @@ import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
 import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
 import type { WorkerEnv } from "../env.ts";
-import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
+import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
-import type { GithubCache } from "../github/github-memory.ts";
+import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import { logLine } from "../log.ts";
-import type { Watched } from "../reaper/look.ts";
+import type { WatchedCluster } from "../reaper/look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
-import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
+import { countDelivery, type DeliveryOutcome } from "./count-delivery.ts";
 import { receiveDelivery, rememberBatch, type Received, type SignedDelivery } from "./receive-delivery.ts";
 import { LedgerAdmin, type AdminHost } from "./ledger-admin.ts";
-import { ledgerPass, type PassHost, type PassOutcome } from "./ledger-pass.ts";
+import { ledgerPass, type PassClients, type PassHost, type PassOutcome } from "./ledger-pass.ts";
 import { LedgerSessions } from "./ledger-sessions.ts";
-import { LedgerState } from "./ledger-state.ts";
+import { LedgerStore } from "./ledger-store.ts";
 import { migrate } from "./schema.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
@@ -80,10 +80,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** An installation's deletion, suspension or lost repositories, applied only as GitHub confirms it, within the GitHub budget. */
-  private async confirmInstallation(settings: Settings, state: LedgerState, change: NonNullable<Received["toConfirm"]>): Promise<void> {
+  private async confirmInstallation(settings: Settings, state: LedgerStore, change: NonNullable<Received["toConfirm"]>): Promise<void> {
     const now = Date.now();
     const spent = state.githubTimes(now, settings.maxGithubCallsPerMinute).length;
-    const { github, budget } = this.edges(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
+    const { github, budget } = this.clients(settings, state, tokenCacheFor(settings), settings.maxGithubCallsPerMinute - spent, CONFIRM_TIMEOUT_MS);
     const confirmation = await confirmInstallationChange(github, state.memory, change, now, settings.historyDays);
     state.spendGithubCalls(Date.now(), budget.used, settings.maxGithubCallsPerMinute);
     logLine({
@@ -160,7 +160,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return {
       settingsResult: () => this.settingsResult(),
       state: (settings) => this.state(settings),
-      edges: (settings, state, tokens, githubCalls) => this.edges(settings, state, tokens, githubCalls),
+      clients: (settings, state, tokens, githubCalls) => this.clients(settings, state, tokens, githubCalls),
       rearm: (state) => this.rearm(state),
       cost: () => this.cost(),
       log: logLine,
@@ -189,7 +189,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** Ensures the alarm is at the earliest due time (now when already due). */
-  private async rearm(state: LedgerState): Promise<void> {
+  private async rearm(state: LedgerStore): Promise<void> {
     const next = state.nextDue();
     const current = await this.ctx.storage.getAlarm();
     if (next === null) {
@@ -220,9 +220,9 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return result.settings;
   }
 
-  private state(settings: Settings): LedgerState {
+  private state(settings: Settings): LedgerStore {
     const policy = policyOf(settings);
-    return new LedgerState(this.sql, {
+    return new LedgerStore(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
       policy,
       historyDays: settings.historyDays,
@@ -233,17 +233,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
   }
 
   /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
-  private edges(
-    settings: Settings,
-    state: LedgerState,
-    tokens: GithubCache["tokens"],
-    githubCalls: number,
-    timeoutMs?: number,
-  ): { watched: Watched[]; github: Github | Error; budget: CallBudget; clusterCalls: () => number } {
+  private clients(settings: Settings, state: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): PassClients {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
-    const watched: Watched[] =
+    const watched: WatchedCluster[] =
       settings.cluster.mode === "direct"
         ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
         : this.agent

@@ -1,6 +1,6 @@
 // Small named values that must outlive an isolate: the deliveries mark,
 // back-offs per GitHub scope, installations of repositories, the pause switch.
-import type { GithubMemory } from "../github/github-memory.ts";
+import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
 import type { Sql } from "./sql.ts";
 
 export class MemoryTable {

@@ -4,9 +4,9 @@
 // history (a replayed completion must not bring back a pruned runner).
 import type { InstallationChange } from "../github/installation-from-webhook.ts";
 import type { Fact } from "../model/facts.ts";
-import { countDelivery, type DeliveryOutcome } from "./delivery-counter.ts";
-import { DeliveriesReceived } from "./deliveries-received.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import { countDelivery, type DeliveryOutcome } from "./count-delivery.ts";
+import { ReceivedGuidsTable } from "./received-guids-table.ts";
+import type { LedgerStore } from "./ledger-store.ts";
 import type { MemoryTable } from "./memory-table.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
@@ -28,7 +28,7 @@ export interface Received {
 
 export function receiveDelivery(
   sql: Sql,
-  state: LedgerState,
+  state: LedgerStore,
   d: SignedDelivery,
   now: number,
   policy: { historyDays: number; maxJobSeconds: number },
@@ -39,7 +39,7 @@ export function receiveDelivery(
     countDelivery(state.counters, d.event, outcome);
     return outcome === "duplicate" || !toConfirm ? { outcome, changed } : { outcome, changed, toConfirm };
   };
-  if (!new DeliveriesReceived(sql).add(d.guid, now)) return answer("duplicate");
+  if (!new ReceivedGuidsTable(sql).add(d.guid, now)) return answer("duplicate");
   // Unsuspended: used again at once (a false claim costs only a refused mint). The rest waits for GitHub's word.
   if (d.installation?.kind === "restored") state.memory.delete(`installation-revoked/${d.installation.id}`);
   // The history, and never less than the bound and a day: a job still within the bound is never stale.
@@ -52,7 +52,7 @@ export function receiveDelivery(
 
 /** Signed deliveries answered without facts, batched by the Worker: their GUIDs and the installations they named. */
 export function rememberBatch(sql: Sql, memory: MemoryTable, batch: { received: string[]; installations: { repo: string; id: number }[] }, now: number): void {
-  const received = new DeliveriesReceived(sql);
+  const received = new ReceivedGuidsTable(sql);
   for (const guid of batch.received) received.add(guid, now);
   for (const { repo, id } of batch.installations) memory.installationNamed(repo, id);
 }

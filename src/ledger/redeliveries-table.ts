@@ -1,6 +1,6 @@
 // Failed deliveries arc-reaper asked GitHub to redeliver, by GUID: how often,
 // in which listing last, and since when the GUID has been failing.
-import { DeliveriesReceived } from "./deliveries-received.ts";
+import { ReceivedGuidsTable } from "./received-guids-table.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 import type { RedeliveryRow } from "../model/redelivery.ts";
@@ -37,7 +37,7 @@ export class RedeliveriesTable {
 
   /** Whether the ledger received a delivery of this GUID (the first attempt or a redelivery). */
   received(guid: string): boolean {
-    return new DeliveriesReceived(this.sql).has(guid);
+    return new ReceivedGuidsTable(this.sql).has(guid);
   }
 
   get(guid: string): RedeliveryRow | undefined {

@@ -8,14 +8,14 @@ export interface Lookup {
   /** Every object of the name in every place that could be read. */
   found: ClusterRunner[];
   /** The places that could not be read, and why: a cluster whose places all answered is judged though another's agent is away. */
-  unreadable: { place: Place; why: string }[];
+  unreadable: { place: ClusterNamespace; why: string }[];
   /**
    * Absence of the name is certain as of this time (ms, the ledger's clock), in
    * one place or (no place) in all of them: when the read or list of the API
    * server was sent; for the agent's view, its last complete snapshot less a
    * margin, or the watch's word that the object left (a remove event).
    */
-  absentAsOf: (place?: Place) => number;
+  absentAsOf: (place?: ClusterNamespace) => number;
   /** The places that were looked in are held by an agent that is away or incomplete: say "agent". */
   agentAway?: boolean;
 }
@@ -26,8 +26,8 @@ export type ClusterView =
   | { kind: "missing"; why?: string }
   | { kind: "unknown"; why: string; agent?: boolean; stale?: boolean };
 
-/** A place: one namespace of one cluster. */
-export interface Place {
+/** A place: one namespace of one cluster (watched or not; the reaper reads only watched ones). */
+export interface ClusterNamespace {
   cluster: string;
   namespace: string;
 }

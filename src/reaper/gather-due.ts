@@ -6,7 +6,7 @@
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { readByName } from "./look.ts";
-import type { Item } from "./reconcile.ts";
+import type { ReconcileInput } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 import type { Gathered } from "./gather-listed.ts";
 
@@ -17,7 +17,7 @@ export async function gatherDue(deps: PassDeps): Promise<Gathered> {
   const { ledger, now } = deps;
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const kind = deps.watched[0]?.cluster.errorKind ?? "cluster";
-  const items: Item[] = [];
+  const items: ReconcileInput[] = [];
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
     const lookup = await readByName(deps.watched, record.runner, record.factAt ?? 0);
     items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: kind });

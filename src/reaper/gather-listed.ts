@@ -8,12 +8,12 @@ import { notTheJobsRunner } from "./judge.ts";
 import { lookAtFailed } from "./failed-runners.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
-import type { Item } from "./reconcile.ts";
+import type { ReconcileInput } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 
 /** The runners a pass reconciles, and its look at our deletions (after them): answers how many it deleted itself. */
 export interface Gathered {
-  items: Item[];
+  items: ReconcileInput[];
   lookAtDeletions: () => Promise<number>;
 }
 
@@ -27,7 +27,12 @@ export async function gatherListed(deps: PassDeps): Promise<Gathered> {
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
 
-  const items: Item[] = open.map((record) => ({ name: record.runner, record, view: identifyTracked(record, listing.lookup(record.runner)), viewErrorKind }));
+  const items: ReconcileInput[] = open.map((record) => ({
+    name: record.runner,
+    record,
+    view: identifyTracked(record, listing.lookup(record.runner)),
+    viewErrorKind,
+  }));
   // A replaced runner's facts close as gone; the object of that name is judged on its own below.
   const accounted = new Set(items.filter((i) => !(i.view.kind === "found" && notTheJobsRunner(i.record!, i.view.runner))).map((i) => i.name));
   const remembered = new Map(unseen.map((u) => [`${u.name}#${u.uid}`, u]));

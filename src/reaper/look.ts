@@ -3,22 +3,22 @@
 // same meaning (src/model/view.ts), so reconcile judges them one way.
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterRunner } from "../model/runner.ts";
-import type { Lookup, Place } from "../model/view.ts";
+import type { Lookup, ClusterNamespace } from "../model/view.ts";
 import { errorText } from "../model/error-text.ts";
 
 /** One cluster and the namespaces watched in it. */
-export interface Watched {
+export interface WatchedCluster {
   name: string;
   cluster: Cluster;
   namespaces: readonly string[];
 }
 
 // Errors name their place when there are several to tell apart.
-const placeName = (watched: readonly Watched[], w: Watched, ns: string): string =>
+const placeName = (watched: readonly WatchedCluster[], w: WatchedCluster, ns: string): string =>
   watched.reduce((n, x) => n + x.namespaces.length, 0) === 1 ? "" : `${w.name === "default" ? ns : `${w.name}/${ns}`}: `;
 
 /** The cluster a runner lives in. */
-export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunner, "cluster">): Watched | undefined {
+export function clusterOf(watched: readonly WatchedCluster[], runner: Pick<ClusterRunner, "cluster">): WatchedCluster | undefined {
   return watched.find((w) => w.name === (runner.cluster ?? "default"));
 }
 
@@ -26,7 +26,7 @@ export function clusterOf(watched: readonly Watched[], runner: Pick<ClusterRunne
  * One name, read in every watched place (a read by name: fresh as of when it was sent). `since`: the
  * row's last fact; a view already certain of the name's absence after it need not read again.
  */
-export async function readByName(watched: readonly Watched[], name: string, since?: number): Promise<Lookup> {
+export async function readByName(watched: readonly WatchedCluster[], name: string, since?: number): Promise<Lookup> {
   const asOf = new Map<string, number>();
   const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place) };
   await Promise.all(
@@ -49,7 +49,7 @@ export async function readByName(watched: readonly Watched[], name: string, sinc
 }
 
 /** Every place listed once; answers each name's Lookup, and every name seen. */
-export async function listWatched(watched: readonly Watched[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string> }> {
+export async function listWatched(watched: readonly WatchedCluster[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string> }> {
   const byName = new Map<string, ClusterRunner[]>();
   const unreadable: Lookup["unreadable"] = [];
   // Per place: the time its list was sent, or how the agent's view says absence (per name).
@@ -84,18 +84,18 @@ export async function listWatched(watched: readonly Watched[]): Promise<{ lookup
 }
 
 /** A place that could not be read; its error names the place when there are several to tell apart. */
-function unreadablePlace(watched: readonly Watched[], w: Watched, ns: string, e: unknown): Lookup["unreadable"][number] {
+function unreadablePlace(watched: readonly WatchedCluster[], w: WatchedCluster, ns: string, e: unknown): Lookup["unreadable"][number] {
   return { place: { cluster: w.name, namespace: ns }, why: `${placeName(watched, w, ns)}${errorText(e)}` };
 }
 
-const key = (p: Place): string => `${p.cluster}\u0000${p.namespace}`;
+const key = (p: ClusterNamespace): string => `${p.cluster}\u0000${p.namespace}`;
 
 /**
  * In one place (when it was looked in), else the oldest over the places looked in of its cluster; a
  * cluster not looked in at all (its agent away, or not in AGENT_CLUSTERS) is no evidence: 0. Without
  * a place: the oldest over all places looked in.
  */
-function absentAsOf(asOf: ReadonlyMap<string, number>, place?: Place): number {
+function absentAsOf(asOf: ReadonlyMap<string, number>, place?: ClusterNamespace): number {
   if (place && asOf.has(key(place))) return asOf.get(key(place))!;
   const inCluster = place ? [...asOf].filter(([k]) => k.startsWith(`${place.cluster}\u0000`)).map(([, v]) => v) : [...asOf.values()];
   if (place && inCluster.length === 0) return 0;

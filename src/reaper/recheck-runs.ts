@@ -13,7 +13,7 @@ import type { Github, GithubJob, GithubRun } from "../github/github-client.ts";
 import type { Fact } from "../model/facts.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { LedgerPort } from "./ports.ts";
-import type { Item, Result } from "./reconcile.ts";
+import type { ReconcileInput, Result } from "./reconcile.ts";
 
 interface Listing {
   repo: string;
@@ -35,7 +35,7 @@ type RunRows = Pick<LedgerPort, "learn"> & Partial<Pick<LedgerPort, "openOfRun" 
 
 const key = (repo: string, runId: number) => `${repo}#${runId}`;
 
-export function shareRunReads(items: readonly Item[], github: Github | Error, ledger: RunRows): RunReads {
+export function shareRunReads(items: readonly ReconcileInput[], github: Github | Error, ledger: RunRows): RunReads {
   if (github instanceof Error) return { github, apply: async () => {} };
   // The run of each tracked job in the pass, and how many runners of each run the pass holds.
   const runOfJob = new Map<string, number>();

@@ -6,14 +6,14 @@ import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
 import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
-import { clusterOf, type Watched } from "./look.ts";
+import { clusterOf, type WatchedCluster } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
 import { shareRunReads } from "./recheck-runs.ts";
-import { reconcile, type Caller, type Item, type ReconcileContext, type Result } from "./reconcile.ts";
+import { reconcile, type Caller, type ReconcileInput, type ReconcileContext, type Result } from "./reconcile.ts";
 
 export interface PassDeps {
   ledger: LedgerPort;
-  watched: readonly Watched[];
+  watched: readonly WatchedCluster[];
   github: Github | Error;
   budget: CallBudget;
   /** GitHub calls made in the last 60 s before this pass (the budget's limit is what they leave). */
@@ -32,7 +32,7 @@ export interface PassReport {
 
 export const policyOf = (s: Settings): Policy => ({ graceSeconds: s.graceSeconds, maxJobSeconds: s.maxJobSeconds, recheckSeconds: s.recheckSeconds });
 
-export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): Promise<PassReport> {
+export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: Caller): Promise<PassReport> {
   const { ledger, settings, now, github, budget } = deps;
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(deps.clock());
@@ -74,7 +74,7 @@ export async function reconcileAll(items: Item[], deps: PassDeps, by: Caller): P
  * Oldest first (a job's start, or a runner's creation); rows whose last ask failed, and repositories whose
  * installation could not be found, after all others: they must not eat the budget rechecks and unseen runners need.
  */
-function oldestFirst(items: Item[], github: Github | Error, now: number): Item[] {
+function oldestFirst(items: ReconcileInput[], github: Github | Error, now: number): ReconcileInput[] {
   // Keys computed once per item, and the installation memory read once per repository (the ledger's
   // SQL): a comparator that read it was O(n log n) statements, 2 s of CPU a sweep at 10,000 runners.
   const failedRepos = new Map<string, number>();

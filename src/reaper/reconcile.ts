@@ -23,7 +23,7 @@ export type ErrorKind = "cluster" | "github" | "agent";
 export type Caller = "alarm" | "sweep";
 
 /** One runner to reconcile: an open row, or an unseen busy runner, and the object the view names. */
-export interface Item {
+export interface ReconcileInput {
   name: string;
   record?: RunnerRecord;
   unseen?: UnseenRunner;
@@ -32,7 +32,7 @@ export interface Item {
   viewErrorKind?: ErrorKind;
 }
 
-export interface Result extends Item {
+export interface Result extends ReconcileInput {
   verdict: Verdict;
   /** Close the row (an unseen row: end it). */
   close?: "reaped" | "gone";
@@ -70,14 +70,14 @@ export interface ReconcileContext {
   reapedUids: Set<string>;
 }
 
-export async function reconcile(item: Item, ctx: ReconcileContext): Promise<Result> {
+export async function reconcile(item: ReconcileInput, ctx: ReconcileContext): Promise<Result> {
   return settle(await decide(item, ctx), item, ctx.now);
 }
 
-async function decide(item: Item, ctx: ReconcileContext): Promise<Step & Partial<Result>> {
+async function decide(item: ReconcileInput, ctx: ReconcileContext): Promise<UnsettledVerdict & Partial<Result>> {
   const first = item.record ? trackedVerdict(item.record, item.view, ctx) : unseenVerdict(item.unseen!, item.view, ctx.now, ctx.policy);
   if (first.close || first.dueAt !== undefined) return { ...finish(item, first.verdict, first), ...first };
-  let result: Step & Partial<Result> = finish(item, first.verdict, {});
+  let result: UnsettledVerdict & Partial<Result> = finish(item, first.verdict, {});
   // A row whose last ask failed is not asked again (the sweep visits it every minute) before its back-off ends.
   if (result.verdict.askGithub && item.record && backingOff(item, ctx.now))
     return { ...result, verdict: { verdict: "keep", reason: item.record.reason }, deferred: true };
@@ -86,7 +86,8 @@ async function decide(item: Item, ctx: ReconcileContext): Promise<Step & Partial
   return result;
 }
 
-type Step = {
+/** A verdict before settle(): its own time, close, hold, and whether its ask failed or was deferred; settle() turns these into the next look and the back-off count. */
+type UnsettledVerdict = {
   verdict: Verdict;
   close?: "reaped" | "gone";
   /** A time of the step's own (ms), null: none (with the sweep); undefined: the verdict's own. */
@@ -98,16 +99,16 @@ type Step = {
   deferred?: boolean;
 };
 
-const failuresOf = (item: Item): number => item.record?.failures ?? item.unseen?.failures ?? 0;
-const storedDue = (item: Item): number | null => (item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
+const failuresOf = (item: ReconcileInput): number => item.record?.failures ?? item.unseen?.failures ?? 0;
+const storedDue = (item: ReconcileInput): number | null => (item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
 /** Failed before, and its next ask lies ahead. */
-const backingOff = (item: Item, now: number): boolean => failuresOf(item) > 0 && (storedDue(item) ?? 0) > now;
+const backingOff = (item: ReconcileInput, now: number): boolean => failuresOf(item) > 0 && (storedDue(item) ?? 0) > now;
 
 /**
  * The next look, from the step's time and the back-off: a failed ask counts once per look that was due
  * (a sweep's visit before then keeps the count and the time), and is asked again 1, 2, 4 ... 60 minutes later.
  */
-function settle(step: Step & Partial<Result>, item: Item, now: number): Result {
+function settle(step: UnsettledVerdict & Partial<Result>, item: ReconcileInput, now: number): Result {
   const { dueAt, failed, deferred, ...rest } = step;
   const r = rest as Result;
   const before = failuresOf(item);
@@ -124,7 +125,7 @@ function settle(step: Step & Partial<Result>, item: Item, now: number): Result {
   return { ...r, next: own === null ? WITH_SWEEP : lookAt(own), failures: 0 };
 }
 
-function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileContext): Step {
+function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileContext): UnsettledVerdict {
   const verdict = judge({ tracked: record, cluster: view, now: ctx.now, policy: ctx.policy });
   if (verdict.verdict === "gone") return { verdict, close: "gone" };
   // A view older than the facts: looked at again soon, by a read by name (the agent's fresh GET).
@@ -133,7 +134,7 @@ function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileC
 }
 
 /** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
-function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): Step {
+function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): UnsettledVerdict {
   if (view.kind === "missing")
     return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
   if (view.kind === "unknown") {
@@ -155,7 +156,7 @@ function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, pol
   return { verdict };
 }
 
-type Acted = Step & Result;
+type Acted = UnsettledVerdict & Result;
 
 async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   const { github } = ctx;
@@ -236,7 +237,7 @@ async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
 }
 
 /** The verdict with its time and hold; the identity the facts' runner is known by. */
-function finish(item: Item, verdict: Verdict, step: Omit<Step, "verdict">): Acted {
+function finish(item: ReconcileInput, verdict: Verdict, step: Omit<UnsettledVerdict, "verdict">): Acted {
   const result: Acted = { ...item, verdict, dueAt: step.dueAt !== undefined ? step.dueAt : (verdict.dueAt ?? null), next: WITH_SWEEP, failures: 0 };
   if (step.close) result.close = step.close;
   if (step.heldFor) result.heldFor = step.heldFor;

@@ -2,7 +2,7 @@
 // (the alarm: the due rows, read by name; the sweep: every place listed once),
 // reconcile each with one clock and one set of windows, look at our deletions,
 // and (the sweep) redeliver failed deliveries now and then. The ledger builds
-// the edges once and stores what comes of it.
+// the clients once and stores what comes of it.
 import { gatherDue } from "./gather-due.ts";
 import { gatherListed } from "./gather-listed.ts";
 import type { Caller } from "./reconcile.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../../src/model/runner.ts";
-import type { Lookup, Place } from "../../src/model/view.ts";
+import type { ClusterNamespace, Lookup } from "../../src/model/view.ts";
 import { identifyTracked, identifyUnseen } from "../../src/reaper/identify.ts";
 
 const T0 = Date.parse("2026-12-01T12:00:00Z");
@@ -23,7 +23,7 @@ const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner =
   ...o,
 });
 /** A lookup whose places were all looked in at `asOf` (a fresh read), unless given. */
-const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: Place[]; unreadable?: Lookup["unreadable"] } = {}): Lookup => {
+const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: ClusterNamespace[]; unreadable?: Lookup["unreadable"] } = {}): Lookup => {
   const places = o.places ?? [
     { cluster: "default", namespace: "arc-a" },
     { cluster: "default", namespace: "arc-b" },
@@ -31,7 +31,7 @@ const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: Place[]; un
   return {
     found,
     unreadable: o.unreadable ?? [],
-    absentAsOf: (p?: Place) => {
+    absentAsOf: (p?: ClusterNamespace) => {
       if (!p) return o.asOf ?? T0;
       return places.some((x) => x.cluster === p.cluster) ? (o.asOf ?? T0) : 0;
     },

@@ -4,7 +4,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget, GithubBudgetExhausted, GithubRateLimited, MAX_BACKOFF_MS } from "../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../src/github/github-client.ts";
-import { newGithubCache } from "../../src/github/github-memory.ts";
+import { newGithubCache } from "../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant, type GithubTenant } from "../standins/github/control.ts";
 
 const REPO = "octo-org/example-workflow";

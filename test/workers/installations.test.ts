@@ -7,7 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { newCallBudget } from "../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../src/github/github-client.ts";
-import { newGithubCache } from "../../src/github/github-memory.ts";
+import { newGithubCache } from "../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
@@ -84,7 +84,7 @@ describe("installations from the source", () => {
         installationId: 12,
       }),
     );
-    const { flushDoorCounts } = await import("../../src/http/door-counts.ts");
+    const { flushDoorCounts } = await import("../../src/http/door-tally.ts");
     await flushDoorCounts(env, String(env.LEDGER_NAME));
     expect(await memory(env)).toEqual({ "installation/octo-org/a": 12, "installation/octo-org/b": 22 });
   });

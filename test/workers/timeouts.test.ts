@@ -4,7 +4,7 @@ import { expect, inject, it } from "vitest";
 import { ClusterError, createCluster } from "../../src/cluster/ephemeral-runners.ts";
 import { newCallBudget } from "../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../src/github/github-client.ts";
-import { newGithubCache } from "../../src/github/github-memory.ts";
+import { newGithubCache } from "../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
 import { createKubeTenant, makeEphemeralRunner } from "../standins/kube/control.ts";
 import { sleep, waitFor } from "./support/wait-for.ts";

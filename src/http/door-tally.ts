@@ -6,7 +6,7 @@
 // ignored deliveries, which then cost at most a needless redelivery).
 import type { Context } from "hono";
 import type { WorkerEnv } from "../env.ts";
-import type { DeliveryOutcome } from "../ledger/delivery-counter.ts";
+import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
 import type { DoorBatch } from "../ledger/ledger.ts";
 import { ledgerFor } from "../ledger/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";

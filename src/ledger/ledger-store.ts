@@ -18,7 +18,7 @@ import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
 import { CountersTable } from "./counters-table.ts";
-import { DeliveriesReceived } from "./deliveries-received.ts";
+import { ReceivedGuidsTable } from "./received-guids-table.ts";
 import { MemoryTable } from "./memory-table.ts";
 import { recordFacts, type ScheduleFacts } from "./record-facts.ts";
 import { rollUpDecision } from "./roll-up-decision.ts";
@@ -42,7 +42,7 @@ export interface LedgerOptions {
   log: (line: DecisionLine) => void;
 }
 
-export class LedgerState implements LedgerPort {
+export class LedgerStore implements LedgerPort {
   readonly runners: RunnersTable;
   readonly unseenRunners: UnseenTable;
   readonly memory: MemoryTable;
@@ -323,7 +323,7 @@ export class LedgerState implements LedgerPort {
     }
     new FailedTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.redeliveries.prune(now - 3 * 86_400_000);
-    new DeliveriesReceived(this.sql).prune(now - this.opts.historyDays * 86_400_000);
+    new ReceivedGuidsTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }

@@ -2,7 +2,7 @@
 // again is a replay; a failed delivery whose GUID is here needs no redelivery.
 import type { Sql } from "./sql.ts";
 
-export class DeliveriesReceived {
+export class ReceivedGuidsTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
     this.sql = sql;
