@@ -46,6 +46,8 @@ export interface FleetOptions {
    * (GitHub's REST answer says in_progress until a later sweep, then completed) until the reaper patches it.
    */
   slots?: boolean;
+  /** With `slots`: hold the deletion of every n-th hung runner (default 1: all); each costs a GitHub read every REAPER_STUCK_SECONDS. */
+  heldHungEvery?: number;
 }
 
 export interface FleetFigures {
@@ -185,8 +187,6 @@ export function prng(seed: number): () => number {
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The fleet's REAPER_FAILED_SECONDS (with `slots`). */
 const FAILED_SECONDS = 120;
-/** Kinds whose deletion the stand-in holds until the reaper removes ARC's finalizers (with `slots`). */
-const HELD_KINDS: readonly Kind[] = ["held", "hung"];
 
 export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const random = prng(o.seed);
@@ -697,7 +697,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const finished = new Set<string>(); // uids whose held deletion the reaper finished
   const whileRunning: string[] = [];
   /** ARC's controller (finalize()) lets every deletion go but the held kinds'. */
-  const releasable = [...new Set(runners.filter((r) => !(o.slots && HELD_KINDS.includes(r.kind))).map((r) => r.name))];
+  const holds = (r: Runner) => o.slots === true && (r.kind === "held" || (r.kind === "hung" && Number(r.name.split("-").pop()) % (o.heldHungEvery ?? 1) === 0));
+  const releasable = [...new Set(runners.filter((r) => !holds(r)).map((r) => r.name))];
   let redelivered = 0;
   let sweeps = 0;
   let alarms = 0;
@@ -823,7 +824,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         patches++;
         if (c.status !== 200) continue;
         const name = c.path.split("/").pop()!;
-        const r = runners.find((x) => x.name === name && HELD_KINDS.includes(x.kind));
+        const r = runners.find((x) => x.name === name && holds(x));
         const jobRuns = !r || r.kind === "hung" || k < r.completesAtSweep!;
         if (jobRuns) {
           finalizersRemovedWhileRunning++;
@@ -960,7 +961,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     busyDeleted,
     heldDeletions: runners.filter((r) => r.kind === "held").length,
     heldFinished: finished.size,
-    heldWhileRunning: o.slots ? runners.filter((r) => r.kind === "hung" && deletedAt.has(r.uid!)).length : 0,
+    heldWhileRunning: runners.filter((r) => r.kind === "hung" && holds(r) && deletedAt.has(r.uid!)).length,
     finalizersRemovedWhileRunning,
     patches,
   };
