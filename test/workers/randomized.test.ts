@@ -2,7 +2,7 @@
 // and shuffled across sweeps end with exactly the finished runners deleted, once.
 import { expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
-import { expectFleetSafe } from "./support/fleet-expect.ts";
+import { expectFleetSafe, expectSlotsSafe } from "./support/fleet-expect.ts";
 import { report } from "./support/worker.ts";
 
 it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly the finished runners deleted, each once", async (seed) => {
@@ -29,6 +29,31 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
   expect(figures.unseenExplained).toBe(figures.unseenExplainedPlanned);
   expect(figures.duplicates).toBeGreaterThan(0);
 });
+
+// Issue 24: Failed runners (REAPER_FAILED_SECONDS=120) and deletions ARC's finalizer holds (REAPER_FINISH_STUCK=true),
+// audited against every DELETE and PATCH the stand-in recorded and GitHub's answer at that moment.
+it.each([42, 2026])(
+  "Failed runners and held deletions, seed %i: Failed ones freed on time and once, held ones finished only once GitHub says completed; 0 busy runners deleted, 0 finalizers removed while the job runs",
+  async (seed) => {
+    const figures = await runFleet({
+      seed,
+      lifecycles: 80,
+      duplicateRate: 0.3,
+      dropRate: 0,
+      faultSweeps: 0,
+      graceSeconds: 300,
+      boundSeconds: 7200,
+      githubBudget: 100,
+      deliverySweeps: 5,
+      maxSweeps: 60,
+      slots: true,
+    });
+    await report(`randomized slots figures: ${JSON.stringify(figures)}`);
+    expectFleetSafe(figures);
+    expectSlotsSafe(figures);
+    expect(figures.heldWhileRunning).toBeGreaterThan(0);
+  },
+);
 
 it.each([7, 99])("agent mode, views that lag (stalled watches, relists, outages), seed %i: exactly the finished runners deleted, each once", async (seed) => {
   const figures = await runFleet({

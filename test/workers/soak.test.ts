@@ -6,12 +6,12 @@
 // its figures.
 import { expect, inject, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
-import { expectFleetSafe } from "./support/fleet-expect.ts";
+import { expectFleetSafe, expectSlotsSafe } from "./support/fleet-expect.ts";
 import { report } from "./support/worker.ts";
 
 const SEED = Number(inject("soakSeed") ?? 20261130);
 
-it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {
+it(`soak: 2,000 lifecycles with drops and faults, Failed runners and held deletions, seed ${SEED}`, { timeout: 600_000 }, async () => {
   const figures = await runFleet({
     seed: SEED,
     lifecycles: 2000,
@@ -23,6 +23,9 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
     githubBudget: 100,
     deliverySweeps: 8,
     maxSweeps: 80,
+    slots: true,
+    // Every 4th hung runner held: each held one whose job runs costs a GitHub read every REAPER_STUCK_SECONDS.
+    heldHungEvery: 4,
   });
   // Printed whatever the outcome: the closing note quotes these.
   await report(`soak figures: ${JSON.stringify(figures)}`);
@@ -46,6 +49,9 @@ it(`soak: 2,000 lifecycles with drops and faults, seed ${SEED}`, { timeout: 600_
   expect(figures.drops).toBeGreaterThan(0);
   expect(figures.redelivered).toBe(figures.drops); // every dropped delivery asked for again, once
   expect(figures.faultsInjected).toBeGreaterThan(0);
+  // Issue 24: 0 busy runners deleted, 0 finalizers removed while GitHub says the job runs; Failed runners freed, held deletions finished.
+  expectSlotsSafe(figures);
+  expect(figures.heldWhileRunning).toBeGreaterThan(0);
 });
 
 it(`soak in agent mode: 600 lifecycles, views that lag, drops and faults, seed ${SEED}`, { timeout: 600_000 }, async () => {

@@ -19,3 +19,16 @@ export function expectFleetSafe(f: FleetFigures): void {
   // Alarm runs follow the runners due (100 a run), never faults: two alarm times a minute.
   expect(f.mostAlarmRunsInAMinute).toBeLessThanOrEqual(2 * (1 + Math.ceil(f.runners / 100)));
 }
+
+/** With `slots` (issue 24): Failed runners freed on time and once, held deletions finished only once GitHub says completed. */
+export function expectSlotsSafe(f: FleetFigures): void {
+  expect(f.busyDeleted).toBe(0);
+  expect(f.finalizersRemovedWhileRunning).toBe(0);
+  expect(f.failedDeletedEarly).toBe(0);
+  expect(f.failedDeletedTwice).toBe(0);
+  // The teeth were there: Failed runners freed, held deletions finished, hung runners held while their job runs.
+  expect(f.failedDeleted).toBe(f.failedRunners);
+  expect(f.failedDeleted).toBeGreaterThan(0);
+  expect(f.heldFinished).toBe(f.heldDeletions);
+  expect(f.heldFinished).toBeGreaterThan(0);
+}

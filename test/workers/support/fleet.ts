@@ -40,6 +40,14 @@ export interface FleetOptions {
   recheckSeconds?: number;
   /** Agent mode: an in-cluster agent whose view lags (stalled watches, relists, short outages); see fleet-agent.ts. */
   agent?: boolean;
+  /**
+   * Slots that do nothing (issue 24): Failed runners (REAPER_FAILED_SECONDS) and deletions ARC's finalizer holds
+   * (REAPER_FINISH_STUCK): the stand-in holds the deletion of every hung runner (its job runs) and of every held one
+   * (GitHub's REST answer says in_progress until a later sweep, then completed) until the reaper patches it.
+   */
+  slots?: boolean;
+  /** With `slots`: hold the deletion of every n-th hung runner (default 1: all); each costs a GitHub read every REAPER_STUCK_SECONDS. */
+  heldHungEvery?: number;
 }
 
 export interface FleetFigures {
@@ -99,6 +107,20 @@ export interface FleetFigures {
   agentOutages: number;
   /** Reads by name the ledger asked the agent for (a view older than a runner's facts). */
   agentReads: number;
+  /** Issue 24 (slots): Failed runners planned, deleted, deleted before their failure time + REAPER_FAILED_SECONDS, deleted twice. */
+  failedRunners: number;
+  failedDeleted: number;
+  failedDeletedEarly: number;
+  failedDeletedTwice: number;
+  /** Deletions of runners busy on a job that runs (status.workflowRunId set, never deletable). */
+  busyDeleted: number;
+  /** Held deletions planned (held kind), finished by the reaper's patch, and hung runners held while their job runs. */
+  heldDeletions: number;
+  heldFinished: number;
+  heldWhileRunning: number;
+  /** Finalizer patches (200) answered while GitHub said the job runs (must be 0), and every finalizer patch. */
+  finalizersRemovedWhileRunning: number;
+  patches: number;
 }
 
 type Kind =
@@ -114,6 +136,9 @@ type Kind =
   | "twin-idle"
   | "unseen-vanish"
   | "unseen-explained"
+  | "failed"
+  | "failed-busy"
+  | "held"
   | ReuseKind;
 type ReuseKind = "reuse-idle" | "reuse-same-run" | "reuse-other-run";
 
@@ -127,6 +152,8 @@ interface Runner {
   uid?: string;
   /** It left the cluster (replaced by a new object of its name). */
   removed?: boolean;
+  /** Held kind: the sweep from which GitHub's REST answer says its job completed (before it: in_progress). */
+  completesAtSweep?: number;
 }
 
 /** At sweep k, the object `old` vanishes and `fresh` takes its name, before that sweep's alarms. */
@@ -161,6 +188,8 @@ export function prng(seed: number): () => number {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** The fleet's REAPER_FAILED_SECONDS (with `slots`). */
+const FAILED_SECONDS = 120;
 
 export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const random = prng(o.seed);
@@ -176,6 +205,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     REAPER_REDELIVERY_LOOKBACK_SECONDS: "86400",
     REAPER_RECHECK_SECONDS: String(o.recheckSeconds ?? 600),
     REAPER_NAMESPACES: `${NS},${OTHER_NS}`,
+    ...(o.slots ? { REAPER_FAILED_SECONDS: String(FAILED_SECONDS), REAPER_FINISH_STUCK: "true", REAPER_STUCK_SECONDS: "120" } : {}),
     ...(o.agent ? { CLUSTER_MODE: "agent", AGENT_TOKEN: FLEET_AGENT_TOKEN, KUBE_API_URL: undefined, KUBE_TOKEN: undefined } : {}),
   });
   const access = accessFaults(s.kube);
@@ -231,9 +261,15 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     ["unseen-vanish", 0.02],
     ["unseen-explained", 0.02],
   ];
+  if (o.slots) {
+    kinds[0] = ["done", 0.22];
+    kinds.push(["failed", 0.05], ["failed-busy", 0.02], ["held", 0.05]);
+  }
   /** Objects removed at sweep k (they vanish unseen), and webhooks held back until sweep k. */
   const vanishing: { k: number; r: Runner }[] = [];
   const late: { k: number; e: Event }[] = [];
+  /** Held kind: at sweep k, GitHub's REST answer turns completed. */
+  const flips: { k: number; complete: () => Promise<unknown> }[] = [];
   const explainedRuns = new Set<number>();
   const explained: { r: Runner; runId: number }[] = [];
   /** Uids the ledger held as unseen rows at any audit (what the run observed, not what was planned). */
@@ -366,7 +402,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   }
 
   // The first three are always the one-reconcile teeth; the rest are drawn.
-  const teeth: Kind[] = ["twin", "unseen-vanish", "unseen-explained"];
+  const teeth: Kind[] = ["twin", "unseen-vanish", "unseen-explained", ...(o.slots ? (["failed", "held", "failed-busy"] as const) : [])];
   for (let i = 0; i < o.lifecycles; i++) {
     const kind = teeth[i] ?? kindOf();
     const runId = 100_000 + i;
@@ -526,6 +562,71 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         });
         break;
       }
+      case "failed":
+      case "failed-busy": {
+        // ARC could not make its pod: Failed, with a reason, a message and the failed pods' times (seconds).
+        const failedAt = Math.floor((S - 30_000 - random() * 240_000) / 1000) * 1000;
+        const status = {
+          phase: "Failed",
+          ready: false,
+          reason: "PodCreateFailed",
+          message: 'admission webhook "policy.example.com" denied the request',
+          failures: { "pod-uid-1": iso(failedAt - 30_000).replace(/\.\d{3}Z$/, "Z"), "pod-uid-2": iso(failedAt).replace(/\.\d{3}Z$/, "Z") },
+        };
+        if (kind === "failed") {
+          const object = makeEphemeralRunner({
+            namespace: NS,
+            scaleSet: "arc-runners",
+            name,
+            phase: "Failed",
+            creationTimestamp: iso(failedAt - 60_000),
+            status,
+          });
+          add({ name, kind, deletableFrom: failedAt + FAILED_SECONDS * 1000, object });
+          break;
+        }
+        // Failed, yet busy on a run whose job GitHub says runs: never deleted.
+        const object = busy(name);
+        object.status = { ...object.status, ...status };
+        add({ name, kind, object }, [{ jobId, runId }]);
+        events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }));
+        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        break;
+      }
+      case "held": {
+        // Its completion was delivered, but GitHub's REST answer (what ARC's finalizer and the finish read) says
+        // in_progress until a later sweep: ARC holds the deletion; the reaper may finish it only after that sweep.
+        const completedAt = S - 60_000 - Math.floor(random() * 600_000);
+        const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
+        const completesAtSweep = 2 + Math.floor(random() * 8);
+        add({ name, kind, deletableFrom: completedAt + grace, completesAtSweep, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
+        flips.push({
+          k: completesAtSweep,
+          complete: () =>
+            s.github.putJob({
+              repo: REPO,
+              id: jobId,
+              run_id: runId,
+              run_attempt: 1,
+              status: "completed",
+              conclusion: "cancelled",
+              runner_name: name,
+              started_at: iso(job.startedAt),
+              completed_at: iso(completedAt),
+            }),
+        });
+        events.push(jobEvent("in_progress", job), jobEvent("completed", job));
+        await s.github.putJob({
+          repo: REPO,
+          id: jobId,
+          run_id: runId,
+          run_attempt: 1,
+          status: "in_progress",
+          runner_name: name,
+          started_at: iso(job.startedAt),
+        });
+        break;
+      }
       case "unseen-vanish": {
         // Busy, no webhook; it leaves the cluster before its wait for one is over.
         const r = add({ name, kind, object: busy(name) });
@@ -594,6 +695,16 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   let mostGithubCalls = 0;
   let githubCallsForExplained = 0;
   let mostAlarmRunsInAMinute = 0;
+  let busyDeleted = 0;
+  let failedDeletedEarly = 0;
+  let failedDeletedTwice = 0;
+  let finalizersRemovedWhileRunning = 0;
+  let patches = 0;
+  const finished = new Set<string>(); // uids whose held deletion the reaper finished
+  const whileRunning: string[] = [];
+  /** ARC's controller (finalize()) lets every deletion go but the held kinds'. */
+  const holds = (r: Runner) => o.slots === true && (r.kind === "held" || (r.kind === "hung" && Number(r.name.split("-").pop()) % (o.heldHungEvery ?? 1) === 0));
+  const releasable = [...new Set(runners.filter((r) => !holds(r)).map((r) => r.name))];
   let redelivered = 0;
   let sweeps = 0;
   let alarms = 0;
@@ -635,6 +746,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       if (!drop) await deliver(e);
     }
     for (const l of late.filter((x) => x.k === k)) await deliver(l.e);
+    for (const f of flips.filter((x) => x.k === k)) await f.complete();
     for (const v of vanishing.filter((x) => x.k === k)) {
       await s.kube.remove(v.r.object.metadata.namespace, v.r.name);
       v.r.removed = true;
@@ -703,9 +815,27 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
           continue;
         }
         const r = uid ? objects.get(uid) : undefined;
-        if (uid && deletedAt.has(uid)) deletedTwice++;
+        if (uid && deletedAt.has(uid)) {
+          deletedTwice++;
+          if (r?.kind === "failed") failedDeletedTwice++;
+        }
         if (uid) deletedAt.set(uid, at);
+        if (r && r.deletableFrom === undefined && r.object.status?.workflowRunId !== undefined) busyDeleted++;
+        if (r?.kind === "failed" && at < r.deletableFrom!) failedDeletedEarly++;
         if (!r || r.deletableFrom === undefined || at < r.deletableFrom) wrongful.push(`${name} (${r?.kind ?? "unknown"}, uid ${uid}) at ${what} ${k}`);
+      }
+      // Every finalizer patch, against what GitHub's REST answer said of the job at that moment.
+      for (const c of await s.kube.calls()) {
+        if (c.method !== "PATCH" || c.path.endsWith("/status")) continue;
+        patches++;
+        if (c.status !== 200) continue;
+        const name = c.path.split("/").pop()!;
+        const r = runners.find((x) => x.name === name && holds(x));
+        const jobRuns = !r || r.kind === "hung" || k < r.completesAtSweep!;
+        if (jobRuns) {
+          finalizersRemovedWhileRunning++;
+          whileRunning.push(`${name} (${r?.kind ?? "unknown"}) at ${what} ${k}`);
+        } else finished.add(r.uid!);
       }
       // Every runner closed as gone now: was the object that took its job still in the cluster?
       const gone = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
@@ -753,7 +883,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     await s.sweep(now);
     sweeps++;
     await audit(now, "sweep");
-    await s.kube.finalize(); // ARC: deregister, then the object goes
+    // ARC: deregister, then the object goes (with `slots`, not the held kinds': their finalizer waits for GitHub).
+    await s.kube.finalize(o.slots ? { names: releasable } : {});
     // GitHub redelivers what the sweep asked for (replayed here, with the same GUID).
     const asked = await s.github.redeliveries();
     for (const r of asked.slice(redelivered)) {
@@ -765,7 +896,12 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
     redelivered = asked.length;
     // Converged: faults over, every delivery made, every dropped one redelivered, every finished runner deleted.
-    if (k >= Math.max(o.faultSweeps, o.deliverySweeps, ...swaps.map((w) => w.k)) && redelivered >= drops && mustDelete().every((r) => deletedAt.has(r.uid!))) {
+    if (
+      k >= Math.max(o.faultSweeps, o.deliverySweeps, ...swaps.map((w) => w.k)) &&
+      redelivered >= drops &&
+      mustDelete().every((r) => deletedAt.has(r.uid!)) &&
+      runners.every((r) => r.kind !== "held" || finished.has(r.uid!))
+    ) {
       convergedAt = k;
       break;
     }
@@ -801,6 +937,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const sink = await access.sink();
   const credentialsToOtherHosts = sink.calls.filter((c) => c.credentials).length;
   if (wrongful.length > 0) console.error("wrongful deletions:", wrongful.slice(0, 10));
+  if (whileRunning.length > 0) console.error("finalizers removed while GitHub said the job runs:", whileRunning.slice(0, 10));
   if (goneWrongly.length > 0) await report(`closed as gone while in the cluster: ${goneWrongly.slice(0, 10).join("; ")}`);
   if (leftBehind.length > 0)
     console.error(
@@ -850,5 +987,15 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     agentRelists: agent?.figures.relists ?? 0,
     agentOutages: agent?.figures.outages ?? 0,
     agentReads: agent?.figures.reads ?? 0,
+    failedRunners: runners.filter((r) => r.kind === "failed").length,
+    failedDeleted: runners.filter((r) => r.kind === "failed" && deletedAt.has(r.uid!)).length,
+    failedDeletedEarly,
+    failedDeletedTwice,
+    busyDeleted,
+    heldDeletions: runners.filter((r) => r.kind === "held").length,
+    heldFinished: finished.size,
+    heldWhileRunning: runners.filter((r) => r.kind === "hung" && holds(r) && deletedAt.has(r.uid!)).length,
+    finalizersRemovedWhileRunning,
+    patches,
   };
 }
