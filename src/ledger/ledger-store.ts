@@ -317,7 +317,9 @@ export class LedgerStore implements LedgerPort {
   prune(now: number): number {
     let pruned = 0;
     for (const state of ["reaped", "gone"] as const) {
-      const n = this.sql.run(`DELETE FROM runners WHERE state = ? AND prune_at <= ?`, state, now);
+      // `+state`: not an index term, so SQLite takes the partial index on prune_at (rows past their history) instead of
+      // walking every closed row of the state (the first sweep read the whole history without it: 100,600 rows at 100,000).
+      const n = this.sql.run(`DELETE FROM runners WHERE +state = ? AND prune_at <= ?`, state, now);
       this.counters.add("arc_reaper_closed_runners", { state }, -n);
       pruned += n;
     }
