@@ -4,7 +4,6 @@
 // headless Chromium as in the admin page's test.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../../scripts/lib/local-stack.ts";
 
@@ -76,47 +75,4 @@ export function filesContaining(files: string[], secrets: string[]): string[] {
     const text = readFileSync(f, "utf8");
     return secrets.some((s) => text.includes(s));
   });
-}
-
-const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const SYSTEM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-/** The Chromium the admin page's test drives: /usr/bin/chromium, else @sparticuz/chromium's (ARC_REAPER_TEST_CHROMIUM overrides). */
-export async function pickChromium(): Promise<{ executablePath: string; args: string[] }> {
-  const override = process.env["ARC_REAPER_TEST_CHROMIUM"] ?? "";
-  if (override !== "" && override !== "package") return { executablePath: override, args: SYSTEM_ARGS };
-  if (override !== "package" && existsSync(SYSTEM_CHROMIUM)) return { executablePath: SYSTEM_CHROMIUM, args: SYSTEM_ARGS };
-  const { default: packaged } = await import("@sparticuz/chromium");
-  const { version } = JSON.parse(await readFile(join(ROOT, "node_modules/@sparticuz/chromium/package.json"), "utf8")) as { version: string };
-  const into = join(ROOT, ".tmp", `sparticuz-chromium-${version}`);
-  const withTmpdir = async <T>(dir: string, run: () => Promise<T>): Promise<T> => {
-    const saved = process.env["TMPDIR"];
-    process.env["TMPDIR"] = dir;
-    try {
-      return await run();
-    } finally {
-      if (saved === undefined) delete process.env["TMPDIR"];
-      else process.env["TMPDIR"] = saved;
-    }
-  };
-  if (!existsSync(join(into, "chromium"))) {
-    const partial = `${into}.partial-${process.pid}`;
-    await rm(partial, { recursive: true, force: true });
-    await mkdir(partial, { recursive: true });
-    await withTmpdir(partial, () => packaged.executablePath());
-    await rename(partial, into).catch(async (error: unknown) => {
-      if (!existsSync(join(into, "chromium"))) throw error;
-      await rm(partial, { recursive: true, force: true });
-    });
-  }
-  return { executablePath: await withTmpdir(into, () => packaged.executablePath()), args: packaged.args };
 }

@@ -21,7 +21,8 @@ import { startGithubStandin, type GithubStandin } from "../standins/github/serve
 import { startCloudflareStandin, type CloudflareStandin } from "../standins/cloudflare/server.ts";
 import { createKubeTenant, type KubeTenant } from "../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
-import { filesContaining, filesUnder, pickChromium, runSetup } from "./setup-rig.ts";
+import { pickChromium } from "./pick-chromium.ts";
+import { filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
 
 const NAME = "arc-reaper-e2e";
 const CLUSTER = "eu-west";
