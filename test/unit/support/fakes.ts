@@ -11,6 +11,7 @@ import { dueAtOf } from "../../../src/model/next-look.ts";
 import type { Policy } from "../../../src/model/policy.ts";
 import type { ClusterRunner, DeletionWatch, RunnerRecord, UnseenRunner } from "../../../src/model/runner.ts";
 import { SlidingWindow } from "../../../src/model/window.ts";
+import type { DeletionCheck } from "../../../src/reaper/check-deletion.ts";
 import type { LedgerPort, Stored } from "../../../src/reaper/ports.ts";
 import type { Caller, Result } from "../../../src/reaper/reconcile.ts";
 import type { PassDeps } from "../../../src/reaper/reconcile-all.ts";
@@ -24,7 +25,10 @@ export class FakeLedger implements LedgerPort {
   unseenRows: UnseenRunner[] = [];
   deletionTimes: number[] = [];
   isPaused = false;
-  redeliveries = { all: () => [], put: () => undefined, remove: () => undefined } as unknown as LedgerPort["redeliveries"];
+  /** Runners ARC marked Failed: not tracked unless a test sets a port. */
+  failed?: LedgerPort["failed"];
+  /** No delivery received, none remembered: a redelivery lists and asks, and keeps nothing. */
+  redeliveries: LedgerPort["redeliveries"] = { received: () => false, get: () => undefined, put: () => undefined, pending: () => [] };
   readonly policy: Policy;
   readonly cap: number;
   clock: () => number;
@@ -128,13 +132,20 @@ export class FakeLedger implements LedgerPort {
   saveDeletions(window: SlidingWindow): void {
     this.deletionTimes = window.toJSON();
   }
+  /** Our deletions watched, and each check stored for one (with who looked). */
+  watches: DeletionWatch[] = [];
+  checks: { w: DeletionWatch; check: DeletionCheck; now: number; by: Caller }[] = [];
   deletionWatches(): DeletionWatch[] {
-    return [];
+    return this.watches.map((w) => ({ ...w }));
   }
-  dueDeletions(): DeletionWatch[] {
-    return [];
+  dueDeletions(now: number, limit: number): DeletionWatch[] {
+    return this.deletionWatches()
+      .filter((w) => w.dueAt <= now)
+      .slice(0, limit);
   }
-  storeDeletionCheck(): void {}
+  storeDeletionCheck(w: DeletionWatch, check: DeletionCheck, now: number, by: Caller): void {
+    this.checks.push({ w, check, now, by });
+  }
   paused(): boolean {
     return this.isPaused;
   }
@@ -241,6 +252,11 @@ export class FakeGithub {
             .at(-1) ?? "";
         return { status: done ? "completed" : "in_progress", conclusion: done ? "success" : null, runAttempt: 1, updatedAt: last, names: undefined };
       },
+      // No failed delivery to redeliver (not a runner call: not counted).
+      async deliveriesSince() {
+        return { deliveries: [], complete: true };
+      },
+      async redeliver() {},
       async runnerJob(_repo: string, runId: number, runner: string) {
         self.call(`jobs of run ${runId}`);
         const j = [...self.jobs.values()].find((x) => x.runId === runId && x.runner === runner);
