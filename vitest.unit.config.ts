@@ -10,5 +10,7 @@ export default defineConfig({
     name: "unit",
     environment: "node",
     include: process.env.UNIT_TESTS ? process.env.UNIT_TESTS.split(",") : ["test/unit/**/*.test.ts"],
+    // Narrowed (a Stryker run on one file): one worker reused across the mutants' runs, not a process per run.
+    ...(process.env.UNIT_TESTS ? { pool: "threads", isolate: false } : {}),
   },
 });

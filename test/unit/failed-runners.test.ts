@@ -220,6 +220,15 @@ describe("lookAtFailed", () => {
     expect(w.stored[0]?.row.reason).toMatch(/^ARC marked it Failed 600s ago/);
   });
 
+  it("a stored row brought up to date: an unnamed cluster is default, ARC's failure time kept when it no longer says one, a run it no longer carries dropped", async () => {
+    const w = world({ open: [openRow({ runId: 5, failedAt: NOW - 900_000 })] });
+    await lookAtFailed(listing([failedObj({ cluster: undefined, failedAt: undefined })]), w.deps);
+    expect(w.stored).toHaveLength(1);
+    expect(w.stored[0]?.row).toMatchObject({ id: 1, cluster: "default", failedAt: NOW - 900_000, firstSeen: NOW - 600_000 });
+    expect(w.stored[0]?.row).not.toHaveProperty("runId");
+    expect(w.stored[0]?.row.reason).toMatch(/^ARC marked it Failed 900s ago/);
+  });
+
   it("a row whose object left on a fresh look: closed gone; one we deleted: closed reaped with how long", async () => {
     const w = world({ open: [openRow(), openRow({ id: 2, name: "f-2", uid: "u-2", deletedAt: NOW - 30_000 })] });
     const report = await lookAtFailed(listing([]), w.deps);

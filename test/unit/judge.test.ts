@@ -240,3 +240,94 @@ describe("lost completions: the recheck (row 10)", () => {
     expect(v.dueAt).toBe(Date.parse(ago(7200 - 432_000)));
   });
 });
+
+describe("the edges of the table", () => {
+  const recheck = { ...policy, recheckSeconds: 3600 };
+
+  it("no facts and no object: idle, never gone (nothing to close)", () => {
+    expect(at({ cluster: { kind: "missing" } })).toEqual({ verdict: "keep", reason: "idle: no job recorded for this runner" });
+  });
+
+  it("gone with the view's own words when it has them", () => {
+    expect(at({ tracked: tracked(), cluster: { kind: "missing", why: "only an idle object of its name" } })).toEqual({
+      verdict: "gone",
+      reason: "only an idle object of its name",
+    });
+  });
+
+  it("a completion stamped in the future (clock skew): 0 s ago, waiting the whole grace", () => {
+    expect(at({ tracked: tracked({ jobCompleted: { at: ago(-5), conclusion: "success" } }) })).toEqual({
+      verdict: "wait",
+      reason: "job 100 in o/r is success, completed 0s ago; grace 300s",
+      dueAt: NOW + 305_000,
+    });
+  });
+
+  it("exactly at the bound: still within it (due then); a second past: ask", () => {
+    expect(at({ tracked: tracked({ startedAt: ago(432_000) }) })).toEqual({
+      verdict: "keep",
+      reason: "job 100 in o/r is in_progress for 432000s, within the bound of 432000s",
+      dueAt: NOW,
+    });
+    expect(at({ tracked: tracked({ startedAt: ago(432_001) }) }).askGithub).toBe(true);
+  });
+
+  it("exactly at the recheck: asked; a re-read before the first recheck does not move it earlier", () => {
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(3600) }) })).toMatchObject({ askGithub: true, recheck: true });
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(600), checkedAt: NOW - 700_000 }) }).dueAt).toBe(NOW + 3_000_000);
+  });
+
+  it("a re-read that says completed without a time is not a completion; without a recheck GitHub's word within the bound is not used", () => {
+    const odd: GithubWord = { kind: "job", status: "completed", conclusion: "success", completedAt: null };
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200), checkedAt: NOW }), github: odd })).toMatchObject({
+      verdict: "keep",
+      dueAt: NOW + 3_600_000,
+    });
+    const done: GithubWord = { kind: "job", status: "completed", conclusion: null, completedAt: ago(900) };
+    expect(at({ tracked: tracked({ startedAt: ago(7200) }), github: done }).verdict).toBe("keep");
+    expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done })).toEqual({
+      verdict: "delete",
+      reason: "job 100 in o/r is completed, completed 900s ago",
+      cause: "job-completed",
+    });
+  });
+
+  it("past the bound, GitHub says completed without a conclusion or time", () => {
+    const noConclusion: GithubWord = { kind: "job", status: "completed", conclusion: null, completedAt: ago(900) };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github: noConclusion })).toMatchObject({
+      verdict: "delete",
+      reason: "job 100 in o/r is completed, completed 900s ago",
+    });
+    const noTime: GithubWord = { kind: "job", status: "completed", conclusion: "success", completedAt: null };
+    expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github: noTime })).toEqual({
+      verdict: "delete",
+      reason: "job 100 has been completed for 500000s, over the bound of 432000s",
+      cause: "over-bound",
+    });
+  });
+
+  it("a job without a start time: kept, an error", () => {
+    expect(at({ tracked: tracked({ startedAt: undefined }) })).toEqual({ verdict: "keep", reason: "job 100 has no start time recorded", error: true });
+  });
+
+  it("a run's completion names a later attempt only when it is later", () => {
+    const same = at({ tracked: tracked({ runAttempt: 2, runCompleted: { at: ago(900), conclusion: "success", attempt: 2 } }) });
+    expect(same.reason).toBe("run 10 in o/r is success, completed 900s ago");
+    const later = at({ tracked: tracked({ runAttempt: 1, runCompleted: { at: ago(900), conclusion: "success", attempt: 2 } }) });
+    expect(later.reason).toBe("run 10 (attempt 2) in o/r is success, completed 900s ago");
+  });
+
+  it("row 4 at exactly 60 s of skew: still the job's runner; no creation time: the job's runner", () => {
+    const started = ago(600);
+    const v = at({ tracked: tracked({ startedAt: started, jobCompleted: { at: ago(400), conclusion: "success" } }), cluster: runner({ createdAt: ago(540) }) });
+    expect(v.verdict).toBe("delete");
+    const none = at({ tracked: tracked({ jobCompleted: { at: ago(400), conclusion: "success" } }), cluster: runner({ createdAt: undefined }) });
+    expect(none.verdict).toBe("delete");
+  });
+
+  it("a busy runner without facts names its repository, or says it is unknown", () => {
+    expect(at({ cluster: runner({ jobRepositoryName: undefined }) }).reason).toBe(
+      "runner works on run 10 in an unknown repository and no webhook told us about it: asking GitHub",
+    );
+  });
+});

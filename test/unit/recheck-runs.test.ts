@@ -245,6 +245,55 @@ describe("shareRunReads", () => {
     expect(learned).toEqual([]);
   });
 
+  it("whether a run is a group is asked of the ledger once per run", async () => {
+    const gh = setup({});
+    const l = ledger([rec(70)]);
+    const reads = shareRunReads([item(rec(70))], gh.github, l.port);
+    await (reads.github as Github).job(REPO, 70, 1);
+    await (reads.github as Github).job(REPO, 70, 1);
+    expect(l.asked).toEqual([`${REPO}#7`]);
+    expect(gh.calls).toEqual(["job 70", "job 70"]);
+  });
+
+  it("after the pass: a row not asked in it is still rechecked; results without a row are fine; all asked: no recheck", async () => {
+    const gh = setup({ pages: [[ghJob({ id: 70 }), ghJob({ id: 71 })]] });
+    const l = ledger([rec(70), rec(71)]);
+    const reads = shareRunReads([item(rec(70)), item(rec(71))], gh.github, l.port);
+    await (reads.github as Github).job(REPO, 70, 1);
+    const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: "" };
+    await reads.apply(
+      [
+        { ...item(rec(70)), asked: true } as Result,
+        { ...item(rec(71)), asked: false } as Result,
+        { name: "u", unseen, view: { kind: "missing" }, asked: true } as Result,
+      ],
+      NOW,
+    );
+    expect(l.rechecked).toEqual([{ ids: [71], now: NOW }]);
+    const all = ledger([rec(70), rec(71)]);
+    const again = shareRunReads([item(rec(70)), item(rec(71))], setup({ pages: [[ghJob({ id: 70 }), ghJob({ id: 71 })]] }).github, all.port);
+    await (again.github as Github).job(REPO, 70, 1);
+    await again.apply([{ ...item(rec(70)), asked: true } as Result, { ...item(rec(71)), asked: true } as Result], NOW);
+    expect(all.rechecked).toEqual([]);
+  });
+
+  it("a ledger that names a run's rows but cannot mark them rechecked: the completions are learned all the same", async () => {
+    const gh = setup({ pages: [[ghJob({ id: 70 }), ghJob({ id: 71, status: "completed", completedAt: iso(NOW) })]] });
+    const learned: Fact[][] = [];
+    const open = [rec(70), rec(71)];
+    const port = {
+      learn: (f: Fact[]) => {
+        learned.push(f);
+        return undefined;
+      },
+      openOfRun: () => open,
+    };
+    const reads = shareRunReads([item(rec(70)), item(rec(71))], gh.github, port);
+    await (reads.github as Github).job(REPO, 70, 1);
+    await reads.apply([], NOW);
+    expect(learned.map((f) => f[0]?.jobId)).toEqual([71]);
+  });
+
   it("unseen runners of one run count toward a group", async () => {
     const gh = setup({ pages: [[ghJob({ id: 70 })]] });
     const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: "" };

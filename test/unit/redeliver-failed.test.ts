@@ -222,6 +222,52 @@ describe("a listing", () => {
   });
 });
 
+describe("what counts as a success", () => {
+  it("a status code from 200 to 299 is a success; 199 and 300 are failures", async () => {
+    const w = world({
+      pages: [
+        {
+          deliveries: [
+            delivery("g-199", { id: "71", statusCode: 199 }),
+            delivery("g-200", { id: "72", statusCode: 200 }),
+            delivery("g-299", { id: "73", statusCode: 299 }),
+            delivery("g-300", { id: "74", statusCode: 300 }),
+          ],
+          complete: true,
+        },
+      ],
+    });
+    const { report } = await w.run({ listedUntil: NOW - 600_000 });
+    expect(report.asked).toEqual(["g-199", "g-300"]);
+    // Successes never known before: nothing stored for them.
+    expect(w.store.puts.map((p) => p.guid)).toEqual(["g-199", "g-300"]);
+  });
+
+  it("a received GUID never known before: nothing stored, nothing asked", async () => {
+    const w = world({ pages: [{ deliveries: [delivery("g-recv")], complete: true }] });
+    w.store.receivedGuids.add("g-recv");
+    await w.run({ listedUntil: NOW - 600_000 });
+    expect(w.store.puts).toEqual([]);
+    expect(w.redelivered).toEqual([]);
+  });
+
+  it("a known GUID already marked succeeded is not stored again", async () => {
+    const w = world({ pages: [{ deliveries: [delivery("g-ok", { statusCode: 200 })], complete: true }] });
+    w.store.rows.set("g-ok", row("g-ok", { attempts: 1, succeeded: true }));
+    await w.run({ listedUntil: NOW - 600_000 });
+    expect(w.store.puts).toEqual([]);
+  });
+
+  it("a GUID known from an earlier refused ask carries its count, refusal and listing", async () => {
+    const w = world({ pages: [{ deliveries: [delivery("g-1", { id: "81" })], complete: true }], budget: 1 });
+    w.store.rows.set("g-1", row("g-1", { attempts: 2, askFailed: true, lastListing: NOW - 300_000 }));
+    // The budget is spent by the listing: no ask; the row keeps what it knew.
+    const { report } = await w.run({ listedUntil: NOW - 600_000 });
+    expect(report.asked).toEqual([]);
+    expect(w.store.puts).toEqual([]);
+  });
+});
+
 describe("the budget and a cut listing", () => {
   it("out of budget while asking: a never-asked GUID waits as a pending ask, one asked before keeps its count", async () => {
     // 1 call for the listing, 1 ask: the budget of 2 is then spent.
