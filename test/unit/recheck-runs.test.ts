@@ -291,7 +291,7 @@ describe("shareRunReads", () => {
     const reads = shareRunReads([item(rec(70)), item(rec(71))], gh.github, port);
     await (reads.github as Github).job(REPO, 70, 1);
     await reads.apply([], NOW);
-    expect(learned.map((f) => f[0]?.jobId)).toEqual([71]);
+    expect(learned.map((f) => f[0])).toEqual([expect.objectContaining({ type: "job-completed", jobId: 71 })]);
   });
 
   it("unseen runners of one run count toward a group", async () => {
