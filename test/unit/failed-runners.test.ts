@@ -150,6 +150,8 @@ describe("lookAtFailed", () => {
     expect(w.stored[0]?.row).toMatchObject({ cluster: "default", failedAt: NOW, firstSeen: NOW });
     expect(w.stored[0]?.row).not.toHaveProperty("scaleSet");
     expect(w.stored[0]?.row).not.toHaveProperty("createdAt");
+    expect(w.stored[0]?.row).not.toHaveProperty("arcReason");
+    expect(w.stored[0]?.row).not.toHaveProperty("arcMessage");
     expect(w.stored[0]?.row.reason).toMatch(/^ARC marked it Failed 0s ago; it holds a slot of scale set \(unlabelled\); due for deletion/);
     expect(w.stored[1]?.row).toMatchObject({ runId: 9 });
     expect(w.stored[1]?.row.reason).toMatch(/it carries run 9, so its job's rules judge it/);
