@@ -229,6 +229,10 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now()), namespaces);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     log(`  seeded ${c.runners} live runners (${webhooks} webhooks) and ${history} closed rows in ${seedSeconds.toFixed(1)} s`);
+    // The mix's "waiting" jobs completed as seeding began: past the grace (300 s), they are due, and the
+    // cap holds most of them back in every sweep, so the figures measure another workload (a loaded machine).
+    if (seedSeconds > Number(PRODUCTION_SETTINGS.REAPER_GRACE_SECONDS) - 30)
+      log(`  WARNING: seeding took ${seedSeconds.toFixed(0)} s, near or past the grace: "waiting" runners are due and held by the cap; these figures are not the steady mix`);
 
     const pids = workerdPidsFor(Number(new URL(stack.url).port));
     if (pids.length === 0) throw new Error("sweep cost: found no workerd process under wrangler dev");
