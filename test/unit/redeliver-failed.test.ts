@@ -135,7 +135,7 @@ describe("a listing", () => {
     expect(w.listed).toEqual([{ since: NOW - 720_000, cursor: undefined, status: "failure" }]);
     expect(report).toEqual({ listed: 9, asked: ["g-1", "g-run", "g-in"], failed: [] });
     expect(w.redelivered).toEqual(["11", "12", "13"]);
-    expect(mark).toEqual({ listedUntil: NOW, lastListingAt: NOW });
+    expect(mark).toStrictEqual({ listedUntil: NOW, lastListingAt: NOW });
     expect(w.store.get("g-1")).toEqual({
       guid: "g-1",
       event: "workflow_job",
@@ -295,6 +295,14 @@ describe("the budget and a cut listing", () => {
     expect(w.store.get("g-p")).toMatchObject({ attempts: 1, askFailed: false });
   });
 
+  it("a pending ask made before the listing is not made again when the listing shows its GUID", async () => {
+    const w = world({ pages: [{ deliveries: [delivery("g-p", { id: "55" })], complete: true }] });
+    w.store.rows.set("g-p", row("g-p", { deliveryId: "54" }));
+    const { report } = await w.run({ listedUntil: NOW - 600_000 });
+    expect(w.redelivered).toEqual(["54"]);
+    expect(report.asked).toEqual(["g-p"]);
+  });
+
   it("pending asks stop when the budget's share is spent", async () => {
     const w = world({ budget: 1 });
     w.store.rows.set("g-a", row("g-a", { deliveryId: "61" }));
@@ -317,14 +325,14 @@ describe("the budget and a cut listing", () => {
     // A minute later: resumed at once (not held by the interval), from the same start and cursor.
     const second = await w.run(first.mark, { now: NOW + 60_000 });
     expect(w.listed[1]).toEqual({ since: NOW - 720_000, cursor: "c-2", status: "failure" });
-    expect(second.mark).toEqual({ listedUntil: NOW, lastListingAt: NOW });
+    expect(second.mark).toStrictEqual({ listedUntil: NOW, lastListingAt: NOW });
     expect(w.store.get("g-2")?.lastListing).toBe(NOW);
   });
 
   it("a cut listing without a cursor is complete", async () => {
     const w = world({ pages: [{ deliveries: [], complete: false }] });
     const { mark } = await w.run({ listedUntil: 0 });
-    expect(mark).toEqual({ listedUntil: NOW, lastListingAt: NOW });
+    expect(mark).toStrictEqual({ listedUntil: NOW, lastListingAt: NOW });
   });
 });
 
