@@ -341,6 +341,22 @@ describe("reconcile: asking GitHub", () => {
   });
 });
 
+describe("reconcile: the back-off holds asks only", () => {
+  it("a completed job whose earlier ask failed is deleted at once, its back-off notwithstanding", async () => {
+    const { ctx, deletes } = context();
+    const r = await step({ record: row({ ...done(900), failures: 2, dueAt: NOW + 60_000 }) }, ctx);
+    expect(r).toMatchObject({ close: "reaped", deleted: true, failures: 0 });
+    expect(deletes.map((d) => d.runner.uid)).toEqual(["u-1"]);
+  });
+
+  it("a row with no failed ask, due later, is asked when the judge asks", async () => {
+    const gh = stubGithub({ job: { status: "in_progress" } });
+    const { ctx } = context({ github: gh.github });
+    await step({ record: row({ startedAt: iso(NOW - 500_000_000), failures: 0, dueAt: NOW + 90_000 }) }, ctx);
+    expect(gh.calls).toEqual(["installationFor octo/repo", "job 70"]);
+  });
+});
+
 describe("reconcile: a busy runner no webhook told us about", () => {
   const unseen = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
     name: "r-1",
@@ -414,6 +430,19 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     const later = await step({ unseen: unseen({ dueAt: NOW + 600_000, failures: 1, reason: r.verdict.reason }) }, ctx);
     expect(later).toMatchObject({ failures: 1, next: { at: NOW + 600_000 }, verdict: { reason: r.verdict.reason } });
     expect(gh.calls).toHaveLength(3);
+  });
+
+  it("an unseen row is asked when its time has come, when it has no time, or when it has no reason yet", async () => {
+    for (const over of [
+      { dueAt: NOW, reason: "GitHub lists no job", failures: 1 },
+      { dueAt: null, reason: "GitHub lists no job" },
+      { dueAt: NOW + 5000, reason: "" },
+    ]) {
+      const gh = stubGithub({ run: { status: "in_progress" }, runnerJob: undefined });
+      const { ctx } = context({ github: gh.github });
+      await step({ unseen: unseen(over) }, ctx);
+      expect(gh.calls).toHaveLength(3);
+    }
   });
 
   it("a row due later with a reason but no failure: kept until then without a back-off count", async () => {
