@@ -9,7 +9,7 @@ import { DEFAULT_DAY, generateDay, LONG_JOBS_DAY, type DaySpec, type Trace } fro
 import { duration, fixed, int, markdownTable } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 
-// REAPER_RECHECK_SECONDS at its default: a job running past an hour with no completion heard is re-read (per run).
+// REAPER_RECHECK_SECONDS at its default: a job running past an hour with no completion heard is rechecked (per repository, then per run).
 export const DAY_POLICY: Policy = { graceSeconds: 300, maxJobSeconds: 432_000, recheckSeconds: 3600 };
 // The two fleets of table 4: the short-jobs day, and the day where a quarter of the runs are 2-6 h builds (issue 25).
 export const DAY_FLEETS: readonly { name: string; spec: DaySpec }[] = [

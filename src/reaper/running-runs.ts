@@ -8,7 +8,6 @@
 // completion lost, is found when the run ends (its completion, or the first
 // recheck after it, which no longer finds the run listed) instead of at the
 // job's next recheck; past the bound the job itself is read.
-import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { GithubWord } from "../model/verdict.ts";
@@ -49,9 +48,10 @@ export function runningRunsOfPass(github: Github): RunningRunsOfPass {
       const l = await listing(record.repo, installationId);
       const word = listedWord(record, l.running);
       if (word) return word;
-      // Cut by the budget or a rate limit: held like any ask, resumed at the next pass. Any other
-      // failure of the listing: the job is read on its own, as before the listing existed.
-      if (l.error instanceof GithubBudgetExhausted || l.error instanceof GithubRateLimited) throw l.error;
+      // A listing that stopped early says nothing of the runs it did not reach: its error is the
+      // recheck's (the budget or a rate limit holds it; any other fails it like a failed read), and a
+      // token refused for the listing is not asked for again by a job read in the same pass.
+      if (l.error !== undefined) throw l.error;
       return undefined;
     },
     async apply(ledger, asked, now) {
