@@ -14,9 +14,9 @@ import type { GithubWord } from "../model/verdict.ts";
 import { listedWord, rowsStillRunning, type RunningRuns } from "./run-listing.ts";
 
 /** GitHub answers at most 1,000 runs for a search filtered by status: 10 pages of 100. */
-export const MAX_PAGES = 10;
+const MAX_PAGES = 10;
 
-export interface RunningListing {
+interface RunningListing {
   repo: string;
   running: Map<number, number>;
   /** Why the listing stopped before its last page (the budget, a rate limit, an error). */
