@@ -312,8 +312,10 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   delivery (at most half the budget); it asks GitHub only about runners past the bound
   (none in one day), busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs), or running
   past the recheck (REAPER_RECHECK_SECONDS, ${int(DAY_POLICY.recheckSeconds ?? 0)} s) with no completion heard; a recheck, at the
-  alarm or in a sweep, is one read of the run's jobs (100 a page; a job read when the job is
-  its run's only open one) that answers for every open job of the run (src/reaper/recheck-runs.ts);
+  alarm or in a sweep, first lists the repository's runs in progress (once per repository and pass,
+  100 a page, at most ${a.maxListedRunPages * 100}: src/reaper/running-runs.ts): a listed run answers "still running"
+  for every open job of it, whose next recheck moves; a run not listed has its jobs read (100 a page;
+  a job read when the job is its run's only open one), which answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once
   per repository; the webhook payload carries the installation id.
