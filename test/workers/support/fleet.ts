@@ -267,6 +267,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   }
   /** Objects removed at sweep k (they vanish unseen), and webhooks held back until sweep k. */
   const vanishing: { k: number; r: Runner }[] = [];
+  // The unseen teeth live after the fault sweeps: a sweep whose lists fail cannot see a runner, so one that came and
+  // went within them would be planned, never observed. With faults they appear at the first sweep without (`calm`).
+  const calm = o.faultSweeps;
+  const appearing: Runner[] = [];
   const late: { k: number; e: Event }[] = [];
   /** Held kind: at sweep k, GitHub's REST answer turns completed. */
   const flips: { k: number; complete: () => Promise<unknown> }[] = [];
@@ -630,14 +634,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       case "unseen-vanish": {
         // Busy, no webhook; it leaves the cluster before its wait for one is over.
         const r = add({ name, kind, object: busy(name) });
-        vanishing.push({ k: 1 + Math.floor(random() * 2), r });
+        vanishing.push({ k: calm + 1 + Math.floor(random() * 2), r });
+        if (calm > 0) appearing.push(r);
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
         break;
       }
       case "unseen-explained": {
         // Seen busy by the first sweep; its in_progress webhook comes a minute or two later: GitHub is never asked.
-        explained.push({ r: add({ name, kind, object: busy(name) }, [{ jobId, runId }]), runId });
-        late.push({ k: 1 + Math.floor(random() * 2), e: jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }) });
+        const r = add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
+        explained.push({ r, runId });
+        late.push({ k: calm + 1 + Math.floor(random() * 2), e: jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }) });
+        if (calm > 0) appearing.push(r);
         explainedRuns.add(runId);
         await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
         break;
@@ -645,7 +652,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
   }
   for (let i = 0; i < runners.length; i += 200) {
-    const batch = runners.slice(i, i + 200).filter((r) => r.uid === undefined && !swaps.some((w) => w.fresh === r));
+    const batch = runners.slice(i, i + 200).filter((r) => r.uid === undefined && !swaps.some((w) => w.fresh === r) && !appearing.includes(r));
     const stored = await s.kube.seedAll(batch.map((r) => r.object));
     batch.forEach((r, j) => (r.uid = stored[j]!.metadata.uid));
   }
@@ -744,6 +751,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
         deliveredAt: iso(now - Math.floor(random() * 60_000)),
       });
       if (!drop) await deliver(e);
+    }
+    if (k === calm && appearing.length > 0) {
+      const stored = await s.kube.seedAll(appearing.map((r) => r.object));
+      appearing.forEach((r, j) => (r.uid = stored[j]!.metadata.uid));
     }
     for (const l of late.filter((x) => x.k === k)) await deliver(l.e);
     for (const f of flips.filter((x) => x.k === k)) await f.complete();
@@ -897,7 +908,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     redelivered = asked.length;
     // Converged: faults over, every delivery made, every dropped one redelivered, every finished runner deleted.
     if (
-      k >= Math.max(o.faultSweeps, o.deliverySweeps, ...swaps.map((w) => w.k)) &&
+      // ...and the unseen teeth played out: vanished, or their late webhook delivered and a sweep after it.
+      k >= Math.max(o.faultSweeps, o.deliverySweeps, ...swaps.map((w) => w.k), ...vanishing.map((v) => v.k + 1), ...late.map((l) => l.k + 1)) &&
       redelivered >= drops &&
       mustDelete().every((r) => deletedAt.has(r.uid!)) &&
       runners.every((r) => r.kind !== "held" || finished.has(r.uid!))
