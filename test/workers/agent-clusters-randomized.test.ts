@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, type Agent } from "./support/fake-agent.ts";
-import { prng } from "./support/fleet.ts";
+import { prng } from "./support/fleet-types.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, NS } from "./support/stack.ts";
 import { waitFor } from "./support/wait-for.ts";

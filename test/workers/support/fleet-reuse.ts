@@ -1,0 +1,120 @@
+// A name that comes back while its facts are open (issue 10's teeth), planned for the fleet (fleet-plan.ts).
+import { makeEphemeralRunner } from "../../standins/kube/control.ts";
+import type { FleetPlan } from "./fleet-plan.ts";
+import { iso, type FleetContext, type ReuseKind, type Runner } from "./fleet-types.ts";
+import { NS, REPO } from "./stack.ts";
+
+/**
+ * A name that comes back while its facts are open: the first runner of the name takes job J1 of run R1
+ * (its in_progress webhook delivered as usual); between two sweeps (sweep k) it finishes J1, vanishes,
+ * and ARC creates a new runner of the same name: idle, busy on another job of R1 (its webhook lost,
+ * still running), or busy on a job of another run R2 that completes (its webhooks lost: only the
+ * reconcile can find it). J1's completion is delivered at that moment, or lost.
+ */
+export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKind, name: string, runId: number, jobId: number): Promise<void> {
+  const { s, random, S, grace } = c;
+  const { add, jobEvent, events, runners, swaps } = p;
+  const k = 1 + Math.floor(random() * 6);
+  const swapAt = S + k * 60_000 - 45_000; // before that sweep's first alarm
+  const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
+  const completedAt = swapAt - 20_000;
+  const old = add(
+    {
+      name,
+      kind,
+      deletableFrom: completedAt + grace,
+      object: makeEphemeralRunner({
+        namespace: NS,
+        scaleSet: "arc-runners",
+        name,
+        workflowRunId: runId,
+        jobRepositoryName: REPO,
+        creationTimestamp: iso(startedAt - 5000),
+      }),
+    },
+    [{ jobId, runId }],
+  );
+  const j1 = { runner: name, runId, attempt: 1, jobId, startedAt, completedAt, conclusion: "success" };
+  events.push(jobEvent("in_progress", j1));
+  await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+  const created = iso(swapAt).replace(/\.\d{3}Z$/, "Z");
+  let fresh: Runner;
+  let later = async () => {};
+  if (kind === "reuse-idle") {
+    fresh = { name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, creationTimestamp: created }) };
+    runners.push(fresh);
+  } else if (kind === "reuse-same-run") {
+    fresh = add(
+      {
+        name,
+        kind,
+        object: makeEphemeralRunner({
+          namespace: NS,
+          scaleSet: "arc-runners",
+          name,
+          workflowRunId: runId,
+          jobRepositoryName: REPO,
+          creationTimestamp: created,
+        }),
+      },
+      [{ jobId: jobId + 1 }],
+    );
+    later = async () => {
+      await s.github.putJob({
+        repo: REPO,
+        id: jobId + 1,
+        run_id: runId,
+        run_attempt: 1,
+        status: "in_progress",
+        runner_name: name,
+        started_at: iso(swapAt + 5000),
+      });
+    };
+  } else {
+    const r2 = runId + 500_000;
+    fresh = add(
+      {
+        name,
+        kind,
+        deletableFrom: swapAt + 60_000 + grace,
+        object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: r2, jobRepositoryName: REPO, creationTimestamp: created }),
+      },
+      [{ jobId: jobId + 1, runId: r2 }],
+    );
+    later = async () => {
+      await s.github.putJob({
+        repo: REPO,
+        id: jobId + 1,
+        run_id: r2,
+        run_attempt: 1,
+        status: "completed",
+        conclusion: "success",
+        runner_name: name,
+        started_at: iso(swapAt + 5000),
+        completed_at: iso(swapAt + 60_000),
+      });
+      await s.github.putRun({ repo: REPO, id: r2, status: "completed", conclusion: "success", updated_at: iso(swapAt + 70_000) });
+    };
+  }
+  const deliverCompletion = random() < 0.5;
+  swaps.push({
+    k,
+    old,
+    fresh,
+    afterwards: async (deliver) => {
+      await s.github.putJob({
+        repo: REPO,
+        id: jobId,
+        run_id: runId,
+        run_attempt: 1,
+        status: "completed",
+        conclusion: "success",
+        runner_name: name,
+        started_at: iso(startedAt),
+        completed_at: iso(completedAt),
+      });
+      await later();
+      if (deliverCompletion) await deliver(jobEvent("completed", j1));
+    },
+  });
+}
