@@ -1,6 +1,7 @@
 // The fleet's plan (fleet.ts): every runner lifecycle drawn from the seed, the events GitHub would
 // deliver, the GitHub stand-in's answers, and what happens at which sweep (swaps, vanishing
 // runners, late webhooks, held jobs that complete). The draws keep their order: same seed, same run.
+import type { Conclusion } from "../../standins/github/types.ts";
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { nameComesBack } from "./fleet-reuse.ts";
 import { failedRunner, heldDeletion } from "./fleet-slots.ts";
@@ -28,6 +29,16 @@ export interface FleetPlan {
   add: (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs?: { jobId?: number; runId?: number }[]) => Runner;
   jobEvent: (action: "in_progress" | "completed", j: JobOf) => Event;
   runEvent: (runId: number, attempt: number, updatedAt: number, conclusion: string) => Event;
+  /** GitHub's REST answer for a job of REPO (attempt 1 unless said): in progress, or completed when `completedAt` is given. */
+  putJob: (j: {
+    id: number;
+    runId: number;
+    runner: string;
+    startedAt: number;
+    completedAt?: number;
+    conclusion?: Conclusion;
+    attempt?: number;
+  }) => Promise<unknown>;
 }
 
 export async function planFleet(c: FleetContext): Promise<FleetPlan> {
@@ -105,7 +116,18 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
     for (const [k, p] of kinds) if ((r -= p) < 0) return k;
     return "done";
   };
-  const p: FleetPlan = { runners, swaps, owners, events, vanishing, late, appearing, flips, explainedRuns, explained, add, jobEvent, runEvent };
+  const putJob: FleetPlan["putJob"] = (j) =>
+    s.github.putJob({
+      repo: REPO,
+      id: j.id,
+      run_id: j.runId,
+      run_attempt: j.attempt ?? 1,
+      status: j.completedAt === undefined ? "in_progress" : "completed",
+      ...(j.completedAt === undefined ? {} : { conclusion: j.conclusion, completed_at: iso(j.completedAt) }),
+      runner_name: j.runner,
+      started_at: iso(j.startedAt),
+    });
+  const p: FleetPlan = { runners, swaps, owners, events, vanishing, late, appearing, flips, explainedRuns, explained, add, jobEvent, runEvent, putJob };
 
   // The first three are always the one-reconcile teeth; the rest are drawn.
   const teeth: Kind[] = ["twin", "unseen-vanish", "unseen-explained", ...(o.slots ? (["failed", "held", "failed-busy"] as const) : [])];
@@ -133,30 +155,20 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion };
         add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", job), jobEvent("completed", job), runEvent(runId, 1, completedAt + 2000, conclusion));
-        await s.github.putJob({
-          repo: REPO,
-          id: jobId,
-          run_id: runId,
-          run_attempt: 1,
-          status: "completed",
-          conclusion,
-          runner_name: name,
-          started_at: iso(job.startedAt),
-          completed_at: iso(completedAt),
-        });
+        await putJob({ id: jobId, runId, runner: name, startedAt: job.startedAt, completedAt, conclusion });
         break;
       }
       case "running": {
         add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        await putJob({ id: jobId, runId, runner: name, startedAt });
         break;
       }
       case "hung": {
         const hungSince = S - bound - Math.floor(random() * 3600_000) - 60_000;
         add({ name, kind, deletableFrom: hungSince + bound, object: busy(name, 1, hungSince - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt: hungSince }));
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(hungSince) });
+        await putJob({ id: jobId, runId, runner: name, startedAt: hungSince });
         break;
       }
       case "idle":
@@ -165,23 +177,13 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
       case "unknown-done": {
         const updatedAt = S - 600_000 - Math.floor(random() * 3600_000);
         add({ name, kind, deletableFrom: updatedAt + grace, object: busy(name) }, [{ jobId, runId }]);
-        await s.github.putJob({
-          repo: REPO,
-          id: jobId,
-          run_id: runId,
-          run_attempt: 1,
-          status: "completed",
-          conclusion: "cancelled",
-          runner_name: name,
-          started_at: iso(updatedAt - 60_000),
-          completed_at: iso(updatedAt),
-        });
+        await putJob({ id: jobId, runId, runner: name, startedAt: updatedAt - 60_000, completedAt: updatedAt, conclusion: "cancelled" });
         await s.github.putRun({ repo: REPO, id: runId, status: "completed", conclusion: "cancelled", updated_at: iso(updatedAt) });
         break;
       }
       case "unknown-running": {
         add({ name, kind, object: busy(name) }, [{ jobId, runId }]);
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        await putJob({ id: jobId, runId, runner: name, startedAt });
         break;
       }
       case "rerun": {
@@ -195,18 +197,8 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         const jobA = { runner: a, runId, attempt: 1, jobId, startedAt, completedAt: failedAt, conclusion: "failure" };
         events.push(jobEvent("in_progress", jobA), jobEvent("completed", jobA), runEvent(runId, 1, failedAt + 1000, "failure"));
         events.push(jobEvent("in_progress", { runner: b, runId, attempt: 2, jobId: jobId + 1, startedAt: rerunAt }));
-        await s.github.putJob({
-          repo: REPO,
-          id: jobId,
-          run_id: runId,
-          run_attempt: 1,
-          status: "completed",
-          conclusion: "failure",
-          runner_name: a,
-          started_at: iso(startedAt),
-          completed_at: iso(failedAt),
-        });
-        await s.github.putJob({ repo: REPO, id: jobId + 1, run_id: runId, run_attempt: 2, status: "in_progress", runner_name: b, started_at: iso(rerunAt) });
+        await putJob({ id: jobId, runId, runner: a, startedAt, completedAt: failedAt, conclusion: "failure" });
+        await putJob({ id: jobId + 1, runId, runner: b, startedAt: rerunAt, attempt: 2 });
         break;
       }
       case "lost": {
@@ -215,17 +207,7 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         const job = { runner: name, runId, attempt: 1, jobId, startedAt: Math.min(startedAt, completedAt - 1000), completedAt, conclusion: "cancelled" };
         add({ name, kind, deletableFrom: completedAt + grace, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
         events.push(jobEvent("in_progress", job));
-        await s.github.putJob({
-          repo: REPO,
-          id: jobId,
-          run_id: runId,
-          run_attempt: 1,
-          status: "completed",
-          conclusion: "cancelled",
-          runner_name: name,
-          started_at: iso(job.startedAt),
-          completed_at: iso(completedAt),
-        });
+        await putJob({ id: jobId, runId, runner: name, startedAt: job.startedAt, completedAt, conclusion: "cancelled" });
         break;
       }
       case "reuse-idle":
@@ -255,17 +237,7 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         );
         add({ name, kind: "twin-idle", object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name }) });
         events.push(jobEvent("in_progress", job), jobEvent("completed", job));
-        await s.github.putJob({
-          repo: REPO,
-          id: jobId,
-          run_id: runId,
-          run_attempt: 1,
-          status: "completed",
-          conclusion: "cancelled",
-          runner_name: name,
-          started_at: iso(job.startedAt),
-          completed_at: iso(completedAt),
-        });
+        await putJob({ id: jobId, runId, runner: name, startedAt: job.startedAt, completedAt, conclusion: "cancelled" });
         break;
       }
       case "failed":
@@ -280,7 +252,7 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         const r = add({ name, kind, object: busy(name) });
         vanishing.push({ k: calm + 1 + Math.floor(random() * 2), r });
         if (calm > 0) appearing.push(r);
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        await putJob({ id: jobId, runId, runner: name, startedAt });
         break;
       }
       case "unseen-explained": {
@@ -290,7 +262,7 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         late.push({ k: calm + 1 + Math.floor(random() * 2), e: jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }) });
         if (calm > 0) appearing.push(r);
         explainedRuns.add(runId);
-        await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+        await putJob({ id: jobId, runId, runner: name, startedAt });
         break;
       }
     }

@@ -13,7 +13,7 @@ import { NS, REPO } from "./stack.ts";
  */
 export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKind, name: string, runId: number, jobId: number): Promise<void> {
   const { s, random, S, grace } = c;
-  const { add, jobEvent, events, runners, swaps } = p;
+  const { add, jobEvent, events, runners, swaps, putJob } = p;
   const k = 1 + Math.floor(random() * 6);
   const swapAt = S + k * 60_000 - 45_000; // before that sweep's first alarm
   const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
@@ -36,7 +36,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
   );
   const j1 = { runner: name, runId, attempt: 1, jobId, startedAt, completedAt, conclusion: "success" };
   events.push(jobEvent("in_progress", j1));
-  await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+  await putJob({ id: jobId, runId, runner: name, startedAt });
   const created = iso(swapAt).replace(/\.\d{3}Z$/, "Z");
   let fresh: Runner;
   let later = async () => {};
@@ -60,15 +60,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
       [{ jobId: jobId + 1 }],
     );
     later = async () => {
-      await s.github.putJob({
-        repo: REPO,
-        id: jobId + 1,
-        run_id: runId,
-        run_attempt: 1,
-        status: "in_progress",
-        runner_name: name,
-        started_at: iso(swapAt + 5000),
-      });
+      await putJob({ id: jobId + 1, runId, runner: name, startedAt: swapAt + 5000 });
     };
   } else {
     const r2 = runId + 500_000;
@@ -82,17 +74,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
       [{ jobId: jobId + 1, runId: r2 }],
     );
     later = async () => {
-      await s.github.putJob({
-        repo: REPO,
-        id: jobId + 1,
-        run_id: r2,
-        run_attempt: 1,
-        status: "completed",
-        conclusion: "success",
-        runner_name: name,
-        started_at: iso(swapAt + 5000),
-        completed_at: iso(swapAt + 60_000),
-      });
+      await putJob({ id: jobId + 1, runId: r2, runner: name, startedAt: swapAt + 5000, completedAt: swapAt + 60_000, conclusion: "success" });
       await s.github.putRun({ repo: REPO, id: r2, status: "completed", conclusion: "success", updated_at: iso(swapAt + 70_000) });
     };
   }
@@ -102,17 +84,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
     old,
     fresh,
     afterwards: async (deliver) => {
-      await s.github.putJob({
-        repo: REPO,
-        id: jobId,
-        run_id: runId,
-        run_attempt: 1,
-        status: "completed",
-        conclusion: "success",
-        runner_name: name,
-        started_at: iso(startedAt),
-        completed_at: iso(completedAt),
-      });
+      await putJob({ id: jobId, runId, runner: name, startedAt, completedAt, conclusion: "success" });
       await later();
       if (deliverCompletion) await deliver(jobEvent("completed", j1));
     },

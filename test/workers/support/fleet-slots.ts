@@ -4,7 +4,7 @@
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import type { FleetPlan } from "./fleet-plan.ts";
 import { FAILED_SECONDS, iso, type FleetContext } from "./fleet-types.ts";
-import { NS, REPO } from "./stack.ts";
+import { NS } from "./stack.ts";
 
 /** One lifecycle of the fleet: its runner's name, run, job, start, and its busy object (as ARC makes it). */
 export interface Lifecycle {
@@ -17,8 +17,8 @@ export interface Lifecycle {
 
 /** ARC could not make its pod: Failed; `failed-busy` is Failed yet busy on a run whose job GitHub says runs (never deleted). */
 export async function failedRunner(c: FleetContext, p: FleetPlan, kind: "failed" | "failed-busy", l: Lifecycle): Promise<void> {
-  const { s, random, S } = c;
-  const { add, events, jobEvent } = p;
+  const { random, S } = c;
+  const { add, events, jobEvent, putJob } = p;
   const { name, runId, jobId, startedAt, busy } = l;
   // Failed, with a reason, a message and the failed pods' times (seconds).
   const failedAt = Math.floor((S - 30_000 - random() * 240_000) / 1000) * 1000;
@@ -46,7 +46,7 @@ export async function failedRunner(c: FleetContext, p: FleetPlan, kind: "failed"
   object.status = { ...object.status, ...status };
   add({ name, kind, object }, [{ jobId, runId }]);
   events.push(jobEvent("in_progress", { runner: name, runId, attempt: 1, jobId, startedAt }));
-  await s.github.putJob({ repo: REPO, id: jobId, run_id: runId, run_attempt: 1, status: "in_progress", runner_name: name, started_at: iso(startedAt) });
+  await putJob({ id: jobId, runId, runner: name, startedAt });
 }
 
 /**
@@ -54,8 +54,8 @@ export async function failedRunner(c: FleetContext, p: FleetPlan, kind: "failed"
  * in_progress until a later sweep: ARC holds the deletion; the reaper may finish it only after that sweep.
  */
 export async function heldDeletion(c: FleetContext, p: FleetPlan, l: Lifecycle): Promise<void> {
-  const { s, random, S, grace } = c;
-  const { add, events, jobEvent, flips } = p;
+  const { random, S, grace } = c;
+  const { add, events, jobEvent, flips, putJob } = p;
   const { name, runId, jobId, startedAt, busy } = l;
   const kind = "held";
   const completedAt = S - 60_000 - Math.floor(random() * 600_000);
@@ -64,27 +64,8 @@ export async function heldDeletion(c: FleetContext, p: FleetPlan, l: Lifecycle):
   add({ name, kind, deletableFrom: completedAt + grace, completesAtSweep, object: busy(name, 1, job.startedAt - 5000) }, [{ jobId, runId }]);
   flips.push({
     k: completesAtSweep,
-    complete: () =>
-      s.github.putJob({
-        repo: REPO,
-        id: jobId,
-        run_id: runId,
-        run_attempt: 1,
-        status: "completed",
-        conclusion: "cancelled",
-        runner_name: name,
-        started_at: iso(job.startedAt),
-        completed_at: iso(completedAt),
-      }),
+    complete: () => putJob({ id: jobId, runId, runner: name, startedAt: job.startedAt, completedAt, conclusion: "cancelled" }),
   });
   events.push(jobEvent("in_progress", job), jobEvent("completed", job));
-  await s.github.putJob({
-    repo: REPO,
-    id: jobId,
-    run_id: runId,
-    run_attempt: 1,
-    status: "in_progress",
-    runner_name: name,
-    started_at: iso(job.startedAt),
-  });
+  await putJob({ id: jobId, runId, runner: name, startedAt: job.startedAt });
 }
