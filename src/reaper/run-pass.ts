@@ -25,12 +25,14 @@ export interface PassReport {
   dryRun: boolean;
   paused: boolean;
   githubCalls: number;
+  /** Runners left for the next sweep's first look (the sweep judges at most FIRST_LOOKS_PER_SWEEP new ones). */
+  deferred?: number;
   /** The sweep's redelivery of failed deliveries (the alarm redelivers nothing). */
   redelivery?: RedeliveryReport | { error: string };
 }
 
 export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassReport> {
-  const { items, lookAtDeletions } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
+  const { items, lookAtDeletions, deferred } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
   const deleted = reaped + (await lookAtDeletions());
@@ -53,6 +55,7 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
     paused: deps.ledger.paused(),
     githubCalls: deps.budget.used,
   };
+  if (deferred) report.deferred = deferred;
   if (redelivery) report.redelivery = redelivery;
   return report;
 }

@@ -10,6 +10,7 @@ import type { Fact } from "../../../src/model/facts.ts";
 import { dueAtOf } from "../../../src/model/next-look.ts";
 import type { Policy } from "../../../src/model/policy.ts";
 import type { ClusterRunner, DeletionWatch, RunnerRecord, UnseenRunner } from "../../../src/model/runner.ts";
+import { verdictKey } from "../../../src/model/verdict.ts";
 import { SlidingWindow } from "../../../src/model/window.ts";
 import type { LedgerPort, Stored } from "../../../src/reaper/ports.ts";
 import type { Caller, Result } from "../../../src/reaper/reconcile.ts";
@@ -109,6 +110,7 @@ export class FakeLedger implements LedgerPort {
               ...identity,
               verdict: r.verdict.verdict,
               reason: r.verdict.reason,
+              verdictKey: verdictKey(r.verdict),
               dueAt: dueAtOf(r.next),
               failures: r.failures,
               heldFor: r.heldFor,
