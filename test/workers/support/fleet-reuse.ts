@@ -18,22 +18,16 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
   const swapAt = S + k * 60_000 - 45_000; // before that sweep's first alarm
   const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
   const completedAt = swapAt - 20_000;
-  const old = add(
-    {
+  /** An object of the name busy on `run` (none: idle), created at `created`. */
+  const object = (run: number | undefined, created: string) =>
+    makeEphemeralRunner({
+      namespace: NS,
+      scaleSet: "arc-runners",
       name,
-      kind,
-      deletableFrom: completedAt + grace,
-      object: makeEphemeralRunner({
-        namespace: NS,
-        scaleSet: "arc-runners",
-        name,
-        workflowRunId: runId,
-        jobRepositoryName: REPO,
-        creationTimestamp: iso(startedAt - 5000),
-      }),
-    },
-    [{ jobId, runId }],
-  );
+      ...(run === undefined ? {} : { workflowRunId: run, jobRepositoryName: REPO }),
+      creationTimestamp: created,
+    });
+  const old = add({ name, kind, deletableFrom: completedAt + grace, object: object(runId, iso(startedAt - 5000)) }, [{ jobId, runId }]);
   const j1 = { runner: name, runId, attempt: 1, jobId, startedAt, completedAt, conclusion: "success" };
   events.push(jobEvent("in_progress", j1));
   await putJob({ id: jobId, runId, runner: name, startedAt });
@@ -41,24 +35,10 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
   let fresh: Runner;
   let later = async () => {};
   if (kind === "reuse-idle") {
-    fresh = { name, kind, object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, creationTimestamp: created }) };
+    fresh = { name, kind, object: object(undefined, created) };
     runners.push(fresh);
   } else if (kind === "reuse-same-run") {
-    fresh = add(
-      {
-        name,
-        kind,
-        object: makeEphemeralRunner({
-          namespace: NS,
-          scaleSet: "arc-runners",
-          name,
-          workflowRunId: runId,
-          jobRepositoryName: REPO,
-          creationTimestamp: created,
-        }),
-      },
-      [{ jobId: jobId + 1 }],
-    );
+    fresh = add({ name, kind, object: object(runId, created) }, [{ jobId: jobId + 1 }]);
     later = async () => {
       await putJob({ id: jobId + 1, runId, runner: name, startedAt: swapAt + 5000 });
     };
@@ -69,7 +49,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
         name,
         kind,
         deletableFrom: swapAt + 60_000 + grace,
-        object: makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, workflowRunId: r2, jobRepositoryName: REPO, creationTimestamp: created }),
+        object: object(r2, created),
       },
       [{ jobId: jobId + 1, runId: r2 }],
     );
