@@ -10,9 +10,8 @@ export function snapshotApplySection(r: SnapshotApply, load: string): string {
 **The agent's snapshot applied** (bench/snapshot-apply.ts): agent mode under \`wrangler dev\`, this process dialling
 \`GET /agent\` with the agent's token and sending the agent's own messages for ${int(r.runners)} runners in 12 namespaces, first
 one part at a time (each part's workerd CPU read once workerd is idle again), then all back to back as after a reconnect
-(the view replaced whole); the ledger's view must hold every runner after each. Then sweeps over that view, whose
-runners are all busy and unseen (no row yet): a sweep gives at most 10,000 runners their first look, so they follow
-until none waits, then one steady sweep. Goal: no part over 30 s of CPU (a Durable Object event's default). ${load}
+(the view replaced whole); the ledger's view must hold every runner after each. Then two sweeps over that view, whose
+runners are all busy and unseen (no row yet): a sweep gives at most 10,000 runners their first look. Goal: no part over 30 s of CPU (a Durable Object event's default). ${load}
 
 ${snapshotApplyTable(r)}
 `;

@@ -119,9 +119,7 @@ if (only.includes("fleet")) {
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
   fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
-  log(
-    `\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners applied by the ledger (agent mode), then sweeps over the view until every runner had its first look, and one steady`,
-  );
+  log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners applied by the ledger (agent mode), then two sweeps over the view`);
   snapshotApply = await section("snapshot", () => measureSnapshotApply(FLEET_SWEEP, log));
   log(`\n${snapshotApplyTable(snapshotApply)}`);
   log(`\n6. One alarm run over a full batch of ${ALARM_BATCH} due runners (direct mode, 12 namespaces)`);

@@ -6,18 +6,17 @@
 // to back, as an agent sends it after a reconnect (the whole view replaced), with
 // its wall time. The ledger's view must then hold every runner (the /admin banner),
 // so a dropped part cannot pass unseen. Then sweeps over that view, none of whose
-// runners the ledger has a row for (busy, unseen), until every runner had its
-// first look (10,000 a sweep), and one steady sweep.
-//   node bench/snapshot-apply.ts [runners] [--profile-sweep=N]   (a CPU profile of sweep N)
+// runners the ledger has a row for (busy, unseen): two by default (a sweep gives
+// 10,000 runners their first look), more with --sweeps=N.
+//   node bench/snapshot-apply.ts [runners] [--sweeps=N]   (N sweeps over the view at most; 2 by default)
 import WebSocket from "ws";
 import { startLocalStack, waitFor, type LocalStack } from "../scripts/lib/local-stack.ts";
 import type { AgentMessage } from "../src/cluster/agent-protocol.ts";
 import { snapshotMessages } from "../src/agent/runner-view.ts";
 import { loadAverage } from "./machine.ts";
-import { startCpuProfile } from "./cpu-profile.ts";
-import { cpuMs, waitIdle, workerdPidsFor, wranglerFlag } from "./proc.ts";
+import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
 import { fleetOfRunners } from "./snapshot-size.ts";
-import { profileTable, snapshotApplyTable } from "./tables.ts";
+import { snapshotApplyTable } from "./tables.ts";
 import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
 /** One sweep over the agent's view. */
@@ -48,14 +47,16 @@ export interface SnapshotApply {
   /** Messages the ledger sent this dialler (orders, reads): none expected. */
   ledgerMessages: number;
   sweeps: ViewSweep[];
+  /** Why the sweeps stopped early, if one failed. */
+  sweepError?: string;
   load: string[];
 }
 
 /** The fleet's namespaces (fleetOfRunners spreads runners over 12). */
 export const FLEET_NAMESPACES = Array.from({ length: 12 }, (_, i) => `arc-runners-${String.fromCharCode(97 + i)}`);
 const FLEET_REPO = "octo-organization/a-rather-long-repository-name";
-/** Sweeps over the view at most: 50,000 first looks take 5, then one steady. */
-const MAX_SWEEPS = 7;
+/** Sweeps over the view by default: two (50,000 first looks take 5, then one steady: --sweeps=6). */
+const SWEEPS = 2;
 
 async function viewRunners(stack: LocalStack): Promise<number> {
   const res = await fetch(`${stack.url}/admin`, { headers: { authorization: `Bearer ${stack.adminToken}` }, signal: AbortSignal.timeout(60_000) });
@@ -81,16 +82,14 @@ function dialAgent(stack: LocalStack): Promise<WebSocket> {
 const send = (ws: WebSocket, m: AgentMessage): Promise<void> =>
   new Promise((resolve, reject) => ws.send(JSON.stringify(m), (e) => (e ? reject(e) : resolve())));
 
-async function measureSweepOnce(stack: LocalStack, pids: readonly number[], log: (line: string) => void, profile: boolean): Promise<ViewSweep> {
+async function measureSweepOnce(stack: LocalStack, pids: readonly number[], log: (line: string) => void): Promise<ViewSweep> {
   if (!(await waitIdle(pids, { quietMsPerSecond: 20, timeoutMs: 60_000 }))) log("  workerd did not go idle before the sweep");
   await stack.github.clearCalls();
-  const session = profile ? await startCpuProfile(Number(wranglerFlag(Number(new URL(stack.url).port), "--inspector-port"))) : undefined;
   const cpu0 = cpuMs(pids);
   const t0 = performance.now();
   const { summary, decisions } = await stack.sweep({ timeoutMs: 900_000 });
   const wallMs = performance.now() - t0;
   await waitIdle(pids, { quietMsPerSecond: 20, timeoutMs: 60_000 });
-  if (session) log(`  profile of this sweep (its CPU figure includes the profiler's):\n${profileTable((await session.stop()).top)}`);
   return {
     checked: summary.checked,
     deferred: summary.deferred ?? 0,
@@ -103,8 +102,8 @@ async function measureSweepOnce(stack: LocalStack, pids: readonly number[], log:
   };
 }
 
-/** profileSweep: take a CPU profile of that sweep (1-based) and log its top functions. */
-export async function measureSnapshotApply(count: number, log: (line: string) => void, opts: { profileSweep?: number } = {}): Promise<SnapshotApply> {
+/** sweeps: at most this many sweeps over the view (they stop earlier once every runner had its first look and one steady sweep ran). */
+export async function measureSnapshotApply(count: number, log: (line: string) => void, opts: { sweeps?: number } = {}): Promise<SnapshotApply> {
   const load = [loadAverage()];
   const stack = await startLocalStack({
     agent: {},
@@ -166,12 +165,18 @@ export async function measureSnapshotApply(count: number, log: (line: string) =>
     // 3. Sweeps over the view, every runner busy and unseen (no row yet): a sweep gives at most 10,000 their
     // first look, so sweeps follow until none waits, then one steady sweep (bounded).
     const sweeps: ViewSweep[] = [];
-    while (sweeps.length < MAX_SWEEPS) {
-      const s = await measureSweepOnce(stack, pids, log, opts.profileSweep === sweeps.length + 1);
+    let sweepError: string | undefined;
+    while (sweeps.length < (opts.sweeps ?? SWEEPS)) {
+      // A sweep that fails (e.g. the scheduled trigger's answer cut off by a timeout) ends the sweeps, not the figures above.
+      const s = await measureSweepOnce(stack, pids, log).catch((e: unknown) => void (sweepError = `sweep ${sweeps.length + 1}: ${String(e)}`));
+      if (!s) break;
       sweeps.push(s);
-      log(`  sweep: ${s.checked} checked, ${s.deferred} deferred, ${s.githubCalls} GitHub calls, ${(s.cpuMs / 1000).toFixed(2)} s CPU`);
-      if (s.deferred === 0 && sweeps.length >= 2 && sweeps.at(-2)!.deferred === 0) break;
+      log(
+        `  sweep: ${s.checked} checked, ${s.deferred} deferred, ${s.githubCalls} GitHub calls, ${s.rowsRead} rows read, ${s.rowsWritten} written, ${s.decisionLines} decision lines, ${(s.cpuMs / 1000).toFixed(2)} s CPU`,
+      );
+      if (s.deferred === 0 && sweeps.at(-2)?.deferred === 0) break;
     }
+    if (sweepError) log(`  ${sweepError}`);
     load.push(loadAverage());
     return {
       runners: count,
@@ -184,6 +189,7 @@ export async function measureSnapshotApply(count: number, log: (line: string) =>
       viewRunners: [viewAfterParts, viewAfterWhole],
       ledgerMessages,
       sweeps,
+      ...(sweepError ? { sweepError } : {}),
       load,
     };
   } finally {
@@ -193,8 +199,8 @@ export async function measureSnapshotApply(count: number, log: (line: string) =>
 }
 
 if (import.meta.main) {
-  const profileSweep = process.argv.find((a) => a.startsWith("--profile-sweep="))?.slice("--profile-sweep=".length);
+  const sweeps = process.argv.find((a) => a.startsWith("--sweeps="))?.slice("--sweeps=".length);
   const count = process.argv.slice(2).find((a) => /^\d+$/.test(a));
-  const r = await measureSnapshotApply(Number(count ?? 50_000), (line) => console.log(line), profileSweep ? { profileSweep: Number(profileSweep) } : {});
+  const r = await measureSnapshotApply(Number(count ?? 50_000), (line) => console.log(line), sweeps ? { sweeps: Number(sweeps) } : {});
   console.log(`\n${snapshotApplyTable(r)}`);
 }

@@ -217,7 +217,7 @@ export function profileTable(top: readonly ProfileLine[], rows = 12): string {
   );
 }
 
-/** The agent's snapshot of a large fleet applied by the ledger (agent mode): each part's CPU, the whole, then the sweeps over the view (first looks, then steady). */
+/** The agent's snapshot of a large fleet applied by the ledger (agent mode): each part's CPU, the whole, then sweeps over the view. */
 export const SNAPSHOT_PART_GOAL_MS = 30_000;
 export function snapshotApplyTable(r: SnapshotApply): string {
   const s = (ms: number) => `${fixed(ms / 1000, 2)} s`;
@@ -230,9 +230,10 @@ export function snapshotApplyTable(r: SnapshotApply): string {
     ["the whole snapshot back to back (replacing the view): CPU / wall", `${s(r.wholeCpuMs)} / ${s(r.wholeWallMs)}`],
     ["runners in the ledger's view after each", r.viewRunners.map(int).join(" / ")],
     ...r.sweeps.map((w, i) => [
-      `sweep ${i + 1} over the view: judged, deferred, GitHub calls`,
-      `${int(w.checked)}, ${int(w.deferred)}, ${int(w.githubCalls)}; ${s(w.cpuMs)} CPU, ${s(w.wallMs)} wall`,
+      `sweep ${i + 1} over the view: judged, deferred, GitHub calls, rows read / written, decision lines`,
+      `${int(w.checked)}, ${int(w.deferred)}, ${int(w.githubCalls)}, ${int(w.rowsRead)} / ${int(w.rowsWritten)}, ${int(w.decisionLines)}; ${s(w.cpuMs)} CPU, ${s(w.wallMs)} wall`,
     ]),
+    ...(r.sweepError ? [["sweeps stopped", r.sweepError]] : []),
     ["load average (start, after the parts, after the whole, after the sweeps)", r.load.join(", ")],
   ];
   return markdownTable([`${int(r.runners)} runners, agent mode`, "measured"], rows);
