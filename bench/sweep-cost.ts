@@ -232,7 +232,9 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     // The mix's "waiting" jobs completed as seeding began: past the grace (300 s), they are due, and the
     // cap holds most of them back in every sweep, so the figures measure another workload (a loaded machine).
     if (seedSeconds > Number(PRODUCTION_SETTINGS.REAPER_GRACE_SECONDS) - 30)
-      log(`  WARNING: seeding took ${seedSeconds.toFixed(0)} s, near or past the grace: "waiting" runners are due and held by the cap; these figures are not the steady mix`);
+      log(
+        `  WARNING: seeding took ${seedSeconds.toFixed(0)} s, near or past the grace: "waiting" runners are due and held by the cap; these figures are not the steady mix`,
+      );
 
     const pids = workerdPidsFor(Number(new URL(stack.url).port));
     if (pids.length === 0) throw new Error("sweep cost: found no workerd process under wrangler dev");
