@@ -9,7 +9,7 @@ import { DEFAULT_DAY, generateDay, LONG_JOBS_DAY, type DaySpec, type Trace } fro
 import { duration, fixed, int, markdownTable } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 
-// REAPER_RECHECK_SECONDS at its default: a job running past an hour with no completion heard is re-read (per run).
+// REAPER_RECHECK_SECONDS at its default: a job running past an hour with no completion heard is rechecked (per repository, then per run).
 export const DAY_POLICY: Policy = { graceSeconds: 300, maxJobSeconds: 432_000, recheckSeconds: 3600 };
 // The two fleets of table 4: the short-jobs day, and the day where a quarter of the runs are 2-6 h builds (issue 25).
 export const DAY_FLEETS: readonly { name: string; spec: DaySpec }[] = [
@@ -100,7 +100,7 @@ function fleetDay(name: string, spec: DaySpec, alarmLatencyMs: readonly number[]
     `${name}: ${int(trace.jobs.length)} jobs in ${int(trace.runs.length)} runs (${int(long)} of them over 2 h), ${int(trace.deliveries.length)} webhook deliveries; ` +
       `${stuck.filter((j) => j.stuck === "cancelled").length} runners stuck after a cancelled run, ${stuck.filter((j) => j.stuck === "hung").length} hung after their job; ` +
       `at most ${int(trace.peakRunning)} jobs running at once (maxRunners ${int(trace.spec.maxRunners)}).`,
-    `${name}: arc-reaper's GitHub calls per hour are ${fixed(sharePercent, 2)}% of the polling reaper's (goal: at most 1%); the alarm judged ${int(outcomes[0]!.alarmFirings ?? 0)} runners; ${int(outcomes[0]!.rechecks ?? 0)} rechecks of a run, one read each.`,
+    `${name}: arc-reaper's GitHub calls per hour are ${fixed(sharePercent, 2)}% of the polling reaper's (goal: at most 1%); the alarm judged ${int(outcomes[0]!.alarmFirings ?? 0)} runners; ${int(outcomes[0]!.listedRechecks ?? 0)} rechecks answered by a listing of the repository's in-progress runs, ${int(outcomes[0]!.rechecks ?? 0)} by a read of the run's jobs (or the job).`,
     ...outcomes.map(
       (o) =>
         `${name}, ${o.name}: GitHub calls by kind over ${HORIZON_MS / 3_600_000} h: ${Object.entries(o.calls.byKind)

@@ -12,6 +12,9 @@ import { fixed, int } from "./markdown.ts";
 import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
+import type { AlarmBatch } from "./alarm-batch.ts";
+import { alarmBatchSection, snapshotApplySection } from "./report-fleet.ts";
+import type { SnapshotApply } from "./snapshot-apply.ts";
 import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import {
@@ -33,7 +36,7 @@ export interface Report {
   loadBefore: string;
   loadAfter: string;
   /** 1-minute load average before and after each table's measurement. */
-  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet", [string, string]>>;
+  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet" | "snapshot" | "alarm", [string, string]>>;
   seconds: number;
   intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];
@@ -43,6 +46,10 @@ export interface Report {
   fleet?: SweepCost;
   /** The agent's snapshot of the same fleet: its messages (bench/snapshot-size.ts). */
   snapshot?: SnapshotSize;
+  /** The same snapshot applied by the ledger in agent mode, and two sweeps over the view (bench/snapshot-apply.ts). */
+  snapshotApply?: SnapshotApply;
+  /** One alarm run over a full batch of due runners, direct mode, 12 namespaces (bench/alarm-batch.ts). */
+  alarmBatch?: AlarmBatch;
   /** Table 5: recorded deliveries one ledger sustains (bench/ledger-rate.ts). */
   ledger?: LedgerRateRow[];
 }
@@ -312,8 +319,10 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   delivery (at most half the budget); it asks GitHub only about runners past the bound
   (none in one day), busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs), or running
   past the recheck (REAPER_RECHECK_SECONDS, ${int(DAY_POLICY.recheckSeconds ?? 0)} s) with no completion heard; a recheck, at the
-  alarm or in a sweep, is one read of the run's jobs (100 a page; a job read when the job is
-  its run's only open one) that answers for every open job of the run (src/reaper/recheck-runs.ts);
+  alarm or in a sweep, first lists the repository's runs in progress (once per repository and pass,
+  100 a page, at most ${a.maxListedRunPages * 100}: src/reaper/running-runs.ts): a listed run answers "still running"
+  for every open job of it, whose next recheck moves; a run not listed has its jobs read (100 a page;
+  a job read when the job is its run's only open one), which answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once
   per repository; the webhook payload carries the installation id.
@@ -341,7 +350,7 @@ ${r.day.result.facts.map((f) => `- ${f}`).join("\n")}
   ${fixed((r.day.result.outcomes[0]!.calls.byKind["deliveries listing"] ?? 0) / 31, 1)} listing calls an hour instead of one per ${a.deliveriesPerPage} deliveries of the day
   (${fixed(r.day.result.trace.deliveries.length / a.deliveriesPerPage / 24, 1)} an hour at the very least when every delivery was listed). The polling reaper's
   figure is itself held down by the 5,000/h limit in its busy hours (its skipped checks are listed above).
-${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot) : ""}`;
+${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot) : ""}${r.snapshotApply ? snapshotApplySection(r.snapshotApply, load("snapshot")) : ""}${r.alarmBatch ? alarmBatchSection(r.alarmBatch, load("alarm")) : ""}`;
 }
 
 /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */

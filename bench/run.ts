@@ -5,13 +5,15 @@
 //   4. the alarm's latency on a sample (measured), then one synthetic day through
 //      arc-reaper and a polling reaper (simulated, with those latencies)
 //   5. recorded deliveries one ledger sustains, the ledger alone (measured)
-//   6. a direct-mode sweep over 50,000 live runners, first and steady (measured)
+//   6. a direct-mode sweep over 50,000 live runners, first and steady (measured); the agent's
+//      snapshot of 50,000 runners applied by the ledger, and one alarm run over a full batch (measured)
 // Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 90 minutes.
 //   npm run bench -- --only=intake,history,sweep,day,ledger,fleet   run some tables; BENCHMARKS.md is written only when all ran
 //   (each table's figures also go to .bench/bench-<table>.json, with its load average)
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
+import { ALARM_BATCH, measureAlarmBatch } from "./alarm-batch.ts";
 import { measureAlarmLatency } from "./alarm-latency.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
@@ -19,9 +21,11 @@ import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
 import { renderReport, type Report } from "./report.ts";
+import { measureSnapshotApply } from "./snapshot-apply.ts";
 import { measureSnapshot, type SnapshotSize } from "./snapshot-size.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
 import {
+  alarmBatchTable,
   bigSweepTable,
   durableHeadline,
   FLEET_GOALS,
@@ -31,6 +35,7 @@ import {
   intakeSplitTable,
   intakeTable,
   profileTable,
+  snapshotApplyTable,
 } from "./tables.ts";
 
 const GUARD_MS = 90 * 60_000;
@@ -39,6 +44,8 @@ export const HISTORY_LIVE = 300;
 export const BIG_SWEEP = 10_000;
 export const FLEET_SWEEP = 50_000;
 export const ALARM_SAMPLES = 20;
+/** In-progress rows in the ledger beside the alarm's batch (a large fleet's ledger). */
+export const ALARM_BACKGROUND = 10_000;
 
 const only = process.argv
   .find((a) => a.startsWith("--only="))
@@ -102,6 +109,8 @@ if (only.includes("sweep")) {
 
 let fleet: SweepCost | undefined;
 let snapshot: SnapshotSize | undefined;
+let snapshotApply: Report["snapshotApply"];
+let alarmBatch: Report["alarmBatch"];
 if (only.includes("fleet")) {
   snapshot = measureSnapshot(FLEET_SWEEP);
   log(
@@ -110,6 +119,12 @@ if (only.includes("fleet")) {
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
   fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
+  log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners applied by the ledger (agent mode), then two sweeps over the view`);
+  snapshotApply = await section("snapshot", () => measureSnapshotApply(FLEET_SWEEP, log));
+  log(`\n${snapshotApplyTable(snapshotApply)}`);
+  log(`\n6. One alarm run over a full batch of ${ALARM_BATCH} due runners (direct mode, 12 namespaces)`);
+  alarmBatch = await section("alarm", () => measureAlarmBatch(ALARM_BATCH, ALARM_BACKGROUND, log));
+  log(`\n${alarmBatchTable(alarmBatch)}`);
 }
 
 let day: Report["day"] | undefined;
@@ -147,6 +162,8 @@ if (intake && history && big && day && fleet) {
     day,
     fleet,
     ...(snapshot ? { snapshot } : {}),
+    ...(snapshotApply ? { snapshotApply } : {}),
+    ...(alarmBatch ? { alarmBatch } : {}),
     ...(ledger ? { ledger } : {}),
   };
   await writeFile(path, renderReport(report));

@@ -2,6 +2,8 @@
 import type { ProfileLine } from "./cpu-profile.ts";
 import type { IntakeRow, IntakeSplit } from "./intake.ts";
 import { fixed, int, markdownTable } from "./markdown.ts";
+import type { AlarmBatch } from "./alarm-batch.ts";
+import type { SnapshotApply } from "./snapshot-apply.ts";
 import type { OneSweep, SweepCost } from "./sweep-cost.ts";
 
 export const SUBREQUEST_GOAL = 40;
@@ -212,5 +214,62 @@ export function profileTable(top: readonly ProfileLine[], rows = 12): string {
     ["function", "module (from the bundle)", "self ms", "share of sampled CPU"],
     top.slice(0, rows).map((l) => [`\`${l.fn}\``, l.module || l.where || "(runtime)", fixed(l.selfMs, 1), `${fixed(l.share * 100, 1)}%`]),
     [2, 3],
+  );
+}
+
+/** The agent's snapshot of a large fleet applied by the ledger (agent mode): each part's CPU, the whole, then sweeps over the view. */
+export const SNAPSHOT_PART_GOAL_MS = 30_000;
+export function snapshotApplyTable(r: SnapshotApply): string {
+  const s = (ms: number) => `${fixed(ms / 1000, 2)} s`;
+  const rows: string[][] = [
+    ["messages (runners each)", `${int(r.messages)} (${int(Math.ceil(r.runners / r.messages))})`],
+    ["largest message", `${fixed(r.largestBytes / 1024, 1)} KiB`],
+    ["CPU per part, sent one at a time: max / median", `${int(Math.max(...r.partCpuMs))} ms / ${int(median(r.partCpuMs))} ms`],
+    [`largest part under ${SNAPSHOT_PART_GOAL_MS / 1000} s of CPU`, Math.max(...r.partCpuMs) < SNAPSHOT_PART_GOAL_MS ? "yes" : "no"],
+    ["CPU of all parts, one at a time", s(r.partsTotalCpuMs)],
+    ["the whole snapshot back to back (replacing the view): CPU / wall", `${s(r.wholeCpuMs)} / ${s(r.wholeWallMs)}`],
+    ["runners in the ledger's view after each", r.viewRunners.map(int).join(" / ")],
+    ...r.sweeps.map((w, i) => [
+      `sweep ${i + 1} over the view: judged, deferred, GitHub calls, rows read / written, decision lines`,
+      `${int(w.checked)}, ${int(w.deferred)}, ${int(w.githubCalls)}, ${int(w.rowsRead)} / ${int(w.rowsWritten)}, ${int(w.decisionLines)}; ${s(w.cpuMs)} CPU, ${s(w.wallMs)} wall`,
+    ]),
+    ...(r.sweepError ? [["sweeps stopped", r.sweepError]] : []),
+    ["load average (start, after the parts, after the whole, after the sweeps)", r.load.join(", ")],
+  ];
+  return markdownTable([`${int(r.runners)} runners, agent mode`, "measured"], rows);
+}
+
+/** One alarm run over a full batch of due runners (direct mode, every watched namespace read by name). */
+export const ALARM_RUN_GOAL_MS = 5_000;
+export function alarmBatchTable(r: AlarmBatch): string {
+  const perRun = r.cpuMs / Math.max(1, r.runs.length);
+  return markdownTable(
+    [
+      "due runners",
+      "namespaces",
+      "rows in the ledger",
+      "alarm runs (judged each)",
+      "GETs",
+      "DELETEs",
+      "workerd CPU per run",
+      `< ${ALARM_RUN_GOAL_MS / 1000} s`,
+      "wall",
+      "load average",
+    ],
+    [
+      [
+        int(r.batch),
+        int(r.namespaces),
+        int(r.batch + r.background),
+        `${r.runs.length} (${r.runs.map((x) => int(x.judged)).join(", ")})`,
+        int(r.gets),
+        int(r.deletes),
+        `${fixed(perRun / 1000, 2)} s`,
+        perRun < ALARM_RUN_GOAL_MS ? "yes" : "no",
+        `${fixed(r.wallMs / 1000, 1)} s`,
+        r.load.join(", "),
+      ],
+    ],
+    [0, 1, 2, 4, 5, 6, 8],
   );
 }

@@ -50,6 +50,8 @@ export const ARC_REAPER_MODEL = {
   maxDeletionsPerSweep: 50,
   tokenLifetimeMs: 3_600_000,
   tokenRefreshMarginMs: 300_000,
+  /** GitHub lists at most 1,000 runs for a search filtered by status (src/reaper/running-runs.ts). */
+  maxListedRunPages: 10,
 };
 
 interface Pending {
@@ -84,6 +86,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const open = new Set<number>(); // jobs with facts whose runner is not closed
   const checkedAt = new Map<number, number>(); // job index → when GitHub last answered for it (epoch ms)
   let rechecks = 0;
+  let listedRechecks = 0;
   let wrongDeletions = 0;
   let nextDelivery = 0;
 
@@ -158,6 +161,44 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     return true;
   };
 
+  // The repository's in-progress runs (src/reaper/running-runs.ts): listed once per repository and pass,
+  // 100 a page (at most 1,000 runs, GitHub's cap on a filtered search); a listed run (this attempt)
+  // answers "still running" for every open job of it, whose next recheck moves. Undefined: refused.
+  const listings = new Map<string, Set<number>>(); // `${repo}@${t}` → the run indexes listed
+  const runsOf = new Map<string, number[]>();
+  for (const run of trace.runs) runsOf.set(run.repo, [...(runsOf.get(run.repo) ?? []), run.index]);
+  const firstStart = trace.runs.map((r) => Math.min(...r.jobs.map((j) => trace.jobs[j]!.startedAt)));
+  const listRunning = (repo: string, t: number, budget: { used: number }): Set<number> | undefined => {
+    const known = listings.get(`${repo}@${t}`);
+    if (known) return known;
+    const running = (runsOf.get(repo) ?? []).filter((r) => firstStart[r]! <= t && trace.runs[r]!.completedAt > t);
+    const pages = Math.min(m.maxListedRunPages, Math.floor(running.length / 100) + 1);
+    for (let p = 0; p < pages; p++) if (!installationCall(t, budget, "in-progress runs listing")) return undefined;
+    // Newest first: past the cap, the oldest runs are not listed (their jobs are read on their own).
+    const listed = new Set(running.sort((a, b) => trace.runs[b]!.queuedAt - trace.runs[a]!.queuedAt).slice(0, m.maxListedRunPages * 100));
+    listings.set(`${repo}@${t}`, listed);
+    for (const r of listed) {
+      for (const index of trace.runs[r]!.jobs) {
+        if (!open.has(index)) continue;
+        const t0 = tracked(trace.jobs[index]!, t);
+        if (!t0 || t0.jobCompleted || t0.runCompleted) continue;
+        checkedAt.set(index, trace.epoch + t);
+        schedule(index, t);
+      }
+    }
+    return listed;
+  };
+  /** A recheck at t: the repository's listing answers for a listed run; else the run's jobs are read. Undefined: refused. */
+  const recheck = (runIndex: number, t: number, budget: { used: number }): "listed" | "read" | undefined => {
+    const listed = listRunning(trace.runs[runIndex]!.repo, t, budget);
+    if (!listed) return undefined;
+    if (listed.has(runIndex)) {
+      listedRechecks++;
+      return "listed";
+    }
+    return recheckRun(runIndex, t, budget) ? "read" : undefined;
+  };
+
   // A recheck of one run at t: one read of its jobs (a job read when it is the run's only open job)
   // answers for every open job of the run. False when the budget or the hour's limit refused it.
   const recheckRun = (runIndex: number, t: number, budget: { used: number }): boolean => {
@@ -195,10 +236,13 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     }
     return true;
   };
-  const githubWord = (job: TraceJob, t: number): GithubWord =>
-    job.completedAt <= t
-      ? { kind: "job", status: "completed", conclusion: job.conclusion, completedAt: iso(job.completedAt) }
-      : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
+  // A listed run's word is the run's (src/reaper/run-listing.ts); a read's is the job's own.
+  const githubWord = (job: TraceJob, t: number, how: "listed" | "read"): GithubWord =>
+    how === "listed"
+      ? { kind: "run-running", runId: trace.runs[job.run]!.id, runAttempt: 1 }
+      : job.completedAt <= t
+        ? { kind: "job", status: "completed", conclusion: job.conclusion, completedAt: iso(job.completedAt) }
+        : { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
 
   // The alarm at time a: judge each runner due by then, in order; delete at once, close the gone, re-arm a wait.
   const fireAlarms = (until: number) => {
@@ -216,11 +260,12 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
       const view = cluster.exists(job, a) ? { kind: "found" as const, runner: cluster.runner(job) } : { kind: "missing" as const };
       let verdict = judge({ tracked: t0, cluster: view, now: trace.epoch + a, policy });
       if (verdict.askGithub && verdict.recheck && view.kind === "found") {
-        if (!recheckRun(job.run, a, { used: 0 })) {
+        const how = recheck(job.run, a, { used: 0 });
+        if (!how) {
           alarms.set(index, a + 60_000); // the window frees within a minute
           continue;
         }
-        verdict = judge({ tracked: { ...t0, checkedAt: trace.epoch + a }, cluster: view, github: githubWord(job, a), now: trace.epoch + a, policy });
+        verdict = judge({ tracked: { ...t0, checkedAt: trace.epoch + a }, cluster: view, github: githubWord(job, a, how), now: trace.epoch + a, policy });
         if (closed.has(index)) continue;
       }
       if (verdict.verdict === "gone") close(index);
@@ -302,19 +347,21 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     if (listedAll) listedUntil = t;
 
     // GitHub, only for what the judge asked about: oldest first, within the budget.
-    const readNow = new Set<number>(); // runs whose jobs were read in this sweep
+    const readNow = new Map<number, "listed" | "read">(); // runs rechecked in this sweep, and how
     for (const c of cases.filter((x) => x.verdict.askGithub).sort((a, b) => a.job.startedAt - b.job.startedAt)) {
       const run = trace.runs[c.job.run]!;
       const now = trace.epoch + t;
       if (c.tracked) {
-        if (!readNow.has(c.job.run)) {
-          if (!recheckRun(c.job.run, t, budget)) break;
-          readNow.add(c.job.run);
+        let how = readNow.get(c.job.run);
+        if (!how) {
+          how = recheck(c.job.run, t, budget);
+          if (!how) break;
+          readNow.set(c.job.run, how);
         }
         c.verdict = judge({
           tracked: { ...c.tracked, checkedAt: now },
           cluster: { kind: "found", runner: cluster.runner(c.job) },
-          github: githubWord(c.job, t),
+          github: githubWord(c.job, t, how),
           now,
           policy,
         });
@@ -385,6 +432,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     wrongDeletions,
     alarmFirings,
     rechecks,
+    listedRechecks,
   };
 }
 

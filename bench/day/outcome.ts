@@ -15,4 +15,6 @@ export interface ReaperOutcome {
   alarmFirings?: number;
   /** Rechecks of a run (arc-reaper only): each one GitHub read answering for every open job of the run. */
   rechecks?: number;
+  /** Rechecks the repository's in-progress runs answered (arc-reaper only): no read of their own. */
+  listedRechecks?: number;
 }

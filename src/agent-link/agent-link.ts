@@ -15,6 +15,7 @@ import type { Sql } from "../ledger/sql.ts";
 import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, connKey, disconnectedKey, type Attachment } from "./attachment.ts";
 import { AgentRequests } from "./requests.ts";
 import { takeSnapshotPart } from "./snapshot.ts";
+import { errorText } from "../model/error-text.ts";
 /** An invalid message from the agent closes its socket with this code (policy violation); it reconnects and sends a fresh snapshot. */
 const CLOSE_INVALID = 1008;
 
@@ -102,7 +103,7 @@ export class AgentLink {
       if (typeof data !== "string") throw new Error("a binary message (the protocol is JSON text)");
       message = parseAgentMessage(data);
     } catch (e) {
-      this.refuse(socket, cluster, e instanceof Error ? e.message : String(e));
+      this.refuse(socket, cluster, errorText(e));
       return;
     }
     this.requests.heard(at.conn);

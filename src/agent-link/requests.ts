@@ -15,6 +15,7 @@ import {
 } from "../cluster/agent-protocol.ts";
 import type { AgentViewTable } from "../ledger/agent-view-table.ts";
 import { PendingRequests } from "./pending.ts";
+import { errorText } from "../model/error-text.ts";
 
 /** A read is one GET at the agent, bounded by its own timeout; then a margin for the way back. */
 export const READ_TIMEOUT_MS = AGENT_API_TIMEOUT_MS + 5_000;
@@ -124,7 +125,7 @@ export class AgentRequests {
     try {
       send({ type: "order", id, ...order, reason: order.reason.slice(0, MAX_REASON) });
     } catch (e) {
-      this.orders.settle(id, { outcome: "failed", why: `the order could not be sent: ${e instanceof Error ? e.message : String(e)}` });
+      this.orders.settle(id, { outcome: "failed", why: `the order could not be sent: ${errorText(e)}` });
     }
     return report;
   }
@@ -139,7 +140,7 @@ export class AgentRequests {
     try {
       send({ type: "finish", id, ...order, reason: order.reason.slice(0, MAX_REASON) });
     } catch (e) {
-      this.finishes.settle(id, { outcome: "failed", why: `the finish order could not be sent: ${e instanceof Error ? e.message : String(e)}` });
+      this.finishes.settle(id, { outcome: "failed", why: `the finish order could not be sent: ${errorText(e)}` });
     }
     return report.then((r) => {
       this.log({

@@ -6,7 +6,8 @@
 // so the agent reads the name from the API server and judges what it says.
 import type { AgentMessage, AgentRunner, DeleteOrder, OrderOutcome } from "../cluster/agent-protocol.ts";
 import type { DeleteResult, KubeRunners } from "./kube-runners.ts";
-import { errorText, type Log } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import type { Log } from "./log.ts";
 import type { RunnerView } from "./runner-view.ts";
 
 type Report = Extract<AgentMessage, { type: "report" }>;

@@ -6,7 +6,8 @@
 import type { AgentMessage, FinishOrder } from "../cluster/agent-protocol.ts";
 import { isArcFinalizer } from "../cluster/finish-patch.ts";
 import type { FinishResult, KubeRunners } from "./kube-runners.ts";
-import { errorText, type Log } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import type { Log } from "./log.ts";
 
 type FinishReport = Extract<AgentMessage, { type: "finish-report" }>;
 

@@ -7,7 +7,8 @@ import { AGENT_API_TIMEOUT_MS, type AgentRunner, type FinishOrderOutcome } from 
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { finishPatch } from "../cluster/finish-patch.ts";
 import { GROUP, PAGE_SIZE, PLURAL, readEphemeralRunnerPage, VERSION } from "../cluster/ephemeral-runner.ts";
-import { errorText, type Log } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import type { Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
 const REQUEST_TIMEOUT_MS = AGENT_API_TIMEOUT_MS;

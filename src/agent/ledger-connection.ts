@@ -5,7 +5,8 @@ import WebSocket from "ws";
 import { CLOSE_REPLACED, CLUSTER_HEADER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
-import { errorText, type Log } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import type { Log } from "./log.ts";
 
 export interface ConnectionTimings {
   backoff: BackoffPolicy;

@@ -10,8 +10,3 @@ export function jsonLog(write: (line: string) => void = (line) => process.stdout
     write(JSON.stringify({ at: new Date().toISOString(), level, msg, ...fields }));
   };
 }
-
-/** The message of anything thrown, for a log field. */
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

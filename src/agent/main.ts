@@ -4,7 +4,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { startAgent } from "./agent.ts";
 import { startHealthServer, type HealthServer } from "./health-server.ts";
-import { errorText, jsonLog } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import { jsonLog } from "./log.ts";
 import { readSettings } from "./settings.ts";
 
 function kubeConfig(env: NodeJS.ProcessEnv): KubeConfig {

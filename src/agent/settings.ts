@@ -1,7 +1,8 @@
 // The agent's settings, from the environment: a valibot schema per setting.
 // Every bad setting is named; the token's value is never echoed (only its length).
 import * as v from "valibot";
-import { commaList, eachStopsAtFirst, messagesOf, withDefault } from "../config/env-schema.ts";
+import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, withDefault } from "../config/env-schema.ts";
+import { DNS_LABEL } from "../model/dns-label.ts";
 
 export interface AgentSettings {
   /** ARC_REAPER_URL as given (https, or http for 127.0.0.1/localhost only). */
@@ -29,8 +30,6 @@ export const TOKEN_PLACEHOLDER_PREFIX = "REPLACE_ME";
 const DEFAULT_CLUSTER = "default";
 const DEFAULT_HEALTH_PORT = 8080;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const shown = (raw: unknown): string => JSON.stringify(raw);
 
 const reaperUrl = v.pipe(
@@ -89,12 +88,7 @@ const namespaces = v.pipe(
   }),
 );
 
-const dryRun = v.pipe(
-  withDefault("AGENT_DRY_RUN", "false"),
-  v.toLowerCase(),
-  v.picklist(["true", "false"], (issue) => `AGENT_DRY_RUN must be true or false, got ${shown(issue.input)}`),
-  v.transform((t) => t === "true"),
-);
+const dryRun = flag("AGENT_DRY_RUN", ["true", "false"], (issue) => `AGENT_DRY_RUN must be true or false, got ${shown(issue.input)}`);
 
 const healthPort = v.pipe(
   withDefault("AGENT_HEALTH_PORT", String(DEFAULT_HEALTH_PORT)),

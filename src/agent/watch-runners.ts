@@ -9,7 +9,8 @@ import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
 import { GROUP, PLURAL, VERSION } from "../cluster/ephemeral-runner.ts";
 import { ListExpiredError, type KubeRunners } from "./kube-runners.ts";
-import { errorText, type Log } from "./log.ts";
+import { errorText } from "../model/error-text.ts";
+import type { Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
 export interface RunnerEvents {

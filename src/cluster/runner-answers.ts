@@ -9,6 +9,7 @@ import * as v from "valibot";
 import type { ClusterRunner } from "../model/runner.ts";
 import { type EphemeralRunner, readEphemeralRunner, readEphemeralRunnerPage } from "./ephemeral-runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
+import { errorText } from "../model/error-text.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ function strictly<T>(status: number, read: () => T): T {
   try {
     return read();
   } catch (e) {
-    throw new UnacceptableAnswer(status, `HTTP ${status}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new UnacceptableAnswer(status, `HTTP ${status}: ${errorText(e)}`, { cause: e });
   }
 }
 

@@ -42,6 +42,19 @@ export function wholeNumber(name: string, fallback: number, min = 0) {
   );
 }
 
+/** A yes/no setting: one of `accepted` (any case; "true" and "1" mean yes), else `message`. */
+export function flag(name: string, accepted: readonly string[], message: v.ErrorMessage<v.PicklistIssue>) {
+  return v.pipe(
+    withDefault(name, "false"),
+    v.toLowerCase(),
+    v.picklist(accepted, message),
+    v.transform((t) => t === "true" || t === "1"),
+  );
+}
+
+/** The hosts http:// may go to: a token sent in clear never leaves the machine. */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
 /** Each setting stops at its first problem (one message a setting); the settings are all checked. */
 export function eachStopsAtFirst<T extends Record<string, v.GenericSchema>>(settings: T): T {
   return Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, v.config(s, { abortPipeEarly: true })])) as T;

@@ -5,7 +5,7 @@
 // query in them).
 import * as v from "valibot";
 import { DNS_LABEL } from "../model/dns-label.ts";
-import { commaList, eachStopsAtFirst, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
+import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
 export type ClusterSettings =
@@ -74,8 +74,6 @@ const MIN_ADMIN_TOKEN_LENGTH = 16;
 const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 const BEARER_TOKEN_RULE = "may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750); openssl rand -hex 32 makes one";
 const MIN_AGENT_TOKEN_LENGTH = 32;
-/** The hosts http:// may go to: a token sent in clear never leaves the machine. */
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const LABEL_WORDS = "(lowercase letters, digits and dashes, at most 63)";
 
 /** A URL as an error message may show it: scheme, host and path, never user info, query or fragment. */
@@ -138,6 +136,7 @@ function labelList(name: string, what: string, opts: { required: boolean; unique
 const MIN_FAILED_SECONDS = 60;
 
 const CLUSTER_MODES = ["direct", "agent"] as const;
+const TRUE_FALSE = ["true", "false", "1", "0"];
 const clusterMode = v.pipe(withDefault("CLUSTER_MODE", "direct"), v.toLowerCase());
 
 // CLUSTER_MODE=direct needs KUBE_API_URL and KUBE_TOKEN (and optionally the Access
@@ -183,11 +182,7 @@ const AFTER_CLUSTER = {
   REAPER_NAMESPACES: labelList("REAPER_NAMESPACES", "namespace", { required: true, unique: false }),
   REAPER_GRACE_SECONDS: wholeNumber("REAPER_GRACE_SECONDS", 300),
   REAPER_MAX_JOB_SECONDS: wholeNumber("REAPER_MAX_JOB_SECONDS", 432_000, 1),
-  REAPER_DRY_RUN: v.pipe(
-    withDefault("REAPER_DRY_RUN", "false"),
-    v.toLowerCase(),
-    v.picklist(["true", "false", "1", "0"], "REAPER_DRY_RUN must be true or false"),
-  ),
+  REAPER_DRY_RUN: flag("REAPER_DRY_RUN", TRUE_FALSE, "REAPER_DRY_RUN must be true or false"),
   ...CAPS,
   REAPER_REDELIVERY_LOOKBACK_SECONDS: v.pipe(
     wholeNumber("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600),
@@ -211,11 +206,7 @@ const AFTER_CLUSTER = {
       `REAPER_FAILED_SECONDS must be a whole number of seconds from ${MIN_FAILED_SECONDS} to 2592000, or unset (never delete a Failed runner)`,
     ),
   ),
-  REAPER_FINISH_STUCK: v.pipe(
-    withDefault("REAPER_FINISH_STUCK", "false"),
-    v.toLowerCase(),
-    v.picklist(["true", "false", "1", "0"], "REAPER_FINISH_STUCK must be true or false"),
-  ),
+  REAPER_FINISH_STUCK: flag("REAPER_FINISH_STUCK", TRUE_FALSE, "REAPER_FINISH_STUCK must be true or false"),
 };
 
 const directSchema = v.pipe(
@@ -275,7 +266,7 @@ export function readSettings(env: Source): SettingsResult {
       namespaces: s.REAPER_NAMESPACES,
       graceSeconds: s.REAPER_GRACE_SECONDS,
       maxJobSeconds: s.REAPER_MAX_JOB_SECONDS,
-      dryRun: s.REAPER_DRY_RUN === "true" || s.REAPER_DRY_RUN === "1",
+      dryRun: s.REAPER_DRY_RUN,
       maxDeletionsPerMinute: perMinute(env, s, "REAPER_MAX_DELETIONS_PER_MINUTE", "REAPER_MAX_DELETIONS_PER_SWEEP", warnings),
       maxGithubCallsPerMinute: perMinute(env, s, "REAPER_MAX_GITHUB_CALLS_PER_MINUTE", "REAPER_MAX_GITHUB_CALLS_PER_SWEEP", warnings),
       redeliveryLookbackSeconds: s.REAPER_REDELIVERY_LOOKBACK_SECONDS,
@@ -288,7 +279,7 @@ export function readSettings(env: Source): SettingsResult {
       ledgerName: s.LEDGER_NAME,
       warnings,
       ...(s.REAPER_FAILED_SECONDS !== "" ? { failedSeconds: Number(s.REAPER_FAILED_SECONDS) } : {}),
-      finishStuck: s.REAPER_FINISH_STUCK === "true" || s.REAPER_FINISH_STUCK === "1",
+      finishStuck: s.REAPER_FINISH_STUCK,
     },
   };
 }

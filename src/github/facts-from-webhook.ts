@@ -4,6 +4,7 @@ import * as v from "valibot";
 import type { Fact } from "../model/facts.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import { installationChange, type InstallationChange } from "./installation-from-webhook.ts";
+import { isId, isObj, must, shown, type Obj } from "./payload-fields.ts";
 
 export type WebhookOutcome =
   | { kind: "facts"; facts: Fact[]; summary: string }
@@ -14,20 +15,12 @@ export type WebhookOutcome =
 /** Runner group of GitHub-hosted runners: nothing of ours to reap. */
 const GITHUB_HOSTED_GROUP = "GitHub Actions";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
-const isId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
 const isText = (v: unknown): v is string => typeof v === "string" && v !== "";
 const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
 const isRepo = (v: unknown): v is string => typeof v === "string" && /^[^/\s]+\/[^/\s]+$/.test(v);
 // A Kubernetes object name: what ARC names the runner after.
 const isRunnerName = (v: unknown): v is string => typeof v === "string" && /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v);
 
-const shown = (v: unknown): string => (v === undefined ? "nothing" : JSON.stringify(v));
-/** A field that must pass `check`: the message names its path (as the payload's readers know it) and the value. */
-const must = <T>(path: string, what: string, check: (v: unknown) => v is T) =>
-  v.custom<T>(check, (issue) => `${path} must be ${what}, got ${shown(issue.input)}`);
 const anObject = (path: string) => (issue: v.BaseIssue<unknown>) => `${path} must be an object, got ${shown(issue.input)}`;
 
 /** An object at `path` whose fields are checked even when absent, so that each field's own message names it. */
@@ -98,10 +91,8 @@ export function factsFromWebhook(event: string, deliveryId: string, payload: unk
   return { kind: "ignored", why: `${event}${typeof action === "string" ? `.${action}` : ""} is not something arc-reaper acts on` };
 }
 
-function installationId(payload: Obj): number | undefined {
-  const id = isObj(payload.installation) ? payload.installation.id : undefined;
-  return isId(id) ? id : undefined;
-}
+const InstallationId = v.object({ installation: v.object({ id: v.custom<number>(isId) }) });
+const installationId = (payload: Obj): number | undefined => (v.is(InstallationId, payload) ? payload.installation.id : undefined);
 
 function fromWorkflowJob(action: "in_progress" | "completed", source: string, payload: Obj): WebhookOutcome {
   const job = payload.workflow_job;

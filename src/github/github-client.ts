@@ -38,6 +38,13 @@ export interface GithubRun {
   names?: JobNames;
 }
 
+/** A run as the repository's listing of runs shows it: its latest attempt and that attempt's status. */
+export interface ListedRun {
+  id: number;
+  runAttempt: number;
+  status: string;
+}
+
 export interface HookDelivery {
   id: string; // above 2^53: kept as the exact digits
   guid: string;
@@ -245,6 +252,25 @@ export function createGithub(opts: GithubOptions) {
         }),
       );
       return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || page * 100 >= data.total_count };
+    },
+
+    /**
+     * One page (100 runs, newest first) of the repository's runs in progress, each at its latest attempt: the
+     * read that answers a recheck "still running" for every tracked job of a listed run (src/reaper/running-runs.ts).
+     */
+    async inProgressRunsPage(repo: string, installationId: number, page: number): Promise<{ runs: ListedRun[]; last: boolean }> {
+      const { data } = await readAs(repo, installationId, `listing the runs in progress in ${repo}`, (octokit) =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs", {
+          owner: ownerOf(repo),
+          repo: nameOf(repo),
+          status: "in_progress",
+          exclude_pull_requests: true,
+          per_page: 100,
+          page,
+        }),
+      );
+      const runs = data.workflow_runs.map((r) => ({ id: Number(r.id), runAttempt: r.run_attempt ?? 1, status: r.status ?? "" }));
+      return { runs, last: data.workflow_runs.length < 100 || page * 100 >= data.total_count };
     },
 
     /**

@@ -1,14 +1,20 @@
 // The App's own installation events, which every GitHub App receives without
 // subscribing: an uninstalled or suspended installation's tokens are refused,
 // and a repository removed from it is no longer covered by it.
+import * as v from "valibot";
+import { isId, isObj, must, type Obj } from "./payload-fields.ts";
+
 export type InstallationChange =
   | { kind: "revoked"; id: number; why: "deleted" | "suspend" }
   | { kind: "restored"; id: number }
   | { kind: "repositories-removed"; id: number; repos: string[] };
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+const InstallationId = must("installation.id", "a positive integer", isId);
+const RemovedRepos = v.pipe(
+  v.array(v.unknown(), "repositories_removed must be an array"),
+  v.check((rs) => rs.every((r) => isObj(r) && typeof r.full_name === "string"), "every repositories_removed entry needs a full_name"),
+  v.transform((rs) => rs.map((r) => (r as { full_name: string }).full_name)),
+);
 
 /** The change an `installation` or `installation_repositories` delivery says, an error naming the bad field, or undefined (nothing to do). */
 export function installationChange(event: string, payload: Obj): InstallationChange | { error: string } | undefined {
@@ -16,14 +22,11 @@ export function installationChange(event: string, payload: Obj): InstallationCha
   const action = payload.action;
   const acts = event === "installation" ? action === "deleted" || action === "suspend" || action === "unsuspend" : action === "removed";
   if (!acts) return undefined;
-  const id = isObj(payload.installation) ? payload.installation.id : undefined;
-  if (!isId(id))
-    return { error: `${event}.${String(action)}: installation.id must be a positive integer, got ${id === undefined ? "nothing" : JSON.stringify(id)}` };
-  if (action === "deleted" || action === "suspend") return { kind: "revoked", id, why: action };
-  if (action === "unsuspend") return { kind: "restored", id };
-  const removed = payload.repositories_removed;
-  if (!Array.isArray(removed)) return { error: `${event}.removed: repositories_removed must be an array` };
-  const repos = removed.map((r) => (isObj(r) && typeof r.full_name === "string" ? r.full_name : undefined));
-  if (repos.some((r) => r === undefined)) return { error: `${event}.removed: every repositories_removed entry needs a full_name` };
-  return { kind: "repositories-removed", id, repos: repos as string[] };
+  const id = v.safeParse(InstallationId, isObj(payload.installation) ? payload.installation.id : undefined);
+  if (!id.success) return { error: `${event}.${String(action)}: ${id.issues[0].message}` };
+  if (action === "deleted" || action === "suspend") return { kind: "revoked", id: id.output, why: action };
+  if (action === "unsuspend") return { kind: "restored", id: id.output };
+  const repos = v.safeParse(RemovedRepos, payload.repositories_removed, { abortEarly: true });
+  if (!repos.success) return { error: `${event}.removed: ${repos.issues[0].message}` };
+  return { kind: "repositories-removed", id: id.output, repos: repos.output };
 }

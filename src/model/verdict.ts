@@ -20,8 +20,15 @@ export interface Verdict {
   cause?: DeleteCause;
 }
 
-/** What GitHub's REST API said about the runner's job, when it was asked. */
-export type GithubWord = { kind: "job"; status: string; conclusion: string | null; completedAt: string | null } | { kind: "error"; why: string };
+/**
+ * What GitHub's REST API said about the runner's job, when it was asked: the job itself; or that its
+ * run (this attempt) is among the repository's in-progress runs (src/reaper/run-listing.ts), which
+ * answers a recheck "still running" and never condemns; or an error.
+ */
+export type GithubWord =
+  | { kind: "job"; status: string; conclusion: string | null; completedAt: string | null }
+  | { kind: "run-running"; runId: number; runAttempt: number }
+  | { kind: "error"; why: string };
 
 /**
  * What keeps a decision from being carried out, stored with the row so that the

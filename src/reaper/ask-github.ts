@@ -16,6 +16,8 @@ export interface AskDeps {
   now: number;
   /** Records facts learned from GitHub and answers the runner's record. */
   learn: (facts: Fact[], runner?: ClusterRunner) => RunnerRecord | undefined;
+  /** A recheck's answer from the repository's runs in progress (running-runs.ts); undefined: read the job. */
+  listed?: (record: RunnerRecord, installationId: number) => Promise<GithubWord | undefined>;
 }
 
 export interface Asked {
@@ -24,9 +26,13 @@ export interface Asked {
 }
 
 /** A tracked job past the bound or due for a recheck: GitHub's word on it, recorded when it completed. */
-export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps: AskDeps): Promise<Asked> {
+export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps: AskDeps, recheck = false): Promise<Asked> {
   // The installation the latest delivery named wins over the row's own (the App may have been installed again).
   const installation = await deps.github.installationFor(record.repo, record.installationId);
+  // A recheck within the bound: its run listed in progress answers "still running" (never a delete).
+  const listed = recheck ? await deps.listed?.(record, installation) : undefined;
+  if (listed)
+    return { record, verdict: judge({ tracked: { ...record, checkedAt: deps.now }, cluster: view, github: listed, now: deps.now, policy: deps.policy }) };
   const job = await deps.github.job(record.repo, record.jobId, installation);
   let current = record;
   if (job.status === "completed" && job.completedAt) {

@@ -14,7 +14,7 @@
 // | 7 | the very object seen busy on the job (its uid): `status.workflowRunId` names another run than the facts' | keep: runner moved on |
 // | 8 | no facts, `status.workflowRunId` set (busy, nobody told us), seen busy for 3 minutes | keep; ask GitHub (the run, then its jobs), record what it says, judge |
 // | 9 | the job, or its run (this attempt or a later one), completed | < grace ago: wait (due at the grace end); ≥ grace ago: delete "job J in owner/repo is <conclusion>, completed Ns ago" or "run X in owner/repo is <conclusion>, completed Ns ago" |
-// | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; re-read the job from GitHub (a completion it reports counts like the webhook's) |
+// | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; ask GitHub: its run (this attempt) among the repository's in-progress runs answers "still running" (never a delete); else re-read the job (a completion it reports counts like the webhook's) |
 // | 11 | running, started within the bound | keep (due at the bound or the next recheck) |
 // | 12 | running past the bound, GitHub not asked yet | keep; ask GitHub |
 // | 13 | GitHub unreachable, token refused, or an answer that is not the API's (a redirect, HTML, `{}`) | keep, counted as an error |
@@ -95,6 +95,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   const startedMs = Date.parse(tracked.startedAt);
   const runningMs = now - startedMs;
   const boundMs = policy.maxJobSeconds * 1000;
+  if (github?.kind === "run-running") return runStillRunning(tracked, github, now, policy);
   if (runningMs <= boundMs) {
     const recheckAt = nextRecheck(tracked, policy);
     if (recheckAt !== undefined && recheckAt <= now && github === undefined) {
@@ -143,6 +144,36 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     verdict: "delete",
     reason: `job ${tracked.jobId} has been ${github.status} for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s`,
     cause: "over-bound",
+  };
+}
+
+/**
+ * Row 10 answered by the repository's in-progress runs: the job's run (this attempt) is still running, so
+ * the job may be. Never a delete; past the bound the job itself must be read (row 12).
+ */
+function runStillRunning(tracked: TrackedRunner, word: { runId: number; runAttempt: number }, now: number, policy: Policy): Verdict {
+  const startedMs = Date.parse(tracked.startedAt ?? "");
+  const boundMs = policy.maxJobSeconds * 1000;
+  const story = `job ${tracked.jobId} in ${tracked.repo} started ${seconds(now - startedMs)}s ago with no completion heard`;
+  if (word.runId !== tracked.runId || word.runAttempt !== tracked.runAttempt) {
+    return {
+      verdict: "keep",
+      reason: `${story}: the in-progress runs name run ${word.runId} attempt ${word.runAttempt}, not its run ${tracked.runId} attempt ${tracked.runAttempt}`,
+      error: true,
+    };
+  }
+  if (now - startedMs > boundMs) {
+    return {
+      verdict: "keep",
+      reason: `${story}, over the bound of ${policy.maxJobSeconds}s: its run is in progress; asking GitHub for the job`,
+      askGithub: true,
+    };
+  }
+  const recheckAt = nextRecheck(tracked, policy);
+  return {
+    verdict: "keep",
+    reason: `${story}, within the bound of ${policy.maxJobSeconds}s; its run ${tracked.runId} is among ${tracked.repo}'s in-progress runs`,
+    dueAt: Math.min(startedMs + boundMs, recheckAt !== undefined && recheckAt > now ? recheckAt : Infinity),
   };
 }
 

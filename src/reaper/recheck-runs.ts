@@ -13,7 +13,9 @@ import type { Github, GithubJob, GithubRun } from "../github/github-client.ts";
 import type { Fact } from "../model/facts.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { LedgerPort } from "./ports.ts";
+import type { AskDeps } from "./ask-github.ts";
 import type { ReconcileInput, Result } from "./reconcile.ts";
+import { runningRunsOfPass } from "./running-runs.ts";
 
 interface Listing {
   repo: string;
@@ -27,6 +29,8 @@ interface Listing {
 export interface RunReads {
   /** The client the pass uses: job and run reads shared per run. */
   github: Github | Error;
+  /** A recheck's answer from the repository's runs in progress, listed once per repository and pass (running-runs.ts). */
+  listed?: AskDeps["listed"];
   /** After the pass's results are stored: what the listings said of the runs' other open rows. */
   apply(results: readonly Result[], now: number): Promise<void>;
 }
@@ -48,6 +52,7 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
     inPass.set(key(repo, runId), (inPass.get(key(repo, runId)) ?? 0) + 1);
   }
   const listings = new Map<string, Promise<Listing>>();
+  const running = runningRunsOfPass(github);
   const runs = new Map<string, Promise<GithubRun>>();
   const grouped = new Map<string, boolean>();
 
@@ -103,23 +108,30 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
 
   return {
     github: shared,
+    listed: running.word,
     async apply(results, now) {
-      if (listings.size === 0 || !ledger.openOfRun) return;
       const asked = new Set(results.filter((r) => r.asked && r.record?.id !== undefined).map((r) => r.record!.id!));
-      for (const pending of listings.values()) {
-        const listing = await pending;
-        const byId = new Map(listing.jobs.map((j) => [j.id, j]));
-        const running: RunnerRecord[] = [];
-        for (const row of ledger.openOfRun(listing.repo, listing.runId)) {
-          const job = byId.get(row.jobId);
-          if (!job || (row.id !== undefined && asked.has(row.id)) || row.runCompleted || row.jobCompleted) continue;
-          if (job.status === "completed" && job.completedAt) ledger.learn([completion(row, job, listing.installationId)]);
-          else running.push(row);
-        }
-        if (running.length > 0) ledger.rechecked?.(running, now);
-      }
+      await applyRunListings(listings, ledger, asked, now);
+      await running.apply(ledger, asked, now);
     },
   };
+}
+
+/** What the pass's listings of runs' jobs said of those runs' other open rows: completions learned, running jobs rechecked. */
+async function applyRunListings(listings: Map<string, Promise<Listing>>, ledger: RunRows, asked: ReadonlySet<number>, now: number): Promise<void> {
+  if (listings.size === 0 || !ledger.openOfRun) return;
+  for (const pending of listings.values()) {
+    const listing = await pending;
+    const byId = new Map(listing.jobs.map((j) => [j.id, j]));
+    const running: RunnerRecord[] = [];
+    for (const row of ledger.openOfRun(listing.repo, listing.runId)) {
+      const job = byId.get(row.jobId);
+      if (!job || (row.id !== undefined && asked.has(row.id)) || row.runCompleted || row.jobCompleted) continue;
+      if (job.status === "completed" && job.completedAt) ledger.learn([completion(row, job, listing.installationId)]);
+      else running.push(row);
+    }
+    if (running.length > 0) ledger.rechecked?.(running, now);
+  }
 }
 
 /** Every page of the run's latest attempt; a page that could not be read ends it, keeping what came before. */

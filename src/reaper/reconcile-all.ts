@@ -60,6 +60,7 @@ export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: 
     },
     deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
     learn: (facts, runner) => ledger.learn(facts, runner),
+    listed: reads.listed,
     reapedUids,
   };
   const results: Result[] = [];

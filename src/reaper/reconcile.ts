@@ -66,6 +66,8 @@ export interface ReconcileContext {
   /** The error kind of a failed delete of this runner (its cluster's: "cluster" or "agent"). */
   deleteErrorKind: (runner: ClusterRunner) => ErrorKind;
   learn: AskDeps["learn"];
+  /** A recheck's answer from the repository's runs in progress (running-runs.ts). */
+  listed?: AskDeps["listed"];
   /** Objects deleted in this invocation: two open jobs naming one object are served by one delete. */
   reapedUids: Set<string>;
 }
@@ -164,9 +166,9 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   if (github instanceof Error)
     return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null, failed: true };
   try {
-    const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn };
+    const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed };
     const asked = r.record
-      ? await askAboutJob(r.record, r.view, deps)
+      ? await askAboutJob(r.record, r.view, deps, r.verdict.recheck === true)
       : r.view.kind === "found"
         ? await askAboutRunner(r.view.runner, r.view, deps)
         : undefined;

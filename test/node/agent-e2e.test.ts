@@ -241,7 +241,7 @@ describe("agent mode under wrangler dev", () => {
     const condemned = new Map<string, { uid: string; graceEnd: number }>();
     const spared = new Set<string>();
     let disconnects = 0;
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const seen = (msg: string) => stack.logLines(msg).length;
     for (let round = 0; round < ROUNDS; round++) {
       const runBase = 1000 + round * 10;
       const names = ["cancl", "runng", "idlex", "repld"].map((k) => `arc-runners-soak${round}-runner-${k}`);
@@ -257,6 +257,8 @@ describe("agent mode under wrangler dev", () => {
       ] as const)
         await job("in_progress", n, run);
       // Disruptions between the facts and the grace end.
+      const [gone, views] = [seen("agent disconnected"), seen("agent snapshot")];
+      const disrupted = round % 3 !== 2;
       if (round % 3 === 0) {
         stack.relay!.cut();
         disconnects++;
@@ -272,14 +274,16 @@ describe("agent mode under wrangler dev", () => {
       await job("completed", replaced, runBase + 3, completedAt);
       condemned.set(cancelled, { uid: cancelledUid, graceEnd: Date.parse(completedAt) + GRACE_SECONDS * 1000 });
       for (const n of [running, idle, replaced]) spared.add(n);
-      await sleep(700);
+      // The ledger saw the link go; the agent comes back (the relay's agent dials again by itself) with a fresh view.
+      if (disrupted) await waitFor("the ledger to see the agent go", async () => (seen("agent disconnected") > gone ? true : undefined), 15_000);
       if (!stack.agent!.running) stack.agent!.start();
       if (round % 2 === 1) await stack.sweep();
-      await sleep(700);
+      if (disrupted) await waitFor("the agent back with its view", async () => (seen("agent snapshot") > views ? true : undefined), 15_000);
     }
     // Past the last grace end, with the agent connected, the sweep repairs whatever the alarms could not do.
     const lastGrace = Math.max(...[...condemned.values()].map((c) => c.graceEnd));
-    await sleep(Math.max(0, lastGrace + 1000 - Date.now()));
+    // Time itself must pass here (the grace periods run out): the one fixed wait left.
+    await new Promise((r) => setTimeout(r, Math.max(0, lastGrace + 1000 - Date.now())));
     await waitFor("the agent connected with its view", async () => ((await adminPage()).includes("runners in view") ? true : undefined), 15_000);
     await stack.sweep();
     await stack.sweep();

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeEphemeralRunner } from "../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { waitFor } from "./agent-ledger-standin.ts";
-import { connected, deletes, NS, ofType, report, startRig, type Rig } from "./agent-rig.ts";
+import { connected, deletes, NS, ofType, report, stallWatch, startRig, type Rig } from "./agent-rig.ts";
 
 let standin: KubeStandin;
 beforeAll(async () => {
@@ -61,10 +61,8 @@ describe("agent: delete orders with cause failed", () => {
     rigs.push(r);
     const conn = await connected(r);
     // The watch stalls: the open one ends and its resume hangs, so nothing created from now on reaches the cache.
-    await r.tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${NS}/` }, delayMs: 60_000 });
-    await r.tenant.closeWatches();
+    await stallWatch(r.tenant);
     const failed = await r.tenant.seed(failedRunner("fail-unseen"));
-    await new Promise((res) => setTimeout(res, 200));
     expect(ofType(conn, "upsert").filter((m) => m.runner.name === "fail-unseen")).toEqual([]);
     await r.tenant.clearCalls();
     r.ledger.order({ id: "f-read", namespace: NS, name: "fail-unseen", uid: failed.metadata.uid, cause: "failed", reason: "failed 600s" });

@@ -64,9 +64,19 @@ describe("agent: how whole each namespace is", () => {
         .find((n) => n.namespace === NS2 && n.unreadable !== undefined),
     );
     expect(said.unreadable).toMatch(/403/);
-    // A runner is created in NS2 meanwhile: the agent cannot see it.
+    // A runner is created in NS2 meanwhile: the agent cannot see it (it tried NS2 again since, and was refused),
+    // and a second passes, so that a cache dated from when the Role went tells apart from one dated now.
+    const seededAt = Date.now();
     await r.tenant.seed(seedRunner("created-while-forbidden", { namespace: NS2, workflowRunId: 4400 }));
-    await new Promise((res) => setTimeout(res, 1_200));
+    await waitFor(
+      "a refused look at NS2 since, a second after the Role went",
+      async () =>
+        Date.now() - lostAt >= 1_000 &&
+        (await r.tenant.calls()).some((c) => c.path.includes(`/namespaces/${NS2}/`) && c.status === 403 && Date.parse(c.time) >= seededAt)
+          ? true
+          : undefined,
+      10_000,
+    );
     // NS's history is compacted: its watch gets 410, it lists again and re-sends the whole view.
     const before = ofType(conn, "snapshot").length;
     await r.tenant.expireWatches();

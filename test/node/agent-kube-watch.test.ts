@@ -84,6 +84,13 @@ function watch(ns: string, query: string, token = agentToken): OpenWatch {
   return w;
 }
 
+/** A positive barrier: a runner created now reaches the open watch (it is registered and live). */
+async function live(w: OpenWatch, name: string): Promise<void> {
+  await w.ready;
+  await tenant.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc", name }));
+  await w.until(`ADDED ${name}`, (x) => x.events.some((e) => e.type === "ADDED" && e.object.metadata?.name === name));
+}
+
 async function list(ns: string, token = agentToken): Promise<{ status: number; rv: string; names: string[] }> {
   const res = await fetch(`${tenant.baseUrl}${runnersPath(ns)}`, { headers: { Authorization: `Bearer ${token}` } });
   const body = (await res.json()) as { metadata?: { resourceVersion?: string }; items?: Array<{ metadata: { name: string } }> };
@@ -170,8 +177,7 @@ describe("the stand-in's watch", () => {
     expect(w.events[0]?.object.message).toMatch(/too old resource version/);
     // The current resourceVersion still works.
     const fresh = watch(NS, `&resourceVersion=${(await list(NS)).rv}`);
-    await fresh.ready;
-    await new Promise((r) => setTimeout(r, 50));
+    await live(fresh, "after-old-probe");
     expect(fresh.ended).toBe(false);
     fresh.close();
   });
@@ -179,13 +185,11 @@ describe("the stand-in's watch", () => {
   it("watches/close ends open watches; watches/expire also makes every resume a 410", async () => {
     const rv = (await list(NS)).rv;
     const a = watch(NS, `&resourceVersion=${rv}`);
-    await a.ready;
-    await new Promise((r) => setTimeout(r, 20));
+    await live(a, "close-probe-a");
     expect(await tenant.closeWatches()).toBeGreaterThanOrEqual(1);
     await a.until("the stream to end", (x) => x.ended);
     const b = watch(NS, `&resourceVersion=${rv}`);
-    await b.ready;
-    await new Promise((r) => setTimeout(r, 20));
+    await live(b, "close-probe-b");
     expect(b.ended).toBe(false);
     expect(await tenant.expireWatches()).toBeGreaterThanOrEqual(1);
     await b.until("the stream to end", (x) => x.ended);

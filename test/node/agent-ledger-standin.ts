@@ -131,11 +131,11 @@ export class LedgerStandin {
   }
 }
 
-/** Polls until `check` returns a value (not undefined), or fails naming `what`. */
-export async function waitFor<T>(what: string, check: () => T | undefined, ms = 5000): Promise<T> {
+/** Polls until `check` returns (or resolves to) a value (not undefined), or fails naming `what`. */
+export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = check();
+    const v = await check();
     if (v !== undefined) return v;
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));

@@ -118,6 +118,16 @@ export async function connected(r: Rig, n = 1): Promise<LedgerConnection> {
   });
 }
 
+/**
+ * Stalls the agent's watch of `namespace`: the open one ends and its resume hangs (60 s). Resolves once the
+ * resume is held, so that nothing created from then on reaches the agent's cache by its watch.
+ */
+export async function stallWatch(tenant: KubeTenant, namespace = NS): Promise<void> {
+  const fault = await tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${namespace}/` }, delayMs: 60_000 });
+  await tenant.closeWatches();
+  await waitFor("the watch's resume held", async () => (((await tenant.faults()).find((f) => f.id === fault.id)?.taken ?? 0) > 0 ? true : undefined));
+}
+
 export async function report(conn: LedgerConnection, id: string): Promise<Msg<"report">> {
   return waitFor(`the report of order ${id}`, () => ofType(conn, "report").find((m) => m.id === id));
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it, type TestContext } from "vitest";
 import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { connected, deletes, ledgerView, NS, ofType, projected, seedRunner, startRig, type Rig } from "./agent-rig.ts";
+import { waitFor } from "./agent-ledger-standin.ts";
 
 const SOAK_MS = 6000;
 // The story is a fixed seed: on a loaded machine 6 s hold few steps, so it runs on to this many (within 40 s).
@@ -106,6 +107,7 @@ it("soak: churn, watch expiries and disconnects give 0 wrongful deletions and a 
     } catch {
       // A race with the agent's own delete (404 on setStatus or remove) is part of the story.
     }
+    // Pacing, not a wait for a condition: the churn's steps land 3 ms apart so that the agent's watch interleaves with them.
     await new Promise((res) => setTimeout(res, 3));
   }
 
@@ -116,14 +118,13 @@ it("soak: churn, watch expiries and disconnects give 0 wrongful deletions and a 
     if (conn === undefined) return "no connection";
     return JSON.stringify([...ledgerView(conn).values()].filter((v) => v.namespace === NS).sort((a, b) => a.name.localeCompare(b.name)));
   };
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const cluster = await clusterView();
-    const mine = ledgerText();
-    if (mine === cluster) break;
-    if (Date.now() > end) expect(mine, "the ledger's view after settling").toBe(cluster);
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  let [mine, cluster] = ["", ""];
+  const same = async () => {
+    [mine, cluster] = [ledgerText(), await clusterView()];
+    return mine === cluster ? true : undefined;
+  };
+  await waitFor("the ledger's view to become the cluster's", same, 10_000).catch(() => undefined);
+  expect(mine, "the ledger's view after settling").toBe(cluster);
 
   const reports = r.ledger.connections.flatMap((c) => ofType(c, "report"));
   const dels = deletes(await r.tenant.calls());

@@ -18,6 +18,7 @@ import {
   report,
   seedRunner,
   snapshot,
+  stallWatch,
   startRig,
   type Rig,
   type RigOptions,
@@ -266,10 +267,8 @@ describe("agent: orders", () => {
     const r = await rig();
     const conn = await connected(r);
     // The watch stalls: the open one ends and its resume hangs, so nothing created from now on reaches the cache.
-    await r.tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${NS}/` }, delayMs: 60_000 });
-    await r.tenant.closeWatches();
+    await stallWatch(r.tenant);
     const late = await r.tenant.seed(seedRunner("created-while-stalled", { workflowRunId: 4100 }));
-    await new Promise((res) => setTimeout(res, 200));
     expect(ofType(conn, "upsert").filter((m) => m.runner.name === "created-while-stalled")).toEqual([]);
     // The ledger found it by a read order (its uid recorded), judged it due, and orders it deleted.
     r.ledger.order({ id: "stall-1", namespace: NS, name: "created-while-stalled", uid: late.metadata.uid, runId: 4100, reason: "job completed" });
@@ -284,8 +283,7 @@ describe("agent: orders", () => {
   it("a stalled watch: an order for a runner the API server shows on another run is refused, nothing deleted", async () => {
     const r = await rig();
     const conn = await connected(r);
-    await r.tenant.addFault({ match: { verb: "watch", pathIncludes: `/namespaces/${NS}/` }, delayMs: 60_000 });
-    await r.tenant.closeWatches();
+    await stallWatch(r.tenant);
     const late = await r.tenant.seed(seedRunner("moved-while-stalled", { workflowRunId: 4200 }));
     r.ledger.order({ id: "stall-2", namespace: NS, name: "moved-while-stalled", uid: late.metadata.uid, runId: 4199, reason: "job completed" });
     expect(await report(conn, "stall-2")).toMatchObject({ outcome: "refused", why: expect.stringMatching(/on run 4200, not run 4199/) });
@@ -310,7 +308,7 @@ describe("agent: orders", () => {
     // The DELETE is held for 300 ms; meanwhile the object is replaced under the same name.
     await r.tenant.addFault({ match: { method: "DELETE", pathIncludes: "/raced" }, delayMs: 300, times: 1 });
     r.ledger.order({ id: "race-1", namespace: NS, name: "raced", uid: runner.metadata.uid, runId: 900, reason: "r" });
-    await new Promise((res) => setTimeout(res, 50));
+    await waitFor("the DELETE held", async () => ((await r.tenant.faults()).some((f) => f.match.method === "DELETE") ? undefined : true));
     await r.tenant.remove(NS, "raced");
     await r.tenant.seed(seedRunner("raced", { workflowRunId: 900 }));
     const rep = await report(conn, "race-1");

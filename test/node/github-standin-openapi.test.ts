@@ -1,6 +1,6 @@
 // The GitHub stand-in checked against what GitHub publishes: every kind of answer
 // it gives arc-reaper (the App, a token, an installation, a repository's
-// installation, the deliveries page, a redelivery attempt, a run, a run attempt,
+// installation, the deliveries page, a redelivery attempt, a run, a run attempt, the runs of a repository,
 // the jobs of a run and of an attempt, a job, and its errors) is validated against
 // the response schema of that operation and status in @octokit/openapi, for
 // api.github.com and for GitHub Enterprise Server.
@@ -112,6 +112,18 @@ async function everyAnswer(opts: TenantOptions): Promise<Answer[]> {
   const token = `token ${minted.token}`;
   await ask("run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/700`, token);
   await ask("run, queued", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/701`, token);
+  const inProgress = (await ask(
+    "runs in progress of a repository",
+    "GET",
+    "/repos/{owner}/{repo}/actions/runs",
+    `/repos/${REPO}/actions/runs?status=in_progress&exclude_pull_requests=true&per_page=100&page=1`,
+    token,
+  )) as { workflow_runs: { id: number; status: string }[] };
+  // Run 700 has a job in progress, 701 only a queued one: the listing is not empty, and filtered.
+  if (inProgress.workflow_runs.map((r) => `${r.id} ${r.status}`).join() !== "700 in_progress") {
+    throw new Error(`runs in progress: ${JSON.stringify(inProgress.workflow_runs.map((r) => [r.id, r.status]))}`);
+  }
+  await ask("runs of a repository", "GET", "/repos/{owner}/{repo}/actions/runs", `/repos/${REPO}/actions/runs`, token);
   await ask("run attempt", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}", `/repos/${REPO}/actions/runs/700/attempts/1`, token);
   await ask(
     "jobs of a run",
@@ -173,6 +185,7 @@ async function everyAnswer(opts: TenantOptions): Promise<Answer[]> {
   );
   await ask("error: no such job", "GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/${REPO}/actions/jobs/1`, token);
   await ask("error: no such run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/1`, token);
+  await ask("error: runs with a bad status filter", "GET", "/repos/{owner}/{repo}/actions/runs", `/repos/${REPO}/actions/runs?status=sometimes`, token);
   await ask("error: jobs of no run", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", `/repos/${REPO}/actions/runs/1/jobs`, token);
   await ask("error: a JWT on an installation route", "GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", `/repos/${REPO}/actions/runs/700`, jwt);
   await t.addFault({
@@ -208,7 +221,7 @@ describe("the GitHub stand-in against GitHub's published API description (@octok
     (name) => {
       const answers = answersOf.get(name) ?? [];
       // Every operation arc-reaper calls is among them, with its success and its errors.
-      expect(new Set(answers.map((a) => `${a.method} ${a.operation}`)).size).toBe(11);
+      expect(new Set(answers.map((a) => `${a.method} ${a.operation}`)).size).toBe(12);
       expect(answers.filter((a) => a.status >= 400).length).toBeGreaterThanOrEqual(15);
       const { checked, differences, kinds } = check(name, answers);
       console.log(

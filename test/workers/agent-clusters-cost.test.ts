@@ -7,10 +7,10 @@ import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, runner } from "./support/fake-agent.ts";
 import { before } from "./support/stack.ts";
 import { jobStartedFact, recordFacts } from "./support/seed.ts";
+import { waitFor } from "./support/wait-for.ts";
 import { ledgerOf, ran, report } from "./support/worker.ts";
 
 const PER_PART = 1000;
-const settle = () => new Promise((r) => setTimeout(r, 100));
 
 interface Measured {
   clusters: number;
@@ -40,8 +40,10 @@ async function measure(clusters: string[], perCluster: number): Promise<Measured
     for (let i = 0; i < facts.length; i += 500) await recordFacts(env, facts.slice(i, i + 500));
     agents.push(agent);
   }
-  await settle();
-  for (const cluster of clusters) expect((await ledgerOf(env).agentStatus(cluster)).runners).toBe(perCluster);
+  for (const cluster of clusters)
+    await waitFor(`cluster ${cluster}'s whole view of ${perCluster}`, async () => (await ledgerOf(env).agentStatus(cluster)).runners === perCluster, {
+      timeoutMs: 30_000,
+    });
   const one = async (at: number) => {
     const r = ran(await ledgerOf(env).sweep(at));
     expect(r.checked).toBe(clusters.length * perCluster);

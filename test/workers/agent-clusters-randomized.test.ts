@@ -9,14 +9,14 @@ import { describe, expect, it } from "vitest";
 import type { AgentRunner, DeleteOrder } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, type Agent } from "./support/fake-agent.ts";
-import { prng } from "./support/fleet.ts";
+import { prng } from "./support/fleet-types.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, NS } from "./support/stack.ts";
-import { adminRunners, deliver, report, runScheduled, settleAlarms } from "./support/worker.ts";
+import { waitFor } from "./support/wait-for.ts";
+import { adminRunners, deliver, ledgerOf, report, runScheduled, settleAlarms } from "./support/worker.ts";
 
 const CLUSTERS = ["eu-west", "us-east"] as const;
 type ClusterName = (typeof CLUSTERS)[number];
-const settle = () => new Promise((r) => setTimeout(r, 30));
 
 /** A small seeded generator (mulberry32, shared with the fleets): the same seed, the same run. */
 const random = prng;
@@ -82,6 +82,15 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
     objects[cluster].set(r.name, r);
     agents[cluster]?.send({ type: "upsert", runner: r });
   };
+  // Every message sent is in: each agent that is up has its whole view, as many runners as its cluster holds; each away one is.
+  const caughtUp = () =>
+    waitFor("each cluster's view as its agent sent it", async () => {
+      for (const c of CLUSTERS) {
+        const status = await ledgerOf(env).agentStatus(c);
+        if (agents[c] ? !status.complete || status.runners !== objects[c].size : status.connected) return false;
+      }
+      return true;
+    });
   const job = (l: Life) => ({
     runner: l.name,
     repo: REPO,
@@ -134,7 +143,7 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
       if (agents[c]) await down(c);
       else await up(c);
     }
-    await settle();
+    await caughtUp();
     await settleAlarms(env);
     if (rand() < 0.5) await runScheduled(env, Date.now());
   }
@@ -146,7 +155,7 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
   }
   for (const c of CLUSTERS) if (!agents[c]) await up(c);
   for (let i = 0; i < 3; i++) {
-    await settle();
+    await caughtUp();
     await settleAlarms(env);
     await runScheduled(env, Date.now());
   }

@@ -11,7 +11,6 @@ import { adminRunners, call, configureLedger, evictLedger, ledgerOf, runSchedule
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
 import { waitFor } from "./support/wait-for.ts";
 
-const settle = () => new Promise((r) => setTimeout(r, 50));
 const EU = "eu-west";
 const US = "us-east";
 const SCALE_SET = "arc-runners-abcde"; // ARC's HA layout: the same scale set name in both clusters
@@ -200,8 +199,10 @@ describe("two clusters, one ledger", () => {
     } catch {
       // already closed on this side
     }
-    await settle();
-    expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ connected: true, complete: true, runners: 2 });
+    // A barrier on the new connection: its upsert is in, and the view it joined still holds both runners.
+    us2.send({ type: "upsert", runner: runner(`${SCALE_SET}-runner-us007`) });
+    await waitFor("the new connection's upsert", async () => (await ledgerOf(env).agentStatus(US)).runners !== 2);
+    expect(await ledgerOf(env).agentStatus(US)).toMatchObject({ connected: true, complete: true, runners: 3 });
     expect(await ledgerOf(env).agentStatus(EU)).toMatchObject({ connected: true, complete: true, runners: 1 });
     eu.ws.close(1000, "done");
     us2.ws.close(1000, "done");

@@ -12,11 +12,9 @@ import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, runner, type Agent } from "./support/fake-agent.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, NS } from "./support/stack.ts";
-import { waitFor } from "./support/wait-for.ts";
+import { sleep, waitFor } from "./support/wait-for.ts";
 import { adminRunners, call, deliver, ledgerOf, report, settleAlarms } from "./support/worker.ts";
 
-const settle = () => new Promise((r) => setTimeout(r, 50));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SCALE_SET = "arc-runners-abcde";
 const NS2 = "team-b-runners";
 const bearer = { authorization: "Bearer test-admin-token-0123456789abcdef" };
@@ -56,15 +54,21 @@ describe("cluster calls per webhook-reaped runner", () => {
     }
     for (const life of lives) await waitFor(`cluster ${life.cluster}'s whole view`, async () => (await ledgerOf(env).agentStatus(life.cluster)).complete);
     for (const life of lives) await jobCompleted(env, life.name, life.runId, 0);
-    // The facts are in; a bookmark later, each agent's namespace is whole as of then.
+    // The facts are in; a bookmark later (time itself must pass: the margin), each agent's namespace is whole as of then.
     await sleep(AGENT_WHOLE_MARGIN_MS + 300);
+    const bookmarkAt = Date.now();
     for (const agent of agents.values()) agent.fresh();
-    await settle();
+    for (const life of lives)
+      await waitFor(
+        `cluster ${life.cluster}'s bookmark`,
+        async () => Date.parse((await ledgerOf(env).agentStatus(life.cluster)).wholeAt[NS] ?? "") >= bookmarkAt,
+      );
     const t = Date.now();
     await ledgerOf(env).alarmAt(t + 301_000);
     // The watch then sees each deleted runner leave (the deletion's own look then needs no call).
     for (const life of lives) agents.get(life.cluster)!.send({ type: "remove", namespace: NS, name: life.name, uid: `uid-${life.cluster}` });
-    await settle();
+    for (const life of lives)
+      await waitFor(`cluster ${life.cluster}'s view without ${life.name}`, async () => (await ledgerOf(env).agentStatus(life.cluster)).runners === 1);
     for (const life of lives) expect(await rowOf(env, life.name), life.name).toMatchObject({ state: "reaped", cluster: life.cluster });
     let calls = 0;
     let toOthers = 0;
@@ -108,7 +112,10 @@ describe("absence dates from each namespace's own freshness", () => {
     await runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec("UPDATE runners SET fact_at = fact_at - 120000 WHERE runner = ?", name));
     // ... then the agent relists another namespace and re-sends its whole cache, this one last whole 10 minutes ago.
     agent.send({ type: "snapshot", id: "s2", part: 1, parts: 1, runners: [], namespaces: [{ namespace: NS, wholeMsAgo: 600_000 }] });
-    await settle();
+    await waitFor(
+      "the re-sent cache dated 10 minutes ago",
+      async () => Date.parse((await ledgerOf(env).agentStatus()).wholeAt[NS] ?? "") < Date.now() - 500_000,
+    );
     await ledgerOf(env).alarmAt(Date.now() + 301_000);
     expect(agent.reads).toEqual([`${NS}/${name}`]);
     expect(agent.orders.map((o) => [o.name, o.uid])).toEqual([[name, "uid-since1"]]);
@@ -151,7 +158,7 @@ describe("a namespace the agent cannot read", () => {
         { namespace: NS2, wholeMsAgo: 3_600_000, unreadable: forbidden },
       ],
     });
-    await settle();
+    await waitFor("the view, NS2 unreadable", async () => (await ledgerOf(env).agentStatus()).unreadable.length === 1);
     await jobCompleted(env, inNs, 7401, 600);
     await jobCompleted(env, inNs2, 7402, 600);
     await settleAlarms(env);
@@ -178,7 +185,10 @@ describe("a namespace the agent cannot read", () => {
     // Its Role is back: the agent lists it again; the held runner is judged at once (no sweep needed).
     agent.send({ type: "upsert", runner: runner(inNs2, { namespace: NS2, uid: "uid-f1", workflowRunId: 7402, jobRepositoryName: REPO }) });
     agent.send({ type: "namespaces", namespaces: [{ namespace: NS2, wholeMsAgo: 0 }] });
-    await settle();
+    await waitFor("NS2 readable again, its runner in view", async () => {
+      const status = await ledgerOf(env).agentStatus();
+      return status.unreadable.length === 0 && status.runners === 2;
+    });
     await settleAlarms(env);
     expect(agent.orders.map((o) => o.name).sort()).toEqual([inNs2, inNs].sort());
     expect(await rowOf(env, inNs)).toMatchObject({ state: "reaped" });

@@ -1,6 +1,7 @@
 // Agent mode inside workerd: GET /agent refuses before any upgrade, the ledger
 // accepts the agent's WebSocket (Hibernation API), builds its view only from
 // complete snapshots, judges nothing it cannot see, and deletes by order.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ORDER_TIMEOUT_MS } from "../../src/agent-link/requests.ts";
 import { AGENT_API_TIMEOUT_MS, CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
@@ -8,8 +9,6 @@ import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner } from ".
 import { NS } from "./support/stack.ts";
 import { waitFor } from "./support/wait-for.ts";
 import { adminRunners, call, evictLedger, ledgerOf, runScheduled, settleAlarms, testEnv } from "./support/worker.ts";
-
-const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe("GET /agent", () => {
   it("answers 401 to a wrong or missing AGENT_TOKEN before any upgrade, 426 without an upgrade, 404 in direct mode", async () => {
@@ -44,7 +43,10 @@ describe("GET /agent", () => {
     });
 
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 2, runners: [runner(name, { workflowRunId: 321, jobRepositoryName: REPO })] });
-    await settle();
+    // The ledger holds part 1 (gathered apart from the view) before the sweep looks.
+    await waitFor("part 1 gathered", () =>
+      runInDurableObject(ledgerOf(env), (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agent_snapshot").one().n === 1),
+    );
     await runScheduled(env, Date.now());
     expect(await ledgerOf(env).agentStatus()).toMatchObject({ connected: true, complete: false, runners: 0 });
     expect(agent.orders).toEqual([]);
@@ -91,10 +93,11 @@ describe("GET /agent", () => {
     });
     // A remove for another uid (a name that came back) changes nothing; the right uid does.
     agent.send({ type: "remove", namespace: NS, name, uid: "some-other-uid" });
-    await settle();
-    expect((await ledgerOf(env).agentStatus()).runners).toBe(1);
+    // A barrier: an upsert sent after it is in, so the remove was taken, and left the runner.
+    agent.send({ type: "upsert", runner: runner("arc-runners-abcde-runner-barrier") });
+    await waitFor("the barrier runner in the view", async () => (await ledgerOf(env).agentStatus()).runners === 2);
     agent.send({ type: "remove", namespace: NS, name, uid: `uid-${name}` });
-    await waitFor("the view without the runner", async () => (await ledgerOf(env).agentStatus()).runners === 0);
+    await waitFor("the view without the runner", async () => (await ledgerOf(env).agentStatus()).runners === 1);
     await runScheduled(env, Date.now());
     expect((await adminRunners(env)).runners[0]).toMatchObject({ state: "gone" });
     const metrics = await (

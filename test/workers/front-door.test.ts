@@ -163,14 +163,22 @@ describe("GET /agent at the front door", () => {
     const before = await rowsWritten(env);
     const started = Date.now();
     const statuses = await pool(650, 16, async () => (await dial(env, { upgrade: "websocket", "cf-connecting-ip": "198.51.100.66" })).status);
-    const seconds = (Date.now() - started) / 1000;
+    const ended = Date.now();
+    const seconds = (ended - started) / 1000;
     const during = (await rowsWritten(env)) - before;
     const refused = statuses.filter((s) => s === 401).length;
     const shed = statuses.filter((s) => s === 429).length;
     expect(refused + shed).toBe(650);
-    // FRONT_DOOR admits 600 per 10 s per address; the rest are shed before the token is looked at.
-    expect(refused).toBe(600);
-    expect(shed).toBe(50);
+    // FRONT_DOOR admits 600 per 10 s window per address; the rest are shed before the token is looked at.
+    // On a loaded machine the flood may outlast its window: the next window admits up to 600 more.
+    const windows = Math.floor(ended / 10_000) - Math.floor(started / 10_000) + 1;
+    if (windows === 1) {
+      expect(refused).toBe(600);
+      expect(shed).toBe(50);
+    } else {
+      expect(refused).toBeGreaterThanOrEqual(600);
+      expect(refused).toBeLessThanOrEqual(Math.min(650, 600 * windows));
+    }
     await flushDoorCounts(env, String(env.LEDGER_NAME));
     const written = (await rowsWritten(env)) - before;
     expect(during).toBeLessThanOrEqual(2);

@@ -69,7 +69,12 @@ describe("GitHub Enterprise Server (GITHUB_API_URL ends in /api/v3)", () => {
     });
     expect((await s.jobStarted({ runner: er.metadata.name, runId: 1802, jobId: Number(job.id), startedAt: before(NOW, 4000) })).status).toBe(202);
     await s.sweep(NOW);
-    expect(await apiCalls(s)).toEqual([`POST /app/installations/${INSTALLATION}/access_tokens`, `GET /repos/${REPO}/actions/jobs/${job.id}`]);
+    // The repository's runs in progress first (run 1802 has ended: not listed), then the job.
+    expect(await apiCalls(s)).toEqual([
+      `POST /app/installations/${INSTALLATION}/access_tokens`,
+      `GET /repos/${REPO}/actions/runs?page=1`,
+      `GET /repos/${REPO}/actions/jobs/${job.id}`,
+    ]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped", reason: `job ${job.id} in ${REPO} is failure, completed 600s ago` });
   });
 

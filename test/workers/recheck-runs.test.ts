@@ -1,8 +1,10 @@
-// Rechecks grouped per run (issue 25): jobs of one run past REAPER_RECHECK_SECONDS
-// are answered by one read of the run's jobs (filter=latest, 100 a page), not a
-// read per job; a lost completion among them is found; a re-run's older attempt
-// (which that listing does not show) is read on its own; a listing the budget
-// cuts answers what it read and the rest resume at the next pass.
+// Rechecks grouped per run (issue 25): jobs past REAPER_RECHECK_SECONDS whose run
+// is listed among the repository's runs in progress are answered by that one
+// listing; the jobs of a run not listed (it ended, or waits) by one read of the
+// run's jobs (filter=latest, 100 a page), not a read per job; a lost completion
+// among them is found; a re-run's older attempt (which that read does not show)
+// is read on its own; a read the budget cuts answers what it read and the rest
+// resume at the next pass.
 import { describe, expect, it } from "vitest";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, evictLedger, ledgerOf } from "./support/worker.ts";
@@ -14,6 +16,7 @@ const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method ==
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.path);
 const runListings = async (s: S) => (await s.github.calls()).filter((c) => /\/actions\/runs\/\d+\/jobs/.test(c.path)).map((c) => c.path);
 const listingPath = (runId: number) => `/repos/${REPO}/actions/runs/${runId}/jobs`;
+const runningListings = async (s: S) => (await s.github.calls()).filter((c) => c.path === `/repos/${REPO}/actions/runs`);
 
 interface Job {
   id: number;
@@ -68,11 +71,14 @@ describe("rechecks grouped per run", () => {
       await matrix(s, { runId: 7002, count: 10, startedSecondsAgo: 3800 }),
       await matrix(s, { runId: 7003, count: 10, startedSecondsAgo: 3900 }),
     ];
+    // No run is in progress (each waits on a job awaiting approval): the listing answers none of them.
+    for (const id of [7001, 7002, 7003]) await s.github.putRun({ repo: REPO, id, status: "waiting" });
     const lost = runs[1]![4]!;
     await complete(s, lost, 900); // its completed delivery never came
 
     await s.sweep(NOW);
     expect(await jobReads(s)).toEqual([]);
+    expect(await runningListings(s)).toHaveLength(1);
     expect((await runListings(s)).sort()).toEqual([listingPath(7001), listingPath(7002), listingPath(7003)]);
     expect(await deletes(s)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${lost.name}`]);
     const rows = (await adminRunners(s.env, "?limit=100")).runners;
@@ -84,6 +90,7 @@ describe("rechecks grouped per run", () => {
     expect(await runListings(s)).toHaveLength(3);
     await s.sweep(NOW + 3_601_000);
     expect(await runListings(s)).toHaveLength(6);
+    expect(await runningListings(s)).toHaveLength(2);
     expect(await jobReads(s)).toEqual([]);
   });
 
@@ -92,6 +99,7 @@ describe("rechecks grouped per run", () => {
     // Started 3000 s to 3000 - 9 × 30 s ago: their rechecks fall 600 s to 870 s after NOW.
     const jobs = await matrix(s, { runId: 7101, count: 1, startedSecondsAgo: 3000 });
     for (let i = 1; i < 10; i++) jobs.push(...(await matrix(s, { runId: 7101, count: 1, startedSecondsAgo: 3000 - 30 * i, prefix: `a${i}-` })));
+    await s.github.putRun({ repo: REPO, id: 7101, status: "waiting" }); // not in progress: its jobs are read
     await complete(s, jobs[6]!, 1200);
     await evictLedger(s.env);
     await ledgerOf(s.env).alarmAt(NOW + 601_000); // only the first is due
@@ -121,9 +129,10 @@ describe("rechecks grouped per run", () => {
   });
 
   it("a listing the budget cuts in the middle of a run (page 2 of 2) answers page 1, and the rest resume at the next sweep", async () => {
-    // 3 calls a sweep: the deliveries listing, a token, and one page.
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "3" });
+    // 4 calls a sweep: the deliveries listing, a token, the runs in progress, and one page.
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
     const jobs = await matrix(s, { runId: 7301, count: 105, startedSecondsAgo: 4000 });
+    await s.github.putRun({ repo: REPO, id: 7301, status: "waiting" }); // not in progress: its jobs are read
     const onPage2 = jobs.slice().sort((a, b) => a.id - b.id)[102]!;
     await complete(s, onPage2, 1200);
     await s.sweep(NOW);
@@ -142,7 +151,7 @@ describe("rechecks grouped per run", () => {
     expect(await runListings(s)).toHaveLength(3);
   });
 
-  it("unseen busy runners of one run share its reads: one run read and one listing for three runners, a tracked job of the run answered by it too", async () => {
+  it("unseen busy runners of one run share its reads: one run read and one listing for three runners, a tracked job of the run answered by the runs in progress", async () => {
     const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
     const [tracked] = await matrix(s, { runId: 7401, count: 1, startedSecondsAgo: 3500 }); // its recheck falls due between the sweeps
     for (let i = 0; i < 3; i++) {
@@ -153,7 +162,7 @@ describe("rechecks grouped per run", () => {
     await s.sweep(NOW); // seen busy without a webhook: waits for one
     await s.sweep(NOW + 181_000);
     const calls = (await s.github.calls()).map((c) => c.path).filter((p) => p.includes("/actions/"));
-    expect(calls.sort()).toEqual([`/repos/${REPO}/actions/runs/7401`, listingPath(7401)]);
+    expect(calls.sort()).toEqual([`/repos/${REPO}/actions/runs`, `/repos/${REPO}/actions/runs/7401`, listingPath(7401)]);
     const rows = (await adminRunners(s.env, "?limit=100")).runners;
     expect(rows.map((r) => `${r.name} ${r.state}`).sort()).toEqual([
       `${tracked!.name} running`,

@@ -1,8 +1,10 @@
 // Lost completions (issue 10, hazard 3): a tracked job whose completed delivery
-// never came (lost beyond the redelivery look-back) is re-read from GitHub once
-// per REAPER_RECHECK_SECONDS, oldest first and within the budget, and reaped
-// after the grace when GitHub says it completed. And a 403 secondary rate limit
-// without Retry-After stops GitHub asks for at least a minute.
+// never came (lost beyond the redelivery look-back) is rechecked once per
+// REAPER_RECHECK_SECONDS, oldest first and within the budget: its run listed
+// among the repository's runs in progress answers "still running" (issue 25),
+// a run not listed has the job read, and it is reaped after the grace when
+// GitHub says it completed. And a 403 secondary rate limit without Retry-After
+// stops GitHub asks for at least a minute.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
@@ -16,6 +18,8 @@ import { NOW, deletes } from "./support/kube-calls.ts";
 type S = Awaited<ReturnType<typeof stack>>;
 const jobReads = async (s: S) => (await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => c.path);
 const jobPath = (id: number | string) => `/repos/${REPO}/actions/jobs/${id}`;
+/** Listings of the repository's runs in progress (issue 25). */
+const runningListings = async (s: S) => (await s.github.calls()).filter((c) => c.path === `/repos/${REPO}/actions/runs`).map((c) => c.query.status);
 
 /** A busy runner whose in_progress webhook came and whose completed one never will. */
 async function runningJob(s: S, o: { name: string; runId: number; startedSecondsAgo: number }) {
@@ -40,24 +44,27 @@ async function runningJob(s: S, o: { name: string; runId: number; startedSeconds
 }
 
 describe("recheck: lost completions", () => {
-  it("re-reads a job running past REAPER_RECHECK_SECONDS once per interval and reaps it after the grace once GitHub says it completed", async () => {
+  it("rechecks a job running past REAPER_RECHECK_SECONDS once per interval (its run listed in progress: not read) and reaps it after the grace once GitHub says it completed", async () => {
     const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
     const job = await runningJob(s, { name: "arc-runners-abcde-runner-r1", runId: 950, startedSecondsAgo: 3000 });
 
     await s.sweep(NOW); // 3000 s in: within the interval, nothing to ask
+    expect(await runningListings(s)).toEqual([]);
+    await s.sweep(NOW + 601_000); // 3601 s in: rechecked once, its run listed in progress: no read of the job
+    expect(await runningListings(s)).toEqual(["in_progress"]);
     expect(await jobReads(s)).toEqual([]);
-    await s.sweep(NOW + 601_000); // 3601 s in: re-read once
-    expect(await jobReads(s)).toEqual([jobPath(job.id)]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "running" });
 
-    // The job ends on GitHub; its completed delivery is lost for good.
+    // The job (its run's only one) ends on GitHub; its completed delivery is lost for good.
     await job.complete("cancelled", -700);
     for (const t of [NOW + 660_000, NOW + 1_800_000, NOW + 4_140_000]) await s.sweep(t); // within the interval: not asked again
-    expect(await jobReads(s)).toEqual([jobPath(job.id)]);
+    expect(await runningListings(s)).toHaveLength(1);
+    expect(await jobReads(s)).toEqual([]);
     expect(await deletes(s)).toEqual([]);
 
-    await s.sweep(NOW + 4_201_000); // an interval after the last read: re-read, completed 3501 s ago, past the grace
-    expect(await jobReads(s)).toEqual([jobPath(job.id), jobPath(job.id)]);
+    await s.sweep(NOW + 4_201_000); // an interval after: its run is no longer listed, the job is read: completed 3501 s ago
+    expect(await runningListings(s)).toHaveLength(2);
+    expect(await jobReads(s)).toEqual([jobPath(job.id)]);
     expect((await deletes(s)).map((c) => c.status)).toEqual([200]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped", reason: `job ${job.id} in ${REPO} is cancelled, completed 3501s ago` });
   });
@@ -91,17 +98,20 @@ describe("recheck: lost completions", () => {
   });
 
   it("oldest first, within the budget: what the budget leaves out is re-read at the next sweep", async () => {
-    // 4 calls a sweep: the deliveries listing, a token, and two job reads.
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
+    // 5 calls a sweep: the deliveries listing, a token, the runs in progress, and two job reads.
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "5" });
     const young = await runningJob(s, { name: "arc-runners-abcde-runner-ry", runId: 953, startedSecondsAgo: 3700 });
     const oldest = await runningJob(s, { name: "arc-runners-abcde-runner-ro", runId: 954, startedSecondsAgo: 5000 });
     const middle = await runningJob(s, { name: "arc-runners-abcde-runner-rm", runId: 955, startedSecondsAgo: 4000 });
+    // Each run waits (another job of it awaits an environment's approval): not listed in progress, each job is read.
+    for (const id of [953, 954, 955]) await s.github.putRun({ repo: REPO, id, status: "waiting" });
     await s.sweep(NOW);
     expect(await jobReads(s)).toEqual([jobPath(oldest.id), jobPath(middle.id)]);
     await s.sweep(NOW + 60_000);
     expect(await jobReads(s)).toEqual([jobPath(oldest.id), jobPath(middle.id), jobPath(young.id)]);
     await s.sweep(NOW + 120_000); // all three re-read within the interval
     expect(await jobReads(s)).toHaveLength(3);
+    expect(await runningListings(s)).toHaveLength(2);
     expect(await deletes(s)).toEqual([]);
   });
 });
@@ -127,25 +137,28 @@ describe("recheck: a read that fails", () => {
 describe("GitHub's 403 secondary rate limit", () => {
   it("without Retry-After stops GitHub asks for at least 60 s", async () => {
     const s = await stack({ REAPER_RECHECK_SECONDS: "3600" });
-    const a = await runningJob(s, { name: "arc-runners-abcde-runner-s1", runId: 960, startedSecondsAgo: 5000 });
+    await runningJob(s, { name: "arc-runners-abcde-runner-s1", runId: 960, startedSecondsAgo: 5000 });
     await runningJob(s, { name: "arc-runners-abcde-runner-s2", runId: 961, startedSecondsAgo: 4000 });
     await s.github.addFault({
-      match: { pathIncludes: "/actions/jobs/" },
+      match: { pathIncludes: "/actions/" },
       status: 403,
       times: 1,
       message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
     });
     const sent = Date.now();
     await s.sweep(NOW);
-    // The first read met the limit; the second was never sent.
-    expect((await s.github.calls()).filter((c) => c.path.includes("/actions/jobs/")).map((c) => `${c.path} ${c.status}`)).toEqual([`${jobPath(a.id)} 403`]);
+    // The first read (the runs in progress) met the limit; no other was sent.
+    expect((await s.github.calls()).filter((c) => c.path.includes("/actions/")).map((c) => `${c.path} ${c.status}`)).toEqual([
+      `/repos/${REPO}/actions/runs 403`,
+    ]);
     const blockedUntil = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
       new MemoryTable(new Sql(state.storage.sql)).get<number>(`backoff/${INSTALLATION}`),
     );
     expect(blockedUntil).toBeGreaterThanOrEqual(sent + 60_000);
 
     await s.sweep(NOW + 60_000); // seconds later on the clock: still within the back-off
-    expect(await jobReads(s)).toHaveLength(1);
+    expect((await s.github.calls()).filter((c) => c.path.includes("/actions/"))).toHaveLength(1);
+    expect(await jobReads(s)).toEqual([]);
     expect(await deletes(s)).toEqual([]);
     expect((await s.kube.get(NS, "arc-runners-abcde-runner-s1"))?.metadata.deletionTimestamp).toBeUndefined();
   });

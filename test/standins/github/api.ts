@@ -18,6 +18,7 @@ import {
   mintToken,
   repoContext,
   repoKey,
+  runsOfRepo,
   spendRateLimit,
   type StoredDelivery,
   type StoredToken,
@@ -51,6 +52,7 @@ const DOC = {
   redeliver: "https://docs.github.com/rest/apps/webhooks#redeliver-a-delivery-for-an-app-webhook",
   run: "https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run",
   runAttempt: "https://docs.github.com/rest/actions/workflow-runs#get-a-workflow-run-attempt",
+  runs: "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-repository",
   jobs: "https://docs.github.com/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run",
   attemptJobs: "https://docs.github.com/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run-attempt",
   job: "https://docs.github.com/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run",
@@ -288,6 +290,38 @@ function getRun(attempted: boolean) {
   };
 }
 
+// A status filter matches a run's status or its conclusion (GitHub's `status` takes either).
+const RUN_STATUS_FILTERS = new Set([
+  "completed",
+  "action_required",
+  "cancelled",
+  "failure",
+  "neutral",
+  "skipped",
+  "stale",
+  "success",
+  "timed_out",
+  "in_progress",
+  "queued",
+  "requested",
+  "waiting",
+  "pending",
+]);
+/** GitHub answers at most 1,000 runs for a search filtered by one of these (list-workflow-runs-for-a-repository). */
+const SEARCH_PARAMETERS = ["actor", "branch", "check_suite_id", "created", "event", "head_sha", "status"];
+
+function listRuns(tenant: Tenant, req: ApiRequest, params: string[]): ApiAnswer {
+  let runs = runsOfRepo(tenant, repoKey(`${params[0]}/${params[1]}`));
+  const status = req.query.get("status");
+  if (status !== null) {
+    if (!RUN_STATUS_FILTERS.has(status)) return errorAnswer(422, "Invalid request.\n\nstatus is not a valid value.", DOC.runs);
+    runs = runs.filter((r) => r.status === status || r.conclusion === status);
+  }
+  if (SEARCH_PARAMETERS.some((p) => req.query.has(p))) runs = runs.slice(0, 1000);
+  // exclude_pull_requests=true empties each run's pull_requests (ours are empty already).
+  return paged(tenant, req, runs, "workflow_runs");
+}
+
 function listJobs(attempted: boolean) {
   return (tenant: Tenant, req: ApiRequest, params: string[]): ApiAnswer => {
     const key = repoKey(`${params[0]}/${params[1]}`);
@@ -324,6 +358,7 @@ const routes: Route[] = [
   { method: "GET", pattern: new RegExp(`^${REPO}/installation$`), auth: "jwt", doc: DOC.repoInstallation, handle: getRepoInstallation },
   { method: "GET", pattern: /^\/app\/hook\/deliveries$/, auth: "jwt", doc: DOC.deliveries, handle: listDeliveries },
   { method: "POST", pattern: /^\/app\/hook\/deliveries\/(\d+)\/attempts$/, auth: "jwt", doc: DOC.redeliver, handle: redeliver },
+  { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs$`), auth: "installation", doc: DOC.runs, handle: listRuns },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)$`), auth: "installation", doc: DOC.run, handle: getRun(false) },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/attempts/(\\d+)$`), auth: "installation", doc: DOC.runAttempt, handle: getRun(true) },
   { method: "GET", pattern: new RegExp(`^${REPO}/actions/runs/(\\d+)/jobs$`), auth: "installation", doc: DOC.jobs, handle: listJobs(false) },

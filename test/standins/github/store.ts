@@ -335,6 +335,13 @@ export function findRunAttempt(tenant: Tenant, key: string, runId: number, attem
   return run.attempts.has(n) ? runView(tenant, run, n) : undefined;
 }
 
+/** Every run of a repository at its latest attempt, newest first, as GET /repos/{owner}/{repo}/actions/runs lists them. */
+export function runsOfRepo(tenant: Tenant, key: string): WorkflowRun[] {
+  const runs: WorkflowRun[] = [];
+  for (const run of tenant.runs.values()) if (run.repoKey === key) runs.push(runView(tenant, run, latestAttempt(run)));
+  return runs.sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id);
+}
+
 export function latestRunAttempt(tenant: Tenant, key: string, runId: number): number | undefined {
   const run = tenant.runs.get(runKey(key, runId));
   return run && latestAttempt(run);

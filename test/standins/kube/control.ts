@@ -181,6 +181,11 @@ export class KubeTenant {
     return this.control("POST", "faults", fault);
   }
 
+  /** The faults still in force (a fault with `times` leaves once used up), with how many requests each has taken. */
+  async faults(): Promise<KubeFaultState[]> {
+    return (await this.control<{ faults: KubeFaultState[] }>("GET", "faults")).faults;
+  }
+
   async clearFaults(): Promise<void> {
     await this.control("DELETE", "faults");
   }

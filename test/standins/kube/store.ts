@@ -695,7 +695,7 @@ export class Tenant {
 
   addFault(f: KubeFault): KubeFaultState {
     if (this.faults.length >= MAX_FAULTS) throw badRequest(`at most ${MAX_FAULTS} faults per tenant`);
-    const state: KubeFaultState = { ...structuredClone(f), id: ++this.faultSeq, remaining: f.times ?? null };
+    const state: KubeFaultState = { ...structuredClone(f), id: ++this.faultSeq, remaining: f.times ?? null, taken: 0 };
     this.faults.push(state);
     return state;
   }
@@ -717,6 +717,7 @@ export class Tenant {
         (x.match.pathIncludes === undefined || path.includes(x.match.pathIncludes)),
     );
     if (!f) return undefined;
+    f.taken++;
     if (f.remaining !== null) {
       f.remaining -= 1;
       if (f.remaining <= 0) this.faults = this.faults.filter((x) => x !== f);

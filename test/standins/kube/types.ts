@@ -181,6 +181,8 @@ export interface KubeFaultState extends KubeFault {
   id: number;
   /** Matches left; null means unlimited. */
   remaining: number | null;
+  /** Requests it has matched so far (taken as they arrive: a delayed one counts while it is held). */
+  taken: number;
 }
 
 export interface KubeCall {

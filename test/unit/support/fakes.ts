@@ -259,6 +259,11 @@ export class FakeGithub {
         return { deliveries: [], complete: true };
       },
       async redeliver() {},
+      async inProgressRunsPage(_repo: string, _installationId: number, page: number) {
+        self.call(`runs in progress, page ${page}`);
+        const running = new Set([...self.jobs.values()].filter((j) => j.status === "in_progress" && !j.missing).map((j) => j.runId));
+        return { runs: [...running].map((id) => ({ id, runAttempt: 1, status: "in_progress" })), last: true };
+      },
       async runnerJob(_repo: string, runId: number, runner: string) {
         self.call(`jobs of run ${runId}`);
         const j = [...self.jobs.values()].find((x) => x.runId === runId && x.runner === runner);

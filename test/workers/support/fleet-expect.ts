@@ -1,6 +1,6 @@
 // What every randomized and soak fleet must show, whatever its mode and faults.
 import { expect } from "vitest";
-import type { FleetFigures } from "./fleet.ts";
+import type { FleetFigures } from "./fleet-types.ts";
 
 export function expectFleetSafe(f: FleetFigures): void {
   expect(f.wrongfulDeletions).toBe(0);

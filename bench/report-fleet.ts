@@ -1,0 +1,30 @@
+// Table 6's agent-mode snapshot and alarm batch, as BENCHMARKS.md prose around their tables (issue 25).
+import type { AlarmBatch } from "./alarm-batch.ts";
+import type { SnapshotApply } from "./snapshot-apply.ts";
+import { alarmBatchTable, snapshotApplyTable } from "./tables.ts";
+import { int } from "./markdown.ts";
+
+/** Table 6, continued: the agent's snapshot applied by the ledger (issue 25). */
+export function snapshotApplySection(r: SnapshotApply, load: string): string {
+  return `
+**The agent's snapshot applied** (bench/snapshot-apply.ts): agent mode under \`wrangler dev\`, this process dialling
+\`GET /agent\` with the agent's token and sending the agent's own messages for ${int(r.runners)} runners in 12 namespaces, first
+one part at a time (each part's workerd CPU read once workerd is idle again), then all back to back as after a reconnect
+(the view replaced whole); the ledger's view must hold every runner after each. Then two sweeps over that view, whose
+runners are all busy and unseen (no row yet): a sweep gives at most 10,000 runners their first look. Goal: no part over 30 s of CPU (a Durable Object event's default). ${load}
+
+${snapshotApplyTable(r)}
+`;
+}
+
+/** Table 6, continued: one alarm run over a full batch (issue 25). */
+export function alarmBatchSection(r: AlarmBatch, load: string): string {
+  return `
+**One alarm run over a full batch** (bench/alarm-batch.ts): direct mode, ${int(r.namespaces)} watched namespaces, ${int(r.batch)} runners
+whose jobs completed on a webhook's word so that their grace ends at the same second, beside ${int(r.background)} in-progress rows;
+the alarm reads each due runner by name in every namespace and deletes it (the deletion cap raised to ${int(r.batch)} for this
+measurement, so every one is deleted). Goal: no alarm run over 5 s of CPU. ${load}
+
+${alarmBatchTable(r)}
+`;
+}
