@@ -134,3 +134,111 @@ describe("identifyUnseen (plain Node)", () => {
     });
   });
 });
+
+describe("identify's edges: places, clusters and the words of its answers (plain Node)", () => {
+  const east = (ns: string): ClusterNamespace => ({ cluster: "east", namespace: ns });
+  const west = (ns: string): ClusterNamespace => ({ cluster: "west", namespace: ns });
+  const down = (p: ClusterNamespace, why = `${p.cluster}/${p.namespace}: HTTP 503`) => ({ place: p, why });
+  const places = [east("arc-a"), west("arc-a")];
+
+  it("the very uid is found even while another place could not be read, and even when it is idle now", () => {
+    const same = obj({ namespace: "arc-a", cluster: "east", uid: "u-seen" });
+    const view = identifyTracked(facts({ uid: "u-seen", cluster: "east", namespace: "arc-a" }), lookup([same], { places, unreadable: [down(west("arc-a"))] }));
+    expect(view).toEqual({ kind: "found", runner: same });
+  });
+
+  it("the one object busy on the run is found when only another cluster could not be read, and kept when its own could not", () => {
+    const busy = obj({ namespace: "arc-a", cluster: "east", workflowRunId: 7 });
+    expect(identifyTracked(facts(), lookup([busy], { places, unreadable: [down(west("arc-a"))] }))).toEqual({ kind: "found", runner: busy });
+    expect(
+      identifyTracked(
+        facts(),
+        lookup([busy], { places, unreadable: [down(east("arc-b"), "east/arc-b: HTTP 503"), down(west("arc-a"), "west/arc-a: timed out")] }),
+      ),
+    ).toEqual({
+      kind: "unknown",
+      why: "east/arc-b: HTTP 503; west/arc-a: timed out",
+      agent: undefined,
+    });
+  });
+
+  it("ambiguity names each place, the cluster before the namespace outside the default cluster", () => {
+    const a = obj({ namespace: "arc-a", cluster: "east", workflowRunId: 7, uid: "u-a" });
+    const b = obj({ namespace: "arc-b", cluster: "default", workflowRunId: 7, uid: "u-b" });
+    expect(identifyTracked(facts(), lookup([a, b], { places }))).toEqual({
+      kind: "unknown",
+      why: "ambiguous: runners named r-1 in east/arc-a, arc-b, busy on run 7; kept, checked again",
+    });
+  });
+
+  it("a row seen in a known cluster (uid and namespace, no cluster recorded: the default one) is not held by another cluster's failure", () => {
+    const row = facts({ uid: "u-gone", namespace: "arc-a" });
+    const fresh = lookup([], { places: [{ cluster: "default", namespace: "arc-a" }, west("arc-a")], unreadable: [down(west("arc-a"))] });
+    expect(identifyTracked(row, fresh)).toEqual({ kind: "missing" });
+    const ownDown = lookup([], {
+      places: [{ cluster: "default", namespace: "arc-a" }],
+      unreadable: [down({ cluster: "default", namespace: "arc-b" }, "arc-b: HTTP 403")],
+    });
+    expect(identifyTracked(row, ownDown)).toMatchObject({ kind: "unknown", why: "arc-b: HTTP 403" });
+  });
+
+  it("a row of no known place is held by any place that could not be read, naming why and whether the agent is away", () => {
+    const l = { ...lookup([], { places, unreadable: [down(west("arc-a"), "west/arc-a: the agent is away")] }), agentAway: true };
+    expect(identifyTracked(facts(), l)).toEqual({ kind: "unknown", why: "west/arc-a: the agent is away", agent: true });
+  });
+
+  it("the one object that cannot be the job's runner (created after the job started) is named alone; beside another object it is only listed", () => {
+    const late = obj({ namespace: "arc-a", createdAt: iso(T0 - 60_000), uid: "u-late" });
+    expect(identifyTracked(facts(), lookup([late]))).toEqual({ kind: "found", runner: late });
+    const idle = obj({ namespace: "arc-b", uid: "u-idle" });
+    expect(identifyTracked(facts(), lookup([late, idle]))).toEqual({
+      kind: "missing",
+      why: "runner r-1 is no longer in the cluster (only objects of its name that are not it: arc-a (idle), arc-b (idle))",
+    });
+  });
+
+  it("absence is dated by the row's own place once its cluster is known, and the stale answer gives both times", () => {
+    const asked: (ClusterNamespace | undefined)[] = [];
+    const l: Lookup = { found: [], unreadable: [], absentAsOf: (p) => (asked.push(p), T0 - 120_000) };
+    const view = identifyTracked(facts({ cluster: "east", namespace: "arc-a" }), l);
+    expect(asked).toEqual([{ cluster: "east", namespace: "arc-a" }]);
+    expect(view).toEqual({
+      kind: "unknown",
+      why: `runner r-1 is not in the view, but the view (as of ${iso(T0 - 120_000)}) is not newer than its last fact (${iso(T0 - 60_000)}): kept until a fresh look`,
+      agent: true,
+      stale: true,
+    });
+    // A row of no recorded cluster: the oldest view over every place; no fact time reads "never".
+    const none: (ClusterNamespace | undefined)[] = [];
+    const older: Lookup = { found: [], unreadable: [], absentAsOf: (p) => (none.push(p), 0) };
+    expect(identifyTracked(facts({ factAt: undefined }), older)).toMatchObject({
+      kind: "unknown",
+      why: "runner r-1 is not in the view, but the view (as of never) is not newer than its last fact (never): kept until a fresh look",
+    });
+    expect(none).toEqual([undefined]);
+  });
+
+  it("an unseen row: another cluster's failure does not hold it; its own cluster's does", () => {
+    const u: UnseenRunner = {
+      name: "r-1",
+      uid: "u-1",
+      cluster: "east",
+      namespace: "arc-a",
+      runId: 7,
+      repo: "o/r",
+      firstSeen: T0 - 60_000,
+      dueAt: null,
+      reason: "",
+    };
+    expect(identifyUnseen(u, lookup([], { places, unreadable: [down(west("arc-a"))] }))).toEqual({ kind: "missing" });
+    expect(identifyUnseen(u, lookup([], { places, unreadable: [down(east("arc-b"), "east/arc-b: HTTP 500")] }))).toMatchObject({
+      kind: "unknown",
+      why: "east/arc-b: HTTP 500",
+    });
+    const noCluster = { ...u, cluster: undefined };
+    expect(identifyUnseen(noCluster, lookup([], { places, unreadable: [down({ cluster: "default", namespace: "arc-b" }, "arc-b: HTTP 500")] }))).toMatchObject({
+      kind: "unknown",
+      why: "arc-b: HTTP 500",
+    });
+  });
+});
