@@ -199,7 +199,14 @@ describe("identify's edges: places, clusters and the words of its answers (plain
 
   it("absence is dated by the row's own place once its cluster is known, and the stale answer gives both times", () => {
     const asked: (ClusterNamespace | undefined)[] = [];
-    const l: Lookup = { found: [], unreadable: [], absentAsOf: (p) => (asked.push(p), T0 - 120_000) };
+    const l: Lookup = {
+      found: [],
+      unreadable: [],
+      absentAsOf: (p) => {
+        asked.push(p);
+        return T0 - 120_000;
+      },
+    };
     const view = identifyTracked(facts({ cluster: "east", namespace: "arc-a" }), l);
     expect(asked).toEqual([{ cluster: "east", namespace: "arc-a" }]);
     expect(view).toEqual({
@@ -210,7 +217,14 @@ describe("identify's edges: places, clusters and the words of its answers (plain
     });
     // A row of no recorded cluster: the oldest view over every place; no fact time reads "never".
     const none: (ClusterNamespace | undefined)[] = [];
-    const older: Lookup = { found: [], unreadable: [], absentAsOf: (p) => (none.push(p), 0) };
+    const older: Lookup = {
+      found: [],
+      unreadable: [],
+      absentAsOf: (p) => {
+        none.push(p);
+        return 0;
+      },
+    };
     expect(identifyTracked(facts({ factAt: undefined }), older)).toMatchObject({
       kind: "unknown",
       why: "runner r-1 is not in the view, but the view (as of never) is not newer than its last fact (never): kept until a fresh look",
