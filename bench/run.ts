@@ -24,6 +24,7 @@ import { renderReport, type Report } from "./report.ts";
 import { measureSnapshotApply } from "./snapshot-apply.ts";
 import { measureSnapshot, type SnapshotSize } from "./snapshot-size.ts";
 import { measureSweep, type SweepCost } from "./sweep-cost.ts";
+import { ALL_RUNNING } from "./sweep-mix.ts";
 import {
   alarmBatchTable,
   bigSweepTable,
@@ -117,7 +118,7 @@ if (only.includes("fleet")) {
     `\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`,
   );
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
-  fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3 }, log));
+  fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3, mix: ALL_RUNNING }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
   log(`\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners applied by the ledger (agent mode), then two sweeps over the view`);
   snapshotApply = await section("snapshot", () => measureSnapshotApply(FLEET_SWEEP, log));

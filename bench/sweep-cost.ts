@@ -20,6 +20,8 @@ export interface SweepCase {
   steadySweeps?: number;
   /** Also take a CPU profile of one more steady-state sweep (not counted in its CPU figures). */
   profile?: boolean;
+  /** The roles' shares (sweep-mix.ts): MIX unless given. */
+  mix?: Parameters<typeof mixFor>[2];
 }
 
 /** One sweep as measured. */
@@ -232,7 +234,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
     const seedStart = performance.now();
     const history = c.history ?? 0;
     if (history > 0) await seedHistory(stack, history);
-    const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now()), namespaces);
+    const webhooks = await seedLive(stack, tenants, mixFor(c.runners, Date.now(), c.mix), namespaces);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     log(`  seeded ${c.runners} live runners (${webhooks} webhooks) and ${history} closed rows in ${seedSeconds.toFixed(1)} s`);
     // The mix's "waiting" jobs completed as seeding began: past the grace (300 s), they are due, and the
