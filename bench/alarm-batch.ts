@@ -7,13 +7,12 @@
 // the batch, so that every one is deleted: the costliest run). Before them, a
 // background of in-progress rows not yet due, so the ledger is a large fleet's.
 //   node bench/alarm-batch.ts [batch] [background]
-import { randomBytes } from "node:crypto";
 import { startLocalStack, waitFor, workflowJobPayload, type LocalStack } from "../scripts/lib/local-stack.ts";
-import { createKubeTenant, makeEphemeralRunner, roleBindings, type KubeTenant } from "../test/standins/kube/control.ts";
+import { makeEphemeralRunner, type KubeTenant } from "../test/standins/kube/control.ts";
 import { startKubeRouter } from "./kube-router.ts";
 import { loadAverage } from "./machine.ts";
 import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
-import { namespacesFor, PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+import { namespacesFor, PRODUCTION_SETTINGS, routeTenants } from "./sweep-cost.ts";
 import { alarmBatchTable } from "./tables.ts";
 
 /** gather-due.ts's ALARM_BATCH: due runners one alarm run judges. */
@@ -83,15 +82,7 @@ export async function measureAlarmBatch(batch: number, background: number, log: 
       },
       startTimeoutMs: 120_000,
     });
-    router.routes.set(namespaces[0]!, { baseUrl: stack.kube.baseUrl });
-    for (const namespace of namespaces.slice(1)) {
-      const tenant = await createKubeTenant(new URL(stack.kube.baseUrl).origin, { namespaces: [namespace] });
-      others.push(tenant);
-      const token = `bench-kube-${randomBytes(18).toString("base64url")}`;
-      await tenant.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token, bindings: roleBindings([namespace]) });
-      router.routes.set(namespace, { baseUrl: tenant.baseUrl, token });
-    }
-    const tenants = [stack.kube, ...others];
+    const tenants = [stack.kube, ...(await routeTenants(router, stack, namespaces, others))];
     const pids = workerdPidsFor(Number(new URL(stack.url).port));
     if (pids.length === 0) throw new Error("alarm batch: found no workerd process under wrangler dev");
 

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { startLocalStack, workflowJobPayload, type LocalStack, type SweepLog } from "../scripts/lib/local-stack.ts";
 import { createKubeTenant, makeEphemeralRunner, roleBindings, type KubeTenant } from "../test/standins/kube/control.ts";
-import { startKubeRouter } from "./kube-router.ts";
+import { startKubeRouter, type KubeRouter } from "./kube-router.ts";
 import { startCpuProfile, type ProfileLine } from "./cpu-profile.ts";
 import { cpuMs, waitIdle, wranglerFlag, workerdPidsFor } from "./proc.ts";
 import { mixFor, type SeedRunner } from "./sweep-mix.ts";
@@ -206,6 +206,23 @@ async function measureOne(
   };
 }
 
+/**
+ * The first namespace is the stack's own tenant, with arc-reaper's token; each other gets a tenant of its
+ * own with the same RBAC (the stand-in holds 5,000 objects a tenant), and the router sends its token.
+ * Answers the new tenants, also pushed to `others` as they are made (so a failure still stops them).
+ */
+export async function routeTenants(router: KubeRouter, stack: LocalStack, namespaces: readonly string[], others: KubeTenant[]): Promise<KubeTenant[]> {
+  router.routes.set(namespaces[0]!, { baseUrl: stack.kube.baseUrl });
+  for (const namespace of namespaces.slice(1)) {
+    const tenant = await createKubeTenant(new URL(stack.kube.baseUrl).origin, { namespaces: [namespace] });
+    others.push(tenant);
+    const token = `bench-kube-${randomBytes(18).toString("base64url")}`;
+    await tenant.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token, bindings: roleBindings([namespace]) });
+    router.routes.set(namespace, { baseUrl: tenant.baseUrl, token });
+  }
+  return others;
+}
+
 export async function measureSweep(c: SweepCase, log: (line: string) => void): Promise<SweepCost> {
   const router = await startKubeRouter();
   let stack: LocalStack | undefined;
@@ -219,17 +236,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: namespaces.join(","), ARC_REAPER_TEST_HOOKS: "on" },
       startTimeoutMs: 120_000,
     });
-    // The first namespace is the stack's own tenant, with arc-reaper's token; the second
-    // gets a tenant of its own with the same RBAC, and the router sends its token.
-    router.routes.set(namespaces[0]!, { baseUrl: stack.kube.baseUrl });
-    for (const namespace of namespaces.slice(1)) {
-      const tenant = await createKubeTenant(new URL(stack.kube.baseUrl).origin, { namespaces: [namespace] });
-      others.push(tenant);
-      const token = `bench-kube-${randomBytes(18).toString("base64url")}`;
-      await tenant.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token, bindings: roleBindings([namespace]) });
-      router.routes.set(namespace, { baseUrl: tenant.baseUrl, token });
-    }
-    const tenants = [stack.kube, ...others];
+    const tenants = [stack.kube, ...(await routeTenants(router, stack, namespaces, others))];
 
     const seedStart = performance.now();
     const history = c.history ?? 0;
