@@ -12,7 +12,7 @@ import { makeEphemeralRunner, type KubeTenant } from "../test/standins/kube/cont
 import { startKubeRouter } from "./kube-router.ts";
 import { loadAverage } from "./machine.ts";
 import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
-import { namespacesFor, PRODUCTION_SETTINGS, routeTenants } from "./sweep-cost.ts";
+import { BENCH_LOGS, namespacesFor, PRODUCTION_SETTINGS, routeTenants } from "./sweep-cost.ts";
 import { alarmBatchTable } from "./tables.ts";
 
 /** gather-due.ts's ALARM_BATCH: due runners one alarm run judges. */
@@ -78,7 +78,7 @@ export async function measureAlarmBatch(batch: number, background: number, log: 
         REAPER_MAX_DELETIONS_PER_MINUTE: String(batch),
         KUBE_API_URL: router.url,
         REAPER_NAMESPACES: namespaces.join(","),
-        ARC_REAPER_TEST_HOOKS: "on",
+        ...BENCH_LOGS,
       },
       startTimeoutMs: 120_000,
     });

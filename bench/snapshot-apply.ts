@@ -17,7 +17,7 @@ import { loadAverage } from "./machine.ts";
 import { cpuMs, waitIdle, workerdPidsFor } from "./proc.ts";
 import { fleetOfRunners } from "./snapshot-size.ts";
 import { snapshotApplyTable } from "./tables.ts";
-import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+import { BENCH_LOGS, PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
 /** One sweep over the agent's view. */
 export interface ViewSweep {
@@ -109,7 +109,7 @@ export async function measureSnapshotApply(count: number, log: (line: string) =>
     agent: {},
     namespace: FLEET_NAMESPACES[0],
     repositories: [FLEET_REPO],
-    settings: { ...PRODUCTION_SETTINGS, REAPER_NAMESPACES: FLEET_NAMESPACES.join(",") },
+    settings: { ...PRODUCTION_SETTINGS, REAPER_NAMESPACES: FLEET_NAMESPACES.join(","), ...BENCH_LOGS },
     startTimeoutMs: 120_000,
   });
   let ws: WebSocket | undefined;

@@ -22,6 +22,8 @@ export interface SweepCase {
   profile?: boolean;
   /** The roles' shares (sweep-mix.ts): MIX unless given. */
   mix?: Parameters<typeof mixFor>[2];
+  /** Every line wrangler prints, as it comes (diagnostics). */
+  onLog?: (line: string) => void;
 }
 
 /** One sweep as measured. */
@@ -65,6 +67,13 @@ export const PRODUCTION_SETTINGS: Record<string, string> = {
   REAPER_HISTORY_DAYS: "7",
   REAPER_DRY_RUN: "false",
 };
+
+/**
+ * The bench's stacks write the ledger's log lines 200 to a console.log (test/hooks/batch-console-logs.ts):
+ * `wrangler dev`'s inspector proxy spends about 1 ms and a loopback connection on each console message, which
+ * a deployed Worker never pays, and 10,000 of them within a minute exhaust the machine's file descriptors.
+ */
+export const BENCH_LOGS: Record<string, string> = { ARC_REAPER_TEST_HOOKS: "on", ARC_REAPER_TEST_LOG_BATCH: "200" };
 
 const REPO = "octo-org/octo-repo";
 // Two scale sets, two namespaces: the Kubernetes stand-in holds 5,000 objects per tenant,
@@ -233,8 +242,9 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       repositories: [REPO],
       installationId: INSTALLATION,
       namespace: NAMESPACES[0],
-      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: namespaces.join(","), ARC_REAPER_TEST_HOOKS: "on" },
+      settings: { ...PRODUCTION_SETTINGS, KUBE_API_URL: router.url, REAPER_NAMESPACES: namespaces.join(","), ...BENCH_LOGS },
       startTimeoutMs: 120_000,
+      onLog: c.onLog,
     });
     const tenants = [stack.kube, ...(await routeTenants(router, stack, namespaces, others))];
 

@@ -323,7 +323,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
           const json = jsonLine(line);
           if (json) {
             jsonLog.push(json);
-            if (jsonLog.length > 10_000) {
+            if (jsonLog.length > 30_000) {
               jsonLog.shift();
               dropped++;
             }

@@ -4,19 +4,28 @@
 //  - useTestSettings: each test's ledger gets the settings of its stand-in tenants;
 //  - alarmAt: the alarm's work at a simulated time (the randomized fleets);
 //  - seedHistory: closed rows in bulk (the bench's sweep against history);
-//  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate).
+//  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate);
+//  - ARC_REAPER_TEST_LOG_BATCH: the bench's log lines several to a console.log (batch-console-logs.ts).
 import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
 import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
 import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
 import { seedHistory } from "./seed-history.ts";
+import { batchConsoleLogs } from "./batch-console-logs.ts";
+import type { WorkerEnv } from "../../src/env.ts";
 
 /** Still refused unless the env says so, should this class ever be deployed by mistake. */
 const TEST_HOOKS = "ARC_REAPER_TEST_HOOKS";
 const SETTINGS_KEY = "test-settings";
 
 export class Ledger extends ProductionLedger {
+  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+    super(ctx, env);
+    const batch = env.ARC_REAPER_TEST_LOG_BATCH;
+    if (env[TEST_HOOKS] === "on" && typeof batch === "string") batchConsoleLogs(Number(batch));
+  }
+
   async useTestSettings(vars: Record<string, string>): Promise<void> {
     this.refuseUnlessTesting("useTestSettings");
     new MemoryTable(this.sql).set(SETTINGS_KEY, vars);

@@ -1,0 +1,35 @@
+// The bench's log sink (ARC_REAPER_TEST_LOG_BATCH=<lines>): the ledger's log lines
+// written several to a console.log call, one JSON object per line as before.
+// Why: `wrangler dev`'s inspector proxy posts every console message to its Node
+// controller over a new loopback connection (InspectorProxyWorker's debug log),
+// about 1 ms of CPU and 2 file descriptors each, held for some 45 s. A sweep's
+// 10,000 first looks then exhaust this machine's 20,000 descriptors and the
+// sweep stalls; a deployed Worker pays nothing of the kind. Production code is
+// untouched: src/log.ts still makes one console.log per line.
+let installed = false; // one sink per isolate: console is the isolate's
+
+export function batchConsoleLogs(linesPerCall: number): void {
+  if (installed || !Number.isSafeInteger(linesPerCall) || linesPerCall < 2) return;
+  installed = true;
+  const write = console.log.bind(console);
+  let buffer: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (buffer.length === 0) return;
+    const lines = buffer;
+    buffer = [];
+    write(lines.join("\n"));
+  };
+  console.log = (...args: unknown[]): void => {
+    if (args.length !== 1 || typeof args[0] !== "string") {
+      flush(); // keep the order of lines
+      write(...args);
+      return;
+    }
+    buffer.push(args[0]);
+    if (buffer.length >= linesPerCall) flush();
+    else timer ??= setTimeout(flush, 20);
+  };
+}
