@@ -4,7 +4,7 @@
 import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
-import type { Sql, SqlRow } from "./sql.ts";
+import type { Sql, SqlRow, SqlValue } from "./sql.ts";
 
 interface Row extends SqlRow {
   id: number;
@@ -126,6 +126,53 @@ const COLUMNS = [
   "failures",
 ] as const;
 
+/** The columns every read of rows selects, in Row's order (rowOf reads them by position). */
+const SELECT = `SELECT id, ${COLUMNS.join(", ")} FROM runners`;
+
+/** A row read as an array (Sql.rows): one object literal, so every row has the same shape. */
+function rowOf(a: SqlStorageValue[]): Row {
+  return {
+    id: a[0] as number,
+    runner: a[1] as Row["runner"],
+    job_id: a[2] as Row["job_id"],
+    repo: a[3] as Row["repo"],
+    run_id: a[4] as Row["run_id"],
+    run_attempt: a[5] as Row["run_attempt"],
+    installation_id: a[6] as Row["installation_id"],
+    started_at: a[7] as Row["started_at"],
+    job_completed_at: a[8] as Row["job_completed_at"],
+    job_conclusion: a[9] as Row["job_conclusion"],
+    run_completed_at: a[10] as Row["run_completed_at"],
+    run_conclusion: a[11] as Row["run_conclusion"],
+    run_completed_attempt: a[12] as Row["run_completed_attempt"],
+    uid: a[13] as Row["uid"],
+    namespace: a[14] as Row["namespace"],
+    checked_at: a[15] as Row["checked_at"],
+    state: a[16] as Row["state"],
+    verdict: a[17] as Row["verdict"],
+    reason: a[18] as Row["reason"],
+    verdict_key: a[19] as Row["verdict_key"],
+    cause: a[20] as Row["cause"],
+    decided_at: a[21] as Row["decided_at"],
+    due_at: a[22] as Row["due_at"],
+    story: a[23] as Row["story"],
+    held_for: a[24] as Row["held_for"],
+    cluster: a[25] as Row["cluster"],
+    fact_at: a[26] as Row["fact_at"],
+    workflow_name: a[27] as Row["workflow_name"],
+    job_name: a[28] as Row["job_name"],
+    head_branch: a[29] as Row["head_branch"],
+    run_url: a[30] as Row["run_url"],
+    prune_at: a[31] as Row["prune_at"],
+    failures: a[32] as Row["failures"],
+  };
+}
+
+/** The records of one SELECT over the runners (`where` and its bindings). */
+function read(sql: Sql, where: string, ...bindings: SqlValue[]): RunnerRecord[] {
+  return sql.rows(`${SELECT} ${where}`, ...bindings).map((a) => toRecord(rowOf(a)));
+}
+
 // Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
 const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url"];
 
@@ -178,13 +225,11 @@ export class RunnersTable {
   }
 
   byId(id: number): RunnerRecord | undefined {
-    const row = this.sql.first<Row>("SELECT * FROM runners WHERE id = ?", id);
-    return row && toRecord(row);
+    return read(this.sql, "WHERE id = ?", id)[0];
   }
 
   get(runner: string, jobId: number): RunnerRecord | undefined {
-    const row = this.sql.first<Row>("SELECT * FROM runners WHERE runner = ? AND job_id = ?", runner, jobId);
-    return row && toRecord(row);
+    return read(this.sql, "WHERE runner = ? AND job_id = ?", runner, jobId)[0];
   }
 
   /** Inserts or replaces the row of (runner, job): one row written. */
@@ -225,17 +270,17 @@ export class RunnersTable {
 
   /** Every open runner (running or finished). */
   open(): RunnerRecord[] {
-    return this.sql.all<Row>(`SELECT * FROM runners WHERE ${OPEN}`).map(toRecord);
+    return read(this.sql, `WHERE ${OPEN}`);
   }
 
   /** Open runners due at or before `now`, earliest first. */
   due(now: number, limit: number): RunnerRecord[] {
-    return this.sql.all<Row>(`SELECT * FROM runners WHERE ${OPEN} AND due_at <= ? ORDER BY due_at LIMIT ?`, now, limit).map(toRecord);
+    return read(this.sql, `WHERE ${OPEN} AND due_at <= ? ORDER BY due_at LIMIT ?`, now, limit);
   }
 
   /** Open runners of one run, for a run completion. */
   openOfRun(repo: string, runId: number): RunnerRecord[] {
-    return this.sql.all<Row>(`SELECT * FROM runners WHERE repo = ? AND run_id = ? AND ${OPEN}`, repo, runId).map(toRecord);
+    return read(this.sql, `WHERE repo = ? AND run_id = ? AND ${OPEN}`, repo, runId);
   }
 
   /** The earliest due time of any open runner. */
@@ -294,11 +339,11 @@ export class RunnersTable {
       args.push(q.before);
     }
     const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
-    return this.sql.all<Row>(`SELECT * FROM runners ${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit).map(toRecord);
+    return read(this.sql, `${clause} ORDER BY id DESC LIMIT ?`, ...args, q.limit);
   }
 
   /** Every row of one runner name, newest first: its story across jobs. */
   byName(runner: string): RunnerRecord[] {
-    return this.sql.all<Row>("SELECT * FROM runners WHERE runner = ? ORDER BY id DESC", runner).map(toRecord);
+    return read(this.sql, "WHERE runner = ? ORDER BY id DESC", runner);
   }
 }

@@ -25,6 +25,18 @@ export class Sql {
     return rows;
   }
 
+  /**
+   * All rows of one statement as arrays, in its columns' order. workerd builds `all`'s row objects
+   * property by property: over 50,000 rows of 33 columns this takes a third of the CPU (0.3 s, not 1 s).
+   */
+  rows(query: string, ...bindings: SqlValue[]): SqlStorageValue[][] {
+    const cursor = this.storage.exec(query, ...bindings);
+    const rows = Array.from(cursor.raw());
+    this.cost.rowsRead += cursor.rowsRead;
+    this.cost.rowsWritten += cursor.rowsWritten;
+    return rows;
+  }
+
   /** The first row, or undefined. */
   first<T extends SqlRow = SqlRow>(query: string, ...bindings: SqlValue[]): T | undefined {
     return this.all<T>(query, ...bindings)[0];

@@ -41,16 +41,9 @@ const key = (repo: string, runId: number) => `${repo}#${runId}`;
 
 export function shareRunReads(items: readonly ReconcileInput[], github: Github | Error, ledger: RunRows): RunReads {
   if (github instanceof Error) return { github, apply: async () => {} };
-  // The run of each tracked job in the pass, and how many runners of each run the pass holds.
-  const runOfJob = new Map<string, number>();
-  const inPass = new Map<string, number>();
-  for (const i of items) {
-    const repo = i.record?.repo ?? i.unseen?.repo;
-    const runId = i.record?.runId ?? i.unseen?.runId;
-    if (!repo || runId === undefined) continue;
-    if (i.record) runOfJob.set(`${repo}#${i.record.jobId}`, runId);
-    inPass.set(key(repo, runId), (inPass.get(key(repo, runId)) ?? 0) + 1);
-  }
+  // Indexed at the pass's first GitHub read: a steady sweep over 50,000 runners reads nothing.
+  let index: PassIndex | undefined;
+  const indexed = (): PassIndex => (index ??= indexPass(items));
   const listings = new Map<string, Promise<Listing>>();
   const running = runningRunsOfPass(github);
   const runs = new Map<string, Promise<GithubRun>>();
@@ -61,7 +54,7 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
     const k = key(repo, runId);
     const known = grouped.get(k);
     if (known !== undefined) return known;
-    const g = listings.has(k) || Math.max(inPass.get(k) ?? 0, ledger.openOfRun?.(repo, runId).length ?? 0) > 1;
+    const g = listings.has(k) || Math.max(indexed().inPass.get(k) ?? 0, ledger.openOfRun?.(repo, runId).length ?? 0) > 1;
     grouped.set(k, g);
     return g;
   };
@@ -78,7 +71,7 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
   const shared: Github = {
     ...github,
     async job(repo, jobId, installationId) {
-      const runId = runOfJob.get(`${repo}#${jobId}`);
+      const runId = indexed().runOfJob.get(`${repo}#${jobId}`);
       if (runId === undefined || !isGroup(repo, runId)) return github.job(repo, jobId, installationId);
       const listing = await list(repo, runId, installationId);
       const found = listing.jobs.find((j) => j.id === jobId);
@@ -115,6 +108,26 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
       await running.apply(ledger, asked, now);
     },
   };
+}
+
+interface PassIndex {
+  /** The run of each tracked job in the pass. */
+  runOfJob: Map<string, number>;
+  /** How many runners of each run the pass holds. */
+  inPass: Map<string, number>;
+}
+
+function indexPass(items: readonly ReconcileInput[]): PassIndex {
+  const runOfJob = new Map<string, number>();
+  const inPass = new Map<string, number>();
+  for (const i of items) {
+    const repo = i.record?.repo ?? i.unseen?.repo;
+    const runId = i.record?.runId ?? i.unseen?.runId;
+    if (!repo || runId === undefined) continue;
+    if (i.record) runOfJob.set(`${repo}#${i.record.jobId}`, runId);
+    inPass.set(key(repo, runId), (inPass.get(key(repo, runId)) ?? 0) + 1);
+  }
+  return { runOfJob, inPass };
 }
 
 /** What the pass's listings of runs' jobs said of those runs' other open rows: completions learned, running jobs rechecked. */
