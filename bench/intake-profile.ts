@@ -9,11 +9,11 @@ import { loadFromSecondProcess } from "./load-client.ts";
 import { loadAverage } from "./machine.ts";
 import { wranglerFlag } from "./proc.ts";
 import { profileTable } from "./tables.ts";
-import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+import { BENCH_LOGS, PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
 const CONCURRENCY = 8;
 const secret = `bench-${randomBytes(18).toString("base64url")}`;
-const stack = await startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 });
+const stack = await startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret, ...BENCH_LOGS }, startTimeoutMs: 120_000 });
 const byModule = (top: readonly ProfileLine[]): string =>
   [...top.reduce((m, l) => m.set(group(l), (m.get(group(l)) ?? 0) + l.share), new Map<string, number>())]
     .sort((a, b) => b[1] - a[1])

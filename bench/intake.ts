@@ -9,7 +9,7 @@ import type { LoadResult } from "./load.ts";
 import { startCpuProfile, type ProfileLine } from "./cpu-profile.ts";
 import { cpuMs, wranglerFlag, workerdPidsFor } from "./proc.ts";
 import { percentile } from "./stats.ts";
-import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+import { BENCH_LOGS, PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
 // Short rounds, alternating the two targets, pooled: the machine's other load
 // drifts, and alternating spreads the drift over both sides.
@@ -75,7 +75,7 @@ export const PROFILE_CONCURRENCY = 8;
 export async function measureIntake(log: (line: string) => void): Promise<{ rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile }> {
   const secret = `bench-${randomBytes(18).toString("base64url")}`;
   const [product, baseline, durable] = await Promise.all([
-    startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
+    startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret, ...BENCH_LOGS }, startTimeoutMs: 120_000 }),
     startBaselineStack(secret, 120_000),
     startBaselineStack(secret, 120_000, DURABLE_BASELINE_CONFIG),
   ]);

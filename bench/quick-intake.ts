@@ -5,14 +5,14 @@ import { randomBytes } from "node:crypto";
 import { startLocalStack } from "../scripts/lib/local-stack.ts";
 import { startBaselineStack } from "./baseline-stack.ts";
 import { loadFromSecondProcess } from "./load-client.ts";
-import { PRODUCTION_SETTINGS } from "./sweep-cost.ts";
+import { BENCH_LOGS, PRODUCTION_SETTINGS } from "./sweep-cost.ts";
 
 const concurrency = Number(process.argv[2] ?? 8);
 const event = process.argv[3] ?? "workflow_job";
 const rounds = Number(process.argv[4] ?? 3);
 const secret = `bench-${randomBytes(18).toString("base64url")}`;
 const [product, baseline] = await Promise.all([
-  startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret }, startTimeoutMs: 120_000 }),
+  startLocalStack({ settings: { ...PRODUCTION_SETTINGS, GITHUB_WEBHOOK_SECRET: secret, ...BENCH_LOGS }, startTimeoutMs: 120_000 }),
   startBaselineStack(secret, 120_000),
 ]);
 try {

@@ -7,9 +7,22 @@
 // sweep stalls; a deployed Worker pays nothing of the kind. Production code is
 // untouched: src/log.ts still makes one console.log per line.
 let installed = false; // one sink per isolate: console is the isolate's
+let flushNow = (): void => {};
+let held = 0;
 
-export function batchConsoleLogs(linesPerCall: number): void {
-  if (installed || !Number.isSafeInteger(linesPerCall) || linesPerCall < 2) return;
+/** Writes what the sink holds now (a request's waitUntil calls it: its timers may not outlive it). */
+export function flushConsoleLogs(): void {
+  flushNow();
+}
+
+/** Lines the sink holds, not yet written. */
+export function heldConsoleLines(): number {
+  return held;
+}
+
+export function batchConsoleLogs(linesPerCall: number): boolean {
+  if (installed) return true;
+  if (!Number.isSafeInteger(linesPerCall) || linesPerCall < 2) return false;
   installed = true;
   const write = console.log.bind(console);
   let buffer: string[] = [];
@@ -20,16 +33,19 @@ export function batchConsoleLogs(linesPerCall: number): void {
     if (buffer.length === 0) return;
     const lines = buffer;
     buffer = [];
+    held = 0;
     write(lines.join("\n"));
   };
+  flushNow = flush;
   console.log = (...args: unknown[]): void => {
     if (args.length !== 1 || typeof args[0] !== "string") {
       flush(); // keep the order of lines
       write(...args);
       return;
     }
-    buffer.push(args[0]);
+    held = buffer.push(args[0]);
     if (buffer.length >= linesPerCall) flush();
     else timer ??= setTimeout(flush, 20);
   };
+  return true;
 }

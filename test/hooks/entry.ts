@@ -12,6 +12,7 @@ import type { WorkerEnv } from "../../src/env.ts";
 import { constantTimeEqual } from "../../src/http/constant-time.ts";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import type { Ledger } from "./test-ledger.ts";
+import { batchConsoleLogs, flushConsoleLogs, heldConsoleLines } from "./batch-console-logs.ts";
 
 export { Ledger } from "./test-ledger.ts";
 
@@ -82,10 +83,16 @@ async function benchRoute(route: Route, request: Request, env: WorkerEnv): Promi
 }
 
 export default {
-  fetch(request, env, ctx) {
+  async fetch(request, env, ctx) {
     const route = request.method === "POST" ? routes[new URL(request.url).pathname] : undefined;
-    if (route) return benchRoute(route, request, env);
-    return worker.fetch(request, env, ctx);
+    const batching =
+      env.ARC_REAPER_TEST_HOOKS === "on" && typeof env.ARC_REAPER_TEST_LOG_BATCH === "string" && batchConsoleLogs(Number(env.ARC_REAPER_TEST_LOG_BATCH));
+    try {
+      return await (route ? benchRoute(route, request, env) : worker.fetch(request, env, ctx));
+    } finally {
+      // The request's own lines (a webhook's) are written soon after it, within its lifetime.
+      if (batching && heldConsoleLines() > 0) ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 25)).then(flushConsoleLogs));
+    }
   },
   scheduled: worker.scheduled,
 } satisfies ExportedHandler<WorkerEnv>;

@@ -1,7 +1,7 @@
 // The bench's log sink (test/hooks/batch-console-logs.ts): lines reach the
 // console in order, several to a call, none lost, and anything else at once.
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { batchConsoleLogs } from "../hooks/batch-console-logs.ts";
+import { batchConsoleLogs, flushConsoleLogs, heldConsoleLines } from "../hooks/batch-console-logs.ts";
 
 describe("batchConsoleLogs", () => {
   const original = console.log;
@@ -14,7 +14,8 @@ describe("batchConsoleLogs", () => {
     vi.useFakeTimers();
     const calls: unknown[][] = [];
     console.log = (...args: unknown[]) => void calls.push(args);
-    batchConsoleLogs(3);
+    expect(batchConsoleLogs(1)).toBe(false); // one line a call is no batch: nothing installed
+    expect(batchConsoleLogs(3)).toBe(true);
     for (const line of ["a", "b", "c", "d"]) console.log(line);
     expect(calls).toEqual([["a\nb\nc"]]);
     vi.advanceTimersByTime(20);
@@ -30,5 +31,12 @@ describe("batchConsoleLogs", () => {
     expect(calls).toHaveLength(4);
     vi.advanceTimersByTime(20);
     expect(calls.at(-1)).toEqual(["g\nh"]);
+    console.log("i");
+    expect(heldConsoleLines()).toBe(1);
+    flushConsoleLogs();
+    expect(heldConsoleLines()).toBe(0); // a request's waitUntil: at once, without the timer
+    expect(calls.at(-1)).toEqual(["i"]);
+    vi.advanceTimersByTime(100);
+    expect(calls).toHaveLength(6);
   });
 });
