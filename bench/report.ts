@@ -112,6 +112,15 @@ under 100 ms is coarse). workerd freezes the Worker's clock between I/O, so the 
 cannot time its own CPU. It includes the runtime's own work: HTTP to the stand-ins,
 SQLite, the RPC between the Worker and the ledger, and writing log lines.
 
+**Log lines are written 200 to a \`console.log\`** in these stacks (\`ARC_REAPER_TEST_LOG_BATCH\`,
+test/hooks/batch-console-logs.ts; the same JSON lines, one per line). \`wrangler dev\`'s
+inspector proxy posts every console message to its Node controller on a loopback connection
+of its own: about 1 ms of CPU and 2 file descriptors each, held some 45 s. A sweep's 10,000
+decision lines then took 10 s of CPU, and two such sweeps within a minute exhausted this
+machine's 20,000 descriptors, so the 50,000-runner sweep never answered (issue 25). A deployed
+Worker pays nothing of the kind; the Worker's own code, \`src/log.ts\`, still makes one
+\`console.log\` per line.
+
 **Profiles** are V8 CPU profiles taken over the inspector wrangler exposes
 (bench/cpu-profile.ts, Chrome DevTools Protocol, sampling every 100 µs) of one more
 run that the figures do not count. Sampling this often slows the code down, so the
@@ -359,8 +368,9 @@ function fleetSection(f: SweepCost, load: string, snap?: SnapshotSize): string {
 
 ## 6. A direct-mode sweep over ${int(f.runners)} live runners
 
-The same measurement as table 3 (the same mix of live runners, seeded through \`POST /webhook\`
-and the Kubernetes stand-in), ${int(f.runners)} live runners in ${int(Math.ceil(f.runners / 4_500))} namespaces (the stand-in holds
+The same measurement as table 3, seeded through \`POST /webhook\` (in bulk, each delivery through the
+ledger's own receive) and the Kubernetes stand-in, but with every runner's job in progress (the mix's
+completed jobs would leave the alarm thousands of deletions at 50 a minute beside the sweeps), ${int(f.runners)} live runners in ${int(Math.ceil(f.runners / 4_500))} namespaces (the stand-in holds
 5,000 objects per tenant, so each namespace is its own tenant behind one API URL). Goals (issue 25):
 a steady sweep under ${FLEET_GOALS.cpuMs / 1000} s of workerd CPU and at most ${FLEET_GOALS.subrequests} subrequests; the first, over
 rows never judged, under ${FLEET_GOALS.firstCpuMs / 1000} s. ${load}
