@@ -37,6 +37,18 @@ const values = (cluster: string, r: AgentRunner): SqlValue[] => [
   r.arc ? JSON.stringify(r.arc) : null,
 ];
 
+/** A row read as an array (Sql.rows, in COLUMNS' order): a sweep reads the whole view. */
+const viewRow = (a: SqlStorageValue[]): ViewRow => ({
+  namespace: a[0] as string,
+  name: a[1] as string,
+  uid: a[2] as string,
+  creation_timestamp: a[3] as string,
+  deletion_timestamp: a[4] as string | null,
+  workflow_run_id: a[5] as number | null,
+  job_repository_name: a[6] as string | null,
+  arc: a[7] as string | null,
+});
+
 /** A row as the judge sees a runner. */
 function clusterRunner(row: ViewRow): ClusterRunner {
   const runner: ClusterRunner = { namespace: row.namespace, name: row.name, uid: row.uid, createdAt: row.creation_timestamp };
@@ -198,8 +210,8 @@ export class AgentViewTable {
 
   list(namespace: string): ClusterRunner[] {
     return this.sql
-      .all<ViewRow>(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? ORDER BY name`, this.cluster, namespace)
-      .map(clusterRunner);
+      .rows(`SELECT ${COLUMNS} FROM agent_view WHERE cluster = ? AND namespace = ? ORDER BY name`, this.cluster, namespace)
+      .map((a) => clusterRunner(viewRow(a)));
   }
 
   get(namespace: string, name: string): ClusterRunner | undefined {

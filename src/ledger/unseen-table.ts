@@ -35,6 +35,22 @@ const toUnseen = (r: Row): UnseenRunner => ({
   ...(r.failures > 0 ? { failures: r.failures } : {}),
 });
 
+/** Row's columns in order: a sweep reads every unseen row (Sql.rows, then one object literal each). */
+const SELECT = "SELECT name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures FROM unseen";
+const unseenRow = (a: SqlStorageValue[]): Row => ({
+  name: a[0] as string,
+  uid: a[1] as string,
+  namespace: a[2] as string,
+  run_id: a[3] as number,
+  repo: a[4] as string | null,
+  first_seen: a[5] as number,
+  due_at: a[6] as number | null,
+  reason: a[7] as string,
+  held_for: a[8] as string | null,
+  cluster: a[9] as string | null,
+  failures: a[10] as number,
+});
+
 export class UnseenTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
@@ -42,11 +58,11 @@ export class UnseenTable {
   }
 
   all(): UnseenRunner[] {
-    return this.sql.all<Row>("SELECT * FROM unseen").map(toUnseen);
+    return this.sql.rows(SELECT).map((a) => toUnseen(unseenRow(a)));
   }
 
   due(now: number, limit: number): UnseenRunner[] {
-    return this.sql.all<Row>("SELECT * FROM unseen WHERE due_at <= ? ORDER BY due_at LIMIT ?", now, limit).map(toUnseen);
+    return this.sql.rows(`${SELECT} WHERE due_at <= ? ORDER BY due_at LIMIT ?`, now, limit).map((a) => toUnseen(unseenRow(a)));
   }
 
   put(u: UnseenRunner): void {
