@@ -13,7 +13,7 @@ import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
 import type { AlarmBatch } from "./alarm-batch.ts";
-import { alarmBatchSection, snapshotApplySection } from "./report-fleet.ts";
+import { agentSteadyLine, alarmBatchSection, snapshotApplySection } from "./report-fleet.ts";
 import type { SnapshotApply } from "./snapshot-apply.ts";
 import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
@@ -86,6 +86,7 @@ ${[
   r.day.result.facts.find((f) => f.startsWith("GitHub calls per hour on the long-jobs day")) ?? "GitHub calls per hour on the long-jobs day: not measured",
   r.intake.rows.some((x) => x.durable) ? durableHeadline(r.intake.rows) : "Recorded deliveries against the durable minimum: not measured",
   r.fleet ? fleetHeadline(r.fleet) : "A steady sweep over 50,000 live runners: not measured",
+  ...(r.snapshotApply ? [agentSteadyLine(r.snapshotApply)] : []),
 ].join("\n\n")}
 
 | machine | |
