@@ -22,10 +22,10 @@ export interface Gathered {
 /**
  * At most this many runners get their first look (a row never judged, a busy runner first seen) in one
  * sweep: a first look writes the row's verdict and logs a decision line. In the bench (BENCHMARKS.md
- * table 6) 10,000 of them add about 2 s of CPU to a direct sweep over 50,000 runners (4.3 to 5.4 s, the
- * steady sweep 3.2 to 3.4 s), so 50,000 arriving at once would make one sweep of some 13 s. They are
- * judged over the next sweeps instead, oldest first (5 sweeps for 50,000); a runner waiting for its first
- * look is kept, and the alarm still judges any row whose facts made it due.
+ * table 6) 10,000 of them add 1 to 2 s of CPU to a direct sweep over 50,000 runners, so 50,000 arriving
+ * at once would make one sweep of 10 to 15 s. They are judged over the next sweeps instead, oldest first
+ * (5 sweeps for 50,000); a runner waiting for its first look is kept, and the alarm still judges any row
+ * whose facts made it due.
  */
 const FIRST_LOOKS_PER_SWEEP = 10_000;
 
