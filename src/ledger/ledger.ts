@@ -14,6 +14,7 @@ import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import { logLine } from "../log.ts";
 import type { WatchedCluster } from "../reaper/look.ts";
+import type { RunnerRecord } from "../model/runner.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
@@ -74,7 +75,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const settings = this.settings();
     const state = this.state(settings);
     const { outcome, changed, toConfirm } = receiveDelivery(this.sql, state, delivery, Date.now(), settings);
-    if (changed.length > 0) await this.rearm(state);
+    if (changed.length > 0) await this.armFor(changed);
     if (toConfirm) await this.confirmInstallation(settings, state, toConfirm);
     return { outcome, rowsWritten: this.cost().rowsWritten - before.rowsWritten, changed: changed.length };
   }
@@ -186,6 +187,19 @@ export class Ledger extends DurableObject<WorkerEnv> {
     } catch (e) {
       logLine({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
     }
+  }
+
+  /**
+   * After a delivery: only the rows it changed can need the alarm earlier, so their due times are compared
+   * with the armed one instead of every table's earliest (four MIN statements a delivery). A row whose due
+   * time moved later leaves an early alarm, which finds nothing due and re-arms after its pass.
+   */
+  private async armFor(changed: readonly RunnerRecord[]): Promise<void> {
+    let earliest: number | undefined;
+    for (const r of changed) if (r.dueAt !== null && (earliest === undefined || r.dueAt < earliest)) earliest = r.dueAt;
+    if (earliest === undefined) return;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || earliest < current) await this.ctx.storage.setAlarm(earliest);
   }
 
   /** Ensures the alarm is at the earliest due time (now when already due). */

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import { workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "./support/stack.ts";
-import { adminRunners, configureLedger, evictLedger, ledgerOf, ran, report, testEnv } from "./support/worker.ts";
+import { adminRunners, alarmAt, configureLedger, evictLedger, ledgerOf, ran, report, runAlarm, testEnv } from "./support/worker.ts";
 import { NOW, deletes } from "./support/kube-calls.ts";
 
 // Simulated times a day ahead of the clock: the runtime never fires these ledgers' alarms on its own.
@@ -77,6 +77,21 @@ describe("the alarm", () => {
     const after = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.getAlarm());
     expect(after).toBeGreaterThan(Date.now() + 300_000); // completed_at + 300 s grace, sooner than the recheck
     expect(after).toBeLessThan(Date.now() + 320_000);
+  });
+
+  it("is moved only earlier by a delivery: an alarm armed sooner stays, and its pass re-arms at the earliest due time", async () => {
+    const s = await stack();
+    // A delivery compares its own rows' due times with the armed one (no MIN over every table): an earlier alarm stays.
+    const soon = Date.now() + 60_000;
+    await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.setAlarm(soon));
+    await s.jobStarted({ runner: "arc-runners-abcde-runner-al4", runId: 1103, jobId: 11030, startedAt: before(Date.now(), 60) });
+    expect(await alarmAt(s.env)).toBe(soon);
+    // That alarm finds nothing due and re-arms at the running job's recheck.
+    expect(await runAlarm(s.env)).toBe(true);
+    const at = await alarmAt(s.env);
+    expect(at).toBeGreaterThan(Date.now() + 3_530_000);
+    expect(at).toBeLessThan(Date.now() + 3_545_000);
+    expect(await deletes(s)).toEqual([]);
   });
 });
 
