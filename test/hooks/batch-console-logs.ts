@@ -6,46 +6,41 @@
 // 10,000 first looks then exhaust this machine's 20,000 descriptors and the
 // sweep stalls; a deployed Worker pays nothing of the kind. Production code is
 // untouched: src/log.ts still makes one console.log per line.
-let installed = false; // one sink per isolate: console is the isolate's
-let flushNow = (): void => {};
-let held = 0;
+// One sink per isolate (console is the isolate's): what it holds, its timer, and the console.log it writes with.
+let buffer: string[] = [];
+let timer: ReturnType<typeof setTimeout> | undefined;
+let write: ((...args: unknown[]) => void) | undefined;
 
 /** Writes what the sink holds now (a request's waitUntil calls it: its timers may not outlive it). */
 export function flushConsoleLogs(): void {
-  flushNow();
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  if (buffer.length === 0 || !write) return;
+  const lines = buffer;
+  buffer = [];
+  write(lines.join("\n"));
 }
 
 /** Lines the sink holds, not yet written. */
 export function heldConsoleLines(): number {
-  return held;
+  return buffer.length;
 }
 
+/** Installs the sink once per isolate; answers whether it is installed (a batch of 1 is none). */
 export function batchConsoleLogs(linesPerCall: number): boolean {
-  if (installed) return true;
+  if (write) return true;
   if (!Number.isSafeInteger(linesPerCall) || linesPerCall < 2) return false;
-  installed = true;
-  const write = console.log.bind(console);
-  let buffer: string[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    if (buffer.length === 0) return;
-    const lines = buffer;
-    buffer = [];
-    held = 0;
-    write(lines.join("\n"));
-  };
-  flushNow = flush;
+  const original = console.log.bind(console);
+  write = original;
   console.log = (...args: unknown[]): void => {
     if (args.length !== 1 || typeof args[0] !== "string") {
-      flush(); // keep the order of lines
-      write(...args);
+      flushConsoleLogs(); // keep the order of lines
+      original(...args);
       return;
     }
-    held = buffer.push(args[0]);
-    if (buffer.length >= linesPerCall) flush();
-    else timer ??= setTimeout(flush, 20);
+    buffer.push(args[0]);
+    if (buffer.length >= linesPerCall) flushConsoleLogs();
+    else timer ??= setTimeout(flushConsoleLogs, 20);
   };
   return true;
 }

@@ -7,23 +7,14 @@ import type { ClusterRunner, RunnerRecord } from "../../src/model/runner.ts";
 import type { ClusterView } from "../../src/model/view.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "../../src/reaper/ask-github.ts";
 import { learnFromGithub } from "../../src/reaper/learn-from-github.ts";
-import { policy, REPO } from "./support/fakes.ts";
+import { busyRunner, policy, REPO } from "./support/fakes.ts";
 import { stubGithub, type StubAnswers } from "./support/stub-github.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
 const CREATED = NOW - 600_000_000;
 
-const busy = (over: Partial<ClusterRunner> = {}): ClusterRunner => ({
-  cluster: "default",
-  namespace: "arc-a",
-  name: "r-1",
-  uid: "u-1",
-  workflowRunId: 7,
-  jobRepositoryName: REPO,
-  createdAt: iso(CREATED),
-  ...over,
-});
+const busy = (over: Partial<ClusterRunner> = {}): ClusterRunner => busyRunner(NOW, over);
 
 /** A ledger's learn: the job's row from the facts (a run's completion on it), every call recorded. */
 function learner(answer = true) {

@@ -89,19 +89,20 @@ describe("identifyTracked (plain Node)", () => {
   });
 });
 
-describe("identifyUnseen (plain Node)", () => {
-  const unseen: UnseenRunner = {
-    name: "r-1",
-    uid: "uid-arc-a",
-    cluster: "default",
-    namespace: "arc-a",
-    runId: 7,
-    repo: "o/r",
-    firstSeen: T0 - 60_000,
-    dueAt: null,
-    reason: "",
-  };
+/** A busy runner first seen a minute ago, no webhook about it yet. */
+const unseen: UnseenRunner = {
+  name: "r-1",
+  uid: "uid-arc-a",
+  cluster: "default",
+  namespace: "arc-a",
+  runId: 7,
+  repo: "o/r",
+  firstSeen: T0 - 60_000,
+  dueAt: null,
+  reason: "",
+};
 
+describe("identifyUnseen (plain Node)", () => {
   it("finds the very object by uid, and another object of the name is not it", () => {
     const it1 = obj({ namespace: "arc-a" });
     expect(identifyUnseen(unseen, lookup([obj({ namespace: "arc-b" }), it1]))).toEqual({ kind: "found", runner: it1 });
@@ -233,17 +234,7 @@ describe("identify's edges: places, clusters and the words of its answers (plain
   });
 
   it("an unseen row: another cluster's failure does not hold it; its own cluster's does", () => {
-    const u: UnseenRunner = {
-      name: "r-1",
-      uid: "u-1",
-      cluster: "east",
-      namespace: "arc-a",
-      runId: 7,
-      repo: "o/r",
-      firstSeen: T0 - 60_000,
-      dueAt: null,
-      reason: "",
-    };
+    const u: UnseenRunner = { ...unseen, uid: "u-1", cluster: "east" };
     expect(identifyUnseen(u, lookup([], { places, unreadable: [down(west("arc-a"))] }))).toEqual({ kind: "missing" });
     expect(identifyUnseen(u, lookup([], { places, unreadable: [down(east("arc-b"), "east/arc-b: HTTP 500")] }))).toMatchObject({
       kind: "unknown",

@@ -9,22 +9,13 @@ import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../../src/model/
 import type { ClusterView } from "../../src/model/view.ts";
 import { SlidingWindow } from "../../src/model/window.ts";
 import { reconcile, type ReconcileContext, type ReconcileInput } from "../../src/reaper/reconcile.ts";
-import { policy, REPO } from "./support/fakes.ts";
+import { busyRunner, policy, REPO } from "./support/fakes.ts";
 import { stubGithub } from "./support/stub-github.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const busy = (over: Partial<ClusterRunner> = {}): ClusterRunner => ({
-  cluster: "default",
-  namespace: "arc-a",
-  name: "r-1",
-  uid: "u-1",
-  workflowRunId: 7,
-  jobRepositoryName: REPO,
-  createdAt: iso(NOW - 600_000_000),
-  ...over,
-});
+const busy = (over: Partial<ClusterRunner> = {}): ClusterRunner => busyRunner(NOW, over);
 const found = (over: Partial<ClusterRunner> = {}): ClusterView => ({ kind: "found", runner: busy(over) });
 
 const row = (over: Partial<RunnerRecord> = {}): RunnerRecord => ({

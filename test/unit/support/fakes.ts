@@ -325,6 +325,18 @@ export function passDeps(o: {
   };
 }
 
+/** The unit tests' usual busy runner: r-1 in arc-a on run 7 of REPO, created long before `now`. */
+export const busyRunner = (now: number, over: Partial<ClusterRunner> = {}): ClusterRunner => ({
+  cluster: "default",
+  namespace: "arc-a",
+  name: "r-1",
+  uid: "u-1",
+  workflowRunId: 7,
+  jobRepositoryName: REPO,
+  createdAt: new Date(now - 600_000_000).toISOString(),
+  ...over,
+});
+
 /** A busy or idle EphemeralRunner as ARC writes it. */
 export function object(o: { name: string; namespace: string; uid: string; runId?: number; createdAt: number }): ClusterRunner {
   const r: ClusterRunner = { name: o.name, namespace: o.namespace, uid: o.uid, createdAt: new Date(o.createdAt).toISOString(), cluster: "default" };
