@@ -17,6 +17,7 @@ export function toAgentRunner(obj: unknown): AgentRunner {
   const r = readEphemeralRunner(obj);
   const candidate: Record<string, unknown> = { namespace: r.namespace, name: r.name, uid: r.uid, creationTimestamp: r.creationTimestamp };
   if (r.deletionTimestamp !== undefined) candidate["deletionTimestamp"] = r.deletionTimestamp;
+  if (r.runnerId !== undefined) candidate["runnerId"] = r.runnerId;
   if (r.workflowRunId !== undefined) candidate["workflowRunId"] = r.workflowRunId;
   if (r.jobRepositoryName !== undefined) candidate["jobRepositoryName"] = r.jobRepositoryName;
   // A Failed runner (issue 24) carries ARC's reason and message; the others nothing more.
@@ -30,6 +31,7 @@ function sameRunner(a: AgentRunner, b: AgentRunner): boolean {
     a.uid === b.uid &&
     a.creationTimestamp === b.creationTimestamp &&
     a.deletionTimestamp === b.deletionTimestamp &&
+    a.runnerId === b.runnerId &&
     a.workflowRunId === b.workflowRunId &&
     a.jobRepositoryName === b.jobRepositoryName &&
     JSON.stringify(a.arc) === JSON.stringify(b.arc)

@@ -70,6 +70,8 @@ export const AgentRunnerSchema = strictFields({
   uid: uidSchema,
   creationTimestamp: timestampSchema,
   deletionTimestamp: v.exactOptional(timestampSchema),
+  /** `status.runnerId` (the registration): update the Worker before the agent; an older Worker's parser refuses the field. */
+  runnerId: v.exactOptional(positiveIntSchema()),
   workflowRunId: v.exactOptional(positiveIntSchema()),
   jobRepositoryName: v.exactOptional(repositorySchema),
   /** Issue 24: update the Worker before the agent; an older Worker's parser refuses the field. */

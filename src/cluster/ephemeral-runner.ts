@@ -24,6 +24,12 @@ const timestamp = v.optional(v.nullable(v.string("a timestamp string")));
  * a string, beyond 2^53) is no run: the runner reads as idle, and an idle runner is never deleted.
  */
 const runId = v.fallback(v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))), undefined);
+/**
+ * `status.runnerId`, the registration ARC's controller made (from the JIT config, before any job): a positive
+ * safe integer. Anything else (absent, 0 before the controller wrote it) is no id: identity then falls back
+ * to name, run and uid, never to "another registration".
+ */
+const registrationId = runId;
 const repository = v.fallback(v.optional(v.pipe(v.string(), v.minLength(1))), undefined);
 
 /** An object whose missing required field reads "expected <what that field is>", not "an object". */
@@ -40,7 +46,7 @@ const EphemeralRunnerObjectSchema = objectOf(
       { namespace: v.optional(v.string("a string")), name: nonEmpty, uid: nonEmpty, creationTimestamp: timestamp, deletionTimestamp: timestamp },
       { name: NON_EMPTY, uid: NON_EMPTY },
     ),
-    status: v.optional(v.nullable(objectOf({ workflowRunId: runId, jobRepositoryName: repository }))),
+    status: v.optional(v.nullable(objectOf({ runnerId: registrationId, workflowRunId: runId, jobRepositoryName: repository }))),
   },
   { metadata: "an object" },
 );
@@ -55,6 +61,7 @@ const EphemeralRunnerSchema = v.pipe(
       uid: string;
       creationTimestamp?: string;
       deletionTimestamp?: string;
+      runnerId?: number;
       workflowRunId?: number;
       jobRepositoryName?: string;
     } & ArcFields = {
@@ -64,6 +71,7 @@ const EphemeralRunnerSchema = v.pipe(
     if (m.namespace) out.namespace = m.namespace;
     if (m.creationTimestamp) out.creationTimestamp = m.creationTimestamp;
     if (m.deletionTimestamp) out.deletionTimestamp = m.deletionTimestamp;
+    if (s?.runnerId !== undefined) out.runnerId = s.runnerId;
     if (s?.workflowRunId !== undefined) out.workflowRunId = s.workflowRunId;
     if (s?.jobRepositoryName !== undefined) out.jobRepositoryName = s.jobRepositoryName;
     return Object.assign(out, arcFieldsOf({ metadata: m, status: s, ...rest }));

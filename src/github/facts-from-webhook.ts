@@ -111,6 +111,11 @@ function fromWorkflowJob(action: "in_progress" | "completed", source: string, pa
     };
   }
   const attempt = job.run_attempt;
+  const runnerId = job.runner_id;
+  // The registration that took the job: null or 0 (older payloads, GHES) is no id, anything else must be one.
+  if (runnerId !== undefined && runnerId !== null && runnerId !== 0 && !isId(runnerId)) {
+    throw new Invalid(`workflow_job.runner_id must be a positive integer or null, got ${shown(runnerId)}`);
+  }
   const common = (p: { repository: { full_name: string }; workflow_job: { run_id: number; id: number } }) => ({
     runner,
     repo: p.repository.full_name,
@@ -118,6 +123,7 @@ function fromWorkflowJob(action: "in_progress" | "completed", source: string, pa
     // Older payloads lack run_attempt; 0 means unknown, and then only the job's own completion counts.
     runAttempt: isId(attempt) ? attempt : 0,
     jobId: p.workflow_job.id,
+    ...(isId(runnerId) ? { runnerId } : {}),
     installationId: installationId(payload),
     source,
     names: namesOfJob(job),

@@ -26,6 +26,8 @@ export interface GithubJob {
   startedAt: string | null;
   completedAt: string | null;
   runnerName: string | null;
+  /** The registration that took it (`runner_id`); absent: none yet, or GitHub sent null or 0. */
+  runnerId?: number;
   names?: JobNames;
 }
 
@@ -353,6 +355,7 @@ function toJob(data: {
   started_at: string;
   completed_at: string | null;
   runner_name: string | null;
+  runner_id?: number | null;
   name?: string;
   workflow_name?: string | null;
   head_branch?: string | null;
@@ -367,6 +370,7 @@ function toJob(data: {
     startedAt: data.started_at ?? null,
     completedAt: data.completed_at,
     runnerName: data.runner_name,
+    ...(typeof data.runner_id === "number" && Number.isSafeInteger(data.runner_id) && data.runner_id > 0 ? { runnerId: data.runner_id } : {}),
     names: namesOfJob({ name: data.name, workflow_name: data.workflow_name, head_branch: data.head_branch, html_url: data.html_url, run_id: data.run_id }),
   };
 }

@@ -41,6 +41,8 @@ export interface DeepHealthDeps {
   installations: KnownInstallation[];
   /** REAPER_FINISH_STUCK: the held deletions whose finish the API server refused (403); absent when the setting is off. */
   finishRefused?: readonly { name: string; namespace: string; cluster: string; why: string }[];
+  /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
+  runnerIdsMatch?: Readonly<Record<string, number>>;
 }
 
 async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
@@ -117,6 +119,7 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
     );
   }
   if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
+  checks.push(Promise.resolve(runnerIdsCheck(deps.clusters, deps.runnerIdsMatch ?? {})));
   const done = await Promise.all(checks);
   return { ok: done.every((c) => c.ok), checks: done };
 }
@@ -130,4 +133,19 @@ function finishCheck(refused: NonNullable<DeepHealthDeps["finishRefused"]>): Hea
     ok: false,
     detail: `removing ARC's finalizers was refused for ${refused.length} held deletion${refused.length === 1 ? "" : "s"} (${first.cluster}/${first.namespace}/${first.name}: ${first.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`,
   };
+}
+
+/**
+ * Identity by runner id holds in a cluster only once an object of a job's runner name was seen carrying the
+ * job's runner_id; until then another id rules nothing out. Informational: a new deployment has seen no job.
+ */
+function runnerIdsCheck(clusters: DeepHealthDeps["clusters"], matched: Readonly<Record<string, number>>): HealthCheck {
+  const parts = clusters.map(({ name }) => {
+    const since = matched[name];
+    const who = clusters.length > 1 ? `cluster ${name}: ` : "";
+    return since !== undefined
+      ? `${who}ARC's runner ids match GitHub's (seen ${new Date(since).toISOString()}): a job's runner is named by its id`
+      : `${who}ARC's runner ids not yet seen matching GitHub's: identity by name, run and uid only, another id rules nothing out`;
+  });
+  return { name: "runner ids", ok: true, detail: parts.join("; ") };
 }

@@ -15,6 +15,7 @@ export async function serveMetrics(c: Context<AppEnv>, settings: Settings): Prom
     withAdmin(ledger, (admin) => admin.snapshot()),
     settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null,
   ]);
-  const body = renderFamilies(arcReaperFamilies({ snapshot, agents }));
+  const directCluster = settings.cluster.mode === "direct" ? settings.cluster.name : undefined;
+  const body = renderFamilies(arcReaperFamilies({ snapshot, agents, ...(directCluster !== undefined ? { directCluster } : {}) }));
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });
 }

@@ -20,9 +20,10 @@ interface ViewRow {
   workflow_run_id: number | null;
   job_repository_name: string | null;
   arc: string | null;
+  runner_id: number | null;
 }
 
-const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name, arc";
+const COLUMNS = "namespace, name, uid, creation_timestamp, deletion_timestamp, workflow_run_id, job_repository_name, arc, runner_id";
 const INSERT_COLUMNS = `cluster, ${COLUMNS}`;
 
 const values = (cluster: string, r: AgentRunner): SqlValue[] => [
@@ -35,6 +36,7 @@ const values = (cluster: string, r: AgentRunner): SqlValue[] => [
   r.workflowRunId ?? null,
   r.jobRepositoryName ?? null,
   r.arc ? JSON.stringify(r.arc) : null,
+  r.runnerId ?? null,
 ];
 
 /** A row read as an array (Sql.rows, in COLUMNS' order): a sweep reads the whole view. */
@@ -47,12 +49,14 @@ const viewRow = (a: SqlStorageValue[]): ViewRow => ({
   workflow_run_id: a[5] as number | null,
   job_repository_name: a[6] as string | null,
   arc: a[7] as string | null,
+  runner_id: a[8] as number | null,
 });
 
 /** A row as the judge sees a runner. */
 function clusterRunner(row: ViewRow): ClusterRunner {
   const runner: ClusterRunner = { namespace: row.namespace, name: row.name, uid: row.uid, createdAt: row.creation_timestamp };
   if (row.deletion_timestamp !== null) runner.deletionTimestamp = row.deletion_timestamp;
+  if (row.runner_id !== null) runner.runnerId = Number(row.runner_id);
   if (row.workflow_run_id !== null) runner.workflowRunId = Number(row.workflow_run_id);
   if (row.job_repository_name !== null) runner.jobRepositoryName = row.job_repository_name;
   // A Failed runner (issue 24): what the agent said of it, as the direct parser reads it.
@@ -94,7 +98,7 @@ export class AgentViewTable {
   /** One part's runners, gathered until the last part. */
   addToSnapshot(runners: readonly AgentRunner[]): void {
     for (const r of runners) {
-      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
+      this.sql.run(`INSERT OR REPLACE INTO agent_snapshot (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
     }
   }
 
@@ -108,7 +112,7 @@ export class AgentViewTable {
   }
 
   upsert(r: AgentRunner): void {
-    this.sql.run(`INSERT OR REPLACE INTO agent_view (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
+    this.sql.run(`INSERT OR REPLACE INTO agent_view (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values(this.cluster, r));
   }
 
   /**

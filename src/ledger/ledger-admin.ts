@@ -104,6 +104,7 @@ export class LedgerAdmin extends RpcTarget {
       github,
       installations: knownInstallations(this.#host.sql),
       finishRefused,
+      runnerIdsMatch: state.memory.runnerIdsMatch(),
     });
     this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
     return health;

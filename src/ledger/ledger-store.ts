@@ -287,6 +287,10 @@ export class LedgerStore implements LedgerPort {
   }
 
   /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
+  runnerIdsMatched(clusters: Iterable<string>, now: number): void {
+    this.memory.runnerIdsMatched(clusters, now);
+  }
+
   release(hold: HeldFor, now: number, cluster?: string): number {
     return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
   }

@@ -251,12 +251,14 @@ export class Ledger extends DurableObject<WorkerEnv> {
     let calls = 0;
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
-    const watched: WatchedCluster[] =
+    const idsMatch = state.memory.runnerIdsMatch();
+    const watched: WatchedCluster[] = (
       settings.cluster.mode === "direct"
         ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
         : this.agent
             .clusters(settings.cluster.expectedClusters)
-            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }));
+            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }))
+    ).map((w) => ({ ...w, idsMatch: idsMatch[w.name] !== undefined }));
     let github: Github | Error;
     try {
       github = createGithub({

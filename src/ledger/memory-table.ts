@@ -3,6 +3,8 @@
 import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
 import type { Sql } from "./sql.ts";
 
+const RUNNER_IDS_KEY = "runner-ids-match";
+
 export class MemoryTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
@@ -20,6 +22,21 @@ export class MemoryTable {
 
   delete(key: string): void {
     this.sql.run("DELETE FROM memory WHERE key = ?", key);
+  }
+
+  /**
+   * The clusters where ARC's runner ids were seen to match GitHub's (an object of a job's runner name carrying
+   * the job's runner_id), and since when (ms): only there does another id rule an object out.
+   */
+  runnerIdsMatch(): Record<string, number> {
+    return this.get<Record<string, number>>(RUNNER_IDS_KEY) ?? {};
+  }
+
+  /** Ids seen matching in `clusters` at `at`: the first time stands (a write only for a cluster new to it). */
+  runnerIdsMatched(clusters: Iterable<string>, at: number): void {
+    const known = this.runnerIdsMatch();
+    const fresh = [...clusters].filter((c) => known[c] === undefined);
+    if (fresh.length > 0) this.set(RUNNER_IDS_KEY, { ...known, ...Object.fromEntries(fresh.map((c) => [c, at])) });
   }
 
   /** Forgets the installation for every repository it was remembered for; it is not used again before `until`. */

@@ -5,7 +5,7 @@ import type { JobCompleted, JobNames, JobStarted, RunCompleted } from "../model/
 import { isOpen, withStory } from "./runner-record.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 
-const SAME_FIELDS = ["startedAt", "installationId", "jobCompleted", "runCompleted", "state"] as const;
+const SAME_FIELDS = ["startedAt", "runnerId", "installationId", "jobCompleted", "runCompleted", "state"] as const;
 
 function sameFacts(a: RunnerRecord, b: RunnerRecord): boolean {
   return SAME_FIELDS.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
@@ -30,9 +30,8 @@ const sameNames = (a: RunnerRecord, b: RunnerRecord): boolean => JSON.stringify(
 
 function describeJobFact(fact: JobStarted | JobCompleted): string {
   const where = `job ${fact.jobId} of run ${fact.runId} (attempt ${fact.runAttempt}) in ${fact.repo}`;
-  return fact.type === "job-started"
-    ? `${where} started on ${fact.runner} at ${fact.startedAt}`
-    : `${where} is ${fact.conclusion}, completed at ${fact.completedAt}`;
+  const on = fact.runnerId !== undefined ? `${fact.runner} (runner id ${fact.runnerId})` : fact.runner;
+  return fact.type === "job-started" ? `${where} started on ${on} at ${fact.startedAt}` : `${where} is ${fact.conclusion}, completed at ${fact.completedAt}`;
 }
 
 /** A job fact into the record of (runner, job); `coveringRun` is the run completion that already covers it, if any. */
@@ -56,6 +55,8 @@ export function mergeJobFact(
   if (!isOpen(base.state)) return base; // a closed runner's story is over
   const merged: RunnerRecord = { ...base };
   merged.startedAt ??= fact.startedAt;
+  // A job has one registration: the first id heard stands (a later fact naming another changes nothing).
+  if (fact.runnerId !== undefined) merged.runnerId ??= fact.runnerId;
   merged.installationId ??= fact.installationId;
   if (fact.type === "job-completed") merged.jobCompleted ??= { at: fact.completedAt, conclusion: fact.conclusion };
   if (coveringRun) merged.runCompleted = earlierAttempt(merged.runCompleted, coveringRun);

@@ -101,6 +101,8 @@ export interface LedgerSnapshot {
   stuckDeletions?: number;
   /** Runners ARC marked Failed holding slots now, per scale set (issue 24). */
   failedRunners?: { cluster: string; namespace: string; scaleSet: string; n: number }[];
+  /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
+  runnerIdsMatch?: Record<string, number>;
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -205,6 +207,7 @@ export function ledgerQueries(sql: Sql) {
         runners: counts,
         stuckDeletions: counts.stuck,
         failedRunners: new FailedTable(sql).perScaleSet(),
+        runnerIdsMatch: memory.runnerIdsMatch(),
         counters: counters.filter((c) => c.name !== "arc_reaper_closed_runners"),
         lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
         paused: memory.get<{ since: string; by: string }>("paused") ?? null,

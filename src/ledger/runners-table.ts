@@ -40,6 +40,7 @@ interface Row extends SqlRow {
   run_url: string | null;
   prune_at: number | null;
   failures: number;
+  runner_id: number | null;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -72,6 +73,7 @@ function toRecord(row: Row): RunnerRecord {
   if (row.failures > 0) record.failures = row.failures;
   if (row.cluster !== null) record.cluster = row.cluster;
   if (row.fact_at !== null) record.factAt = row.fact_at;
+  if (row.runner_id !== null) record.runnerId = row.runner_id;
   const names = namesOf(row);
   if (names) record.names = names;
   if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
@@ -124,6 +126,7 @@ const COLUMNS = [
   "run_url",
   "prune_at",
   "failures",
+  "runner_id",
 ] as const;
 
 /** The columns every read of rows selects, in Row's order (rowOf reads them by position). */
@@ -165,6 +168,7 @@ function rowOf(a: SqlStorageValue[]): Row {
     run_url: a[30] as Row["run_url"],
     prune_at: a[31] as Row["prune_at"],
     failures: a[32] as Row["failures"],
+    runner_id: a[33] as Row["runner_id"],
   };
 }
 
@@ -173,8 +177,8 @@ function read(sql: Sql, where: string, ...bindings: SqlValue[]): RunnerRecord[] 
   return sql.rows(`${SELECT} ${where}`, ...bindings).map((a) => toRecord(rowOf(a)));
 }
 
-// Names are only ever learned, never unlearned: a verdict written over a row keeps names a webhook added meanwhile.
-const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url"];
+// Names and the runner id are only ever learned, never unlearned: a verdict written over a row keeps what a webhook added meanwhile.
+const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url", "runner_id"];
 
 function values(r: RunnerRecord): (string | number | null)[] {
   return [
@@ -210,6 +214,7 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.names?.runUrl ?? null,
     r.pruneAt ?? null,
     r.failures ?? 0,
+    r.runnerId ?? null,
   ];
 }
 

@@ -245,6 +245,14 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE agent_view ADD COLUMN arc TEXT`,
     `ALTER TABLE agent_snapshot ADD COLUMN arc TEXT`,
   ],
+  [
+    // Identity by runner id: the registration GitHub says took the job (workflow_job.runner_id), and the one
+    // ARC's controller wrote on each object (status.runnerId) in the agent's view and a snapshot in progress.
+    // Rows from before have none: today's rules (name, run, uid) judge them, as they judge any row without one.
+    `ALTER TABLE runners ADD COLUMN runner_id INTEGER`,
+    `ALTER TABLE agent_view ADD COLUMN runner_id INTEGER`,
+    `ALTER TABLE agent_snapshot ADD COLUMN runner_id INTEGER`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

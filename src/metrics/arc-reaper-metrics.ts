@@ -13,11 +13,14 @@ export interface MetricsInput {
   snapshot: LedgerSnapshot;
   /** In agent mode, whether each watched cluster's agent is connected; null in direct mode (the agent families are then absent). */
   agents: readonly { cluster: string; connected: boolean; namespaces?: readonly string[]; unreadable?: readonly { namespace: string }[] }[] | null;
+  /** Direct mode: the one cluster's name (KUBE_CLUSTER_NAME, or "default"); agent mode takes the agents' clusters. */
+  directCluster?: string;
 }
 
 type NamedFamily = Family & { name: MetricName };
 
-export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFamily[] {
+export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsInput): NamedFamily[] {
+  const watched = agents ? agents.map((a) => a.cluster) : directCluster !== undefined ? [directCluster] : [];
   // A counter's samples, with the known label values at 0 until they first count.
   const counter = (name: string, label?: string, zeroFor: readonly string[] = []): Sample[] => {
     const byKey = new Map<string, Sample>();
@@ -134,6 +137,14 @@ export function arcReaperFamilies({ snapshot, agents }: MetricsInput): NamedFami
       help: "Held deletions finished with REAPER_FINISH_STUCK (ARC's finalizers removed after GitHub said the job completed), by outcome: finished, refused (403: the Role overlay is not applied), conflict (the object changed), failed.",
       type: "counter",
       samples: counter("arc_reaper_finishes_total", "outcome", FINISH_OUTCOMES),
+    },
+    {
+      name: "arc_reaper_runner_ids_match",
+      help: "1 where ARC's runner ids (status.runnerId) were seen to match GitHub's (workflow_job.runner_id), 0 for a watched cluster where they never were: there identity is by name, run and uid only.",
+      type: "gauge",
+      samples: [...new Set([...watched, ...Object.keys(snapshot.runnerIdsMatch ?? {})])]
+        .sort()
+        .map((cluster) => ({ labels: { cluster }, value: snapshot.runnerIdsMatch?.[cluster] !== undefined ? 1 : 0 })),
     },
   ];
   if (agents !== null) {

@@ -30,6 +30,8 @@ export const METRIC_NAMES = [
   "arc_reaper_failed_runners", // gauge {cluster, namespace, scale_set}
   // Held deletions finished (REAPER_FINISH_STUCK): ARC's finalizers removed, by outcome (finished, refused, conflict, failed).
   "arc_reaper_finishes_total", // counter {outcome}
+  // 1 where ARC's runner ids (status.runnerId) were seen to match GitHub's (runner_id): only there does another id rule a runner out.
+  "arc_reaper_runner_ids_match", // gauge {cluster}
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -18,6 +18,8 @@ export interface JobStarted {
   runId: number;
   runAttempt: number; // 0 when GitHub did not say: then no run completion covers the job
   jobId: number;
+  /** `workflow_job.runner_id`, the runner's registration; absent when GitHub sent null or 0. */
+  runnerId?: number;
   startedAt: string; // GitHub's time, ISO 8601
   installationId?: number;
   source: string; // delivery id, or "rest" when learned from the REST API

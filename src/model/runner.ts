@@ -10,6 +10,11 @@ export interface ClusterRunner {
   namespace: string;
   name: string;
   uid: string;
+  /**
+   * `status.runnerId`: the registration ARC's controller made for it (from the JIT config, before any job),
+   * the number GitHub's `workflow_job.runner_id` names. Absent until the controller wrote it.
+   */
+  runnerId?: number;
   deletionTimestamp?: string;
   workflowRunId?: number;
   jobRepositoryName?: string;
@@ -33,6 +38,8 @@ export interface TrackedRunner {
   runId: number;
   runAttempt: number;
   jobId: number;
+  /** GitHub's `workflow_job.runner_id`: the registration that took the job (absent: GitHub did not say). */
+  runnerId?: number;
   startedAt?: string;
   installationId?: number;
   jobCompleted?: { at: string; conclusion: string };

@@ -18,11 +18,17 @@ export interface Lookup {
   absentAsOf: (place?: ClusterNamespace) => number;
   /** The places that were looked in are held by an agent that is away or incomplete: say "agent". */
   agentAway?: boolean;
+  /**
+   * Whether ARC's runner ids (`status.runnerId`) have been seen to match GitHub's (`runner_id`) in a cluster:
+   * only there does another id prove an object is not the job's runner. Absent: never seen.
+   */
+  idsMatch?: (cluster: string) => boolean;
 }
 
 /** The one object the facts (or the unseen row) name, or why none can be named. */
 export type ClusterView =
-  | { kind: "found"; runner: ClusterRunner }
+  /** byId: the object carries the job's runner id (the registration that took it). */
+  | { kind: "found"; runner: ClusterRunner; byId?: boolean }
   | { kind: "missing"; why?: string }
   | { kind: "unknown"; why: string; agent?: boolean; stale?: boolean };
 

@@ -1,6 +1,11 @@
 // One view semantics, for the alarm and the sweep alike: which object of a
 // name, among every watched place, the facts (or an unseen row) are about.
 //
+//  - the object carrying the job's runner id (`status.runnerId` = `runner_id`: the
+//    registration that took the job), whatever its namespace, phase or job fields;
+//  - an object of another runner id, in a cluster where ids have been seen to match
+//    GitHub's, is never the job's runner. Where either side has no id, or ids were
+//    never seen to match there, the rules below decide as they did before ids:
 //  - the object with the uid the facts' runner had (uids are unique: this holds
 //    even when another place could not be read);
 //  - else the one object busy on the facts' run; several such: ambiguous;
@@ -25,27 +30,33 @@ const where = (r: ClusterRunner): string => (r.cluster && r.cluster !== "default
 
 /** The object an open row's facts name. */
 export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): ClusterView {
-  const name = tracked.runner;
-  if (tracked.uid) {
-    const same = lookup.found.find((r) => r.uid === tracked.uid);
-    if (same) return { kind: "found", runner: same };
-  }
-  const onRun = lookup.found.filter((r) => r.workflowRunId === tracked.runId);
+  const { runner: name, runnerId: id } = tracked;
+  const registered = id === undefined ? [] : lookup.found.filter((r) => r.runnerId === id);
+  if (registered.length > 1) return ambiguous(name, registered, `each with runner id ${id}`);
+  if (registered.length === 1) return { kind: "found", runner: registered[0]!, byId: true };
+  const candidates = lookup.found.filter((r) => !otherRegistration(id, r, lookup));
+  const same = tracked.uid ? candidates.find((r) => r.uid === tracked.uid) : undefined;
+  if (same) return { kind: "found", runner: same };
+  const onRun = candidates.filter((r) => r.workflowRunId === tracked.runId);
   if (onRun.length > 1) return ambiguous(name, onRun, `busy on run ${tracked.runId}`);
-  const ownCluster = tracked.cluster ?? (tracked.uid && tracked.namespace ? "default" : undefined);
   if (onRun.length === 1 && !blocks(lookup, onRun[0]!.cluster ?? "default")) return { kind: "found", runner: onRun[0]! };
-  const seenIn = ownCluster !== undefined && lookup.found.length === 0 ? ownCluster : undefined;
-  if (blocks(lookup, seenIn)) return unreadable(lookup);
-  if (onRun.length === 1) return { kind: "found", runner: onRun[0]! };
+  const ownCluster = tracked.cluster ?? (tracked.uid && tracked.namespace ? "default" : undefined);
+  if (blocks(lookup, lookup.found.length === 0 ? ownCluster : undefined)) return unreadable(lookup);
   // None carries the facts' run: idle or moved on, never the facts' runner. One that cannot be it
   // by its uid or creation time is named (the judge closes the facts as replaced, deletes nothing).
-  const replaced = lookup.found.filter((r) => notTheJobsRunner(tracked, r) !== undefined);
+  const replaced = candidates.filter((r) => notTheJobsRunner(tracked, r) !== undefined);
   if (replaced.length === 1 && lookup.found.length === 1) return { kind: "found", runner: replaced[0]! };
-  const others = lookup.found.map((r) => `${where(r)} (${r.workflowRunId === undefined ? "idle" : `on run ${r.workflowRunId}`})`).sort();
+  const others = lookup.found.map((r) => `${where(r)} (${otherRegistration(id, r, lookup) ? `runner id ${r.runnerId}` : busyOn(r)})`).sort();
   // Rows from before clusters were recorded: the oldest view over all places.
   const own = tracked.cluster !== undefined ? { cluster: tracked.cluster, namespace: tracked.namespace ?? "" } : undefined;
   return absence(name, lookup.absentAsOf(own), tracked.factAt ?? 0, others, own?.cluster);
 }
+
+/** An object of another registration than the job's, where ARC's ids are known to be GitHub's. */
+const otherRegistration = (id: number | undefined, r: ClusterRunner, lookup: Lookup): boolean =>
+  id !== undefined && r.runnerId !== undefined && r.runnerId !== id && lookup.idsMatch?.(r.cluster ?? "default") === true;
+
+const busyOn = (r: ClusterRunner): string => (r.workflowRunId === undefined ? "idle" : `on run ${r.workflowRunId}`);
 
 /** The very object an unseen row was seen busy as (by uid); another object of the name means it was replaced. */
 export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterView {

@@ -57,7 +57,17 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   if (!job) {
     return { kind: "unknown", why: `GitHub lists no job of run ${runId} in ${repo} on runner ${runner.name}` };
   }
-  const common = { runner: runner.name, repo, runId, runAttempt: job.runAttempt, jobId: job.id, installationId, source: "rest", names: job.names };
+  const common = {
+    runner: runner.name,
+    repo,
+    runId,
+    runAttempt: job.runAttempt,
+    jobId: job.id,
+    ...(job.runnerId !== undefined ? { runnerId: job.runnerId } : {}),
+    installationId,
+    source: "rest",
+    names: job.names,
+  };
   if (job.status === "completed" && job.completedAt) {
     facts.push({
       type: "job-completed",

@@ -11,7 +11,14 @@ export interface WatchedCluster {
   name: string;
   cluster: Cluster;
   namespaces: readonly string[];
+  /** ARC's runner ids were seen to match GitHub's in this cluster (the ledger remembers it): then another id rules an object out. */
+  idsMatch?: boolean;
 }
+
+const idsMatchIn =
+  (watched: readonly WatchedCluster[]) =>
+  (cluster: string): boolean =>
+    watched.some((w) => w.name === cluster && w.idsMatch === true);
 
 // Errors name their place when there are several to tell apart.
 const placeName = (watched: readonly WatchedCluster[], w: WatchedCluster, ns: string): string =>
@@ -28,7 +35,7 @@ export function clusterOf(watched: readonly WatchedCluster[], runner: Pick<Clust
  */
 export async function readByName(watched: readonly WatchedCluster[], name: string, since?: number): Promise<Lookup> {
   const asOf = new Map<string, number>();
-  const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place) };
+  const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place), idsMatch: idsMatchIn(watched) };
   await Promise.all(
     watched.flatMap((w) =>
       w.namespaces.map(async (ns) => {
@@ -77,6 +84,7 @@ export async function listWatched(watched: readonly WatchedCluster[]): Promise<{
       found: byName.get(name) ?? [],
       unreadable,
       agentAway,
+      idsMatch: idsMatchIn(watched),
       absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
     }),
     names: () => byName.keys(),

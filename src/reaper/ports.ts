@@ -24,6 +24,8 @@ export interface LedgerPort {
   openOfRun?(repo: string, runId: number): RunnerRecord[];
   /** Running jobs a read of their run's jobs found still running: re-read now, their next recheck moves. */
   rechecked?(records: readonly RunnerRecord[], now: number): void;
+  /** ARC's runner ids were seen to match GitHub's in these clusters (a job's runner found by its id); remembered from then on. */
+  runnerIdsMatched?(clusters: Iterable<string>, now: number): void;
   /** Stores what reconcile answered: verdicts, due times, holds, closes, unseen rows; logs what changed. */
   store(results: readonly Result[], by: Caller, now: number): Stored;
   /** The deletions of the last 60 s, and (after acting) the window to keep. */

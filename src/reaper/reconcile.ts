@@ -251,7 +251,8 @@ function finish(item: ReconcileInput, verdict: Verdict, step: Omit<UnsettledVerd
   }
   const runner = item.view.kind === "found" ? item.view.runner : undefined;
   const record = item.record;
-  if (record && runner && runner.workflowRunId === record.runId && !notTheJobsRunner(record, runner)) {
+  const theJobs = item.view.kind === "found" && (item.view.byId === true || runner?.workflowRunId === record?.runId);
+  if (record && runner && theJobs && !notTheJobsRunner(record, runner)) {
     result.identity = { uid: record.uid ?? runner.uid, namespace: record.namespace ?? runner.namespace, cluster: record.cluster ?? runner.cluster };
   }
   return result;

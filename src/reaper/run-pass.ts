@@ -36,6 +36,10 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
   const deleted = reaped + (await lookAtDeletions());
+  // A job's runner found by its runner id: ids are GitHub's in its cluster, and from now on another id rules an object out there.
+  const matched = results.flatMap((r) => (r.view.kind === "found" && r.view.byId ? [r.view.runner.cluster ?? "default"] : []));
+  const fresh = matched.filter((c) => !deps.watched.some((w) => w.name === c && w.idsMatch));
+  if (fresh.length > 0) deps.ledger.runnerIdsMatched?.(new Set(fresh), deps.now);
 
   const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;
   const errorsByKind: Record<string, number> = { cluster: 0, github: 0 };

@@ -47,6 +47,7 @@ describe.each(ARC_VERSIONS)("an EphemeralRunner of ARC %s", (version) => {
       name: idle.metadata.name,
       uid: idle.metadata.uid,
       creationTimestamp: idle.metadata.creationTimestamp,
+      runnerId: idle.status?.runnerId,
     });
     expect(toAgentRunner(busy)).toMatchObject({ workflowRunId: 6100, jobRepositoryName: "octo-org/octo-repo" });
   });
@@ -61,6 +62,24 @@ describe.each(ARC_VERSIONS)("an EphemeralRunner of ARC %s", (version) => {
       const agent = toAgentRunner(odd);
       expect(agent.uid).toBe(r.metadata.uid);
       expect(agent).not.toHaveProperty("workflowRunId");
+    },
+  );
+
+  it("status.runnerId, written by the controller before any job, is read on both sides, idle or busy", () => {
+    const idle = runner({ namespace: NS, scaleSet: "set", phase: "Pending", arcVersion: version, runnerId: 4711 });
+    expect(runnerFromRead(200, NS, idle.metadata.name, idle).runnerId).toBe(4711);
+    expect(runnersFromList(200, NS, list([idle])).runners[0]?.runnerId).toBe(4711);
+    expect(toAgentRunner(idle).runnerId).toBe(4711);
+  });
+
+  it.each([0, -3, 1.5, "4711", Number.MAX_SAFE_INTEGER + 2, null, true])(
+    "a runnerId of %s is no id on both sides (today's rules judge it, never 'another registration')",
+    (id) => {
+      const r = runner({ namespace: NS, scaleSet: "set", arcVersion: version });
+      const odd = { ...r, status: { ...r.status, runnerId: id } };
+      expect(runnerFromRead(200, NS, r.metadata.name, odd)).not.toHaveProperty("runnerId");
+      expect(runnersFromList(200, NS, list([odd])).runners).toHaveLength(1);
+      expect(toAgentRunner(odd)).not.toHaveProperty("runnerId");
     },
   );
 

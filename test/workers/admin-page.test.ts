@@ -653,7 +653,7 @@ describe("GET /admin/runners pages and stories", () => {
     expect(story.jobs).toHaveLength(1);
     expect(story.jobs[0]).toMatchObject({ name, state: "reaped", jobId: 71, reason: "job 71 in octo-org/octo-repo is cancelled, completed 600s ago" });
     expect(story.jobs[0]!.story.map(({ what, source }) => ({ what, source }))).toEqual([
-      { what: `job 71 of run 710 (attempt 1) in ${REPO} started on ${name} at ${startedAt}`, source: d1 },
+      { what: `job 71 of run 710 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${startedAt}`, source: d1 },
       { what: `job 71 of run 710 (attempt 1) in ${REPO} is cancelled, completed at ${completedAt}`, source: d2 },
       { what: `run 710 in ${REPO} is success, completed at ${updatedAt}`, source: d3 },
       { what: "reaped: job 71 in octo-org/octo-repo is cancelled, completed 600s ago", source: "sweep" },
@@ -698,7 +698,7 @@ describe("GET /admin/runners pages and stories", () => {
         json.jobs[0]!.story.map((e, i) => [e.at, e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
       );
       expect(rows.map((r) => unescapeText(r[1]!))).toEqual([
-        `job 72 of run 720 (attempt 1) in ${REPO} started on ${name} at ${job.startedAt}`,
+        `job 72 of run 720 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${job.startedAt}`,
         `job 72 of run 720 (attempt 1) in ${REPO} is failure, completed at ${before(NOW, 600)}`,
         "reaped: job 72 in octo-org/octo-repo is failure, completed 600s ago",
       ]);

@@ -387,6 +387,8 @@ describe("migration 5", () => {
         "ALTER TABLE runners DROP COLUMN prune_at",
         "ALTER TABLE runners DROP COLUMN failures",
         "ALTER TABLE unseen DROP COLUMN failures",
+        // Migration 12 (runner ids) too.
+        "ALTER TABLE runners DROP COLUMN runner_id",
         "DROP INDEX runners_held_by_cluster",
         "DROP TABLE agent_view",
         "DROP TABLE agent_snapshot",

@@ -40,6 +40,7 @@ describe("GET /healthz/deep", () => {
         { name: `namespace ${NS}`, ok: true, detail: `listed 1 EphemeralRunner in ${NS}` },
         { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (${REPO})` },
         { name: "deliveries", ok: true, detail: "listed 1 webhook delivery (one page)" },
+        { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
       ],
     });
     expect(res.status).toBe(200);
@@ -53,7 +54,7 @@ describe("GET /healthz/deep", () => {
     s.env.REAPER_MAX_DELETIONS_PER_SWEEP = "5";
     const body = (await (await deep(s.env)).json()) as Health & { warnings?: string[] };
     expect(body.warnings).toEqual([expect.stringMatching(/^REAPER_MAX_DELETIONS_PER_SWEEP is the old name of REAPER_MAX_DELETIONS_PER_MINUTE /)]);
-    expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries"]);
+    expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries", "runner ids"]);
   });
 
   it("answers 503 naming a namespace outside the Role and a refused token, and still reports what worked", async () => {
@@ -73,6 +74,7 @@ describe("GET /healthz/deep", () => {
         detail: expect.stringMatching(new RegExp(`^minting a token for installation ${INSTALLATION}: GitHub answered 403: .*Actions: read`)),
       },
       { name: "deliveries", ok: true, detail: expect.stringMatching(/^listed \d+ webhook deliver/) },
+      { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
     ]);
   });
 
@@ -90,6 +92,7 @@ describe("GET /healthz/deep", () => {
     expect(body.checks.slice(1)).toEqual([
       { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (octo-org/octo-repo)` },
       { name: "deliveries", ok: false, detail: expect.stringMatching(/^listing webhook deliveries: GitHub answered 500/) },
+      { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
     ]);
   });
 

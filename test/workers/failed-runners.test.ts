@@ -134,21 +134,28 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
   });
 });
 
+/** The migration (1-based) that made failed_runners. */
+const FAILED_RUNNERS_MIGRATION = 11;
+
 describe("the failed_runners migration", () => {
   it("a ledger of the release before it is read and worked on after it: its job rows judged, Failed runners seen", async () => {
     const s = await stack({ REAPER_FAILED_SECONDS: "600" }, { autoFinalize: true });
     await s.runner({ name: "arc-runners-x-runner-job01", workflowRunId: 901 });
     expect((await s.jobStarted({ runner: "arc-runners-x-runner-job01", runId: 901, jobId: 9010, startedAt: before(NOW, 1200) })).status).toBe(202);
-    // Back to the previous release's schema: no failed_runners, no finish_refusals, no agent_view.arc.
+    // Back to the schema of the release before it (10): no failed_runners, no finish_refusals, no agent_view.arc,
+    // and none of the later migrations' runner ids.
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
       for (const statement of [
         "DROP TABLE failed_runners",
         "DROP TABLE finish_refusals",
         "ALTER TABLE agent_view DROP COLUMN arc",
         "ALTER TABLE agent_snapshot DROP COLUMN arc",
+        "ALTER TABLE runners DROP COLUMN runner_id",
+        "ALTER TABLE agent_view DROP COLUMN runner_id",
+        "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
       ])
         state.storage.sql.exec(statement);
-      state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 1);
+      state.storage.sql.exec("UPDATE schema_version SET version = ?", FAILED_RUNNERS_MIGRATION - 1);
     });
     await evictLedger(s.env);
     await failedRunner(s, "0.14.2", "arc-runners-x-runner-fail1", { failedAt: NOW - 3_600_000 });

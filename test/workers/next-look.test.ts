@@ -97,6 +97,10 @@ describe("migration 9", () => {
         "ALTER TABLE runners DROP COLUMN prune_at",
         "ALTER TABLE runners DROP COLUMN failures",
         "ALTER TABLE unseen DROP COLUMN failures",
+        // Migration 12 (runner ids).
+        "ALTER TABLE runners DROP COLUMN runner_id",
+        "ALTER TABLE agent_view DROP COLUMN runner_id",
+        "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
       ])
         sql.exec(statement);
       const row = (runner: string, jobId: number, state: string, dueAt: number | null, completed: boolean) =>

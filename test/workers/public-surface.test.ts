@@ -128,6 +128,8 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE hourly_outcomes");
       state.storage.sql.exec("DROP INDEX runners_by_state_id");
       state.storage.sql.exec("DROP INDEX runners_by_repo_id");
+      // Migration 12 (runner ids), undone too.
+      state.storage.sql.exec("ALTER TABLE runners DROP COLUMN runner_id");
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);

@@ -23,6 +23,8 @@ export interface JobPayloadOptions {
   completedAt?: string;
   conclusion?: string;
   runnerGroup?: string;
+  /** workflow_job.runner_id: the registration that took the job (default: the example's). */
+  runnerId?: number | null;
   installationId?: number;
   /** Raw fields set on workflow_job as they are (names, html_url): hostile values included. */
   fields?: Json;
@@ -36,6 +38,7 @@ export function workflowJobPayload(action: "queued" | "in_progress" | "completed
   if (o.runId !== undefined) job.run_id = o.runId;
   if (o.runAttempt !== undefined) job.run_attempt = o.runAttempt;
   if (o.jobId !== undefined) job.id = o.jobId;
+  if (o.runnerId !== undefined) job.runner_id = o.runnerId;
   if (o.startedAt !== undefined) job.started_at = o.startedAt;
   if (action === "completed") {
     job.completed_at = o.completedAt ?? job.completed_at;

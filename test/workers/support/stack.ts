@@ -20,7 +20,15 @@ export interface Stack {
   sweep(now?: number): Promise<void>;
   /** An EphemeralRunner as ARC creates it; with a run id it is busy. */
   /** Created 10 days ago unless `createdAt` says otherwise: before any job a test starts on it. */
-  runner(o: { name: string; workflowRunId?: number; namespace?: string; deletionTimestamp?: string; createdAt?: string }): Promise<EphemeralRunner>;
+  /** `runnerId`: status.runnerId as ARC's controller writes it (default: one of the stand-in's, never a payload's). */
+  runner(o: {
+    name: string;
+    workflowRunId?: number;
+    namespace?: string;
+    deletionTimestamp?: string;
+    createdAt?: string;
+    runnerId?: number;
+  }): Promise<EphemeralRunner>;
   jobStarted(o: JobFacts): Promise<Response>;
   jobCompleted(o: JobFacts & { completedAt: string; conclusion: string }): Promise<Response>;
   runCompleted(o: { runId: number; runAttempt?: number; updatedAt: string; conclusion: string }): Promise<Response>;
@@ -32,6 +40,8 @@ interface JobFacts {
   jobId: number;
   runAttempt?: number;
   startedAt: string;
+  /** workflow_job.runner_id (default: the example payload's). */
+  runnerId?: number | null;
 }
 
 export async function stack(
@@ -68,6 +78,7 @@ export async function stack(
           workflowRunId: o.workflowRunId,
           jobRepositoryName: o.workflowRunId === undefined ? undefined : REPO,
           deletionTimestamp: o.deletionTimestamp,
+          ...(o.runnerId !== undefined ? { runnerId: o.runnerId } : {}),
           arcVersion: opts.arcVersion,
           creationTimestamp: o.createdAt ?? new Date(Date.now() - 10 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
         }),
