@@ -1,5 +1,6 @@
-// Issue 3's randomized test: many runners whose real payloads arrive duplicated
-// and shuffled across sweeps end with exactly the finished runners deleted, once.
+// Randomized fleets: many runners whose real payloads arrive duplicated and shuffled across
+// sweeps, whose job fields ARC's listener may write late or never (only the runner id names
+// them then), end with exactly the finished runners deleted, once.
 import { expect, it } from "vitest";
 import { runFleet } from "./support/fleet.ts";
 import { expectFleetSafe, expectSlotsSafe } from "./support/fleet-expect.ts";
@@ -28,6 +29,11 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
   expect(figures.unseenVanished).toBe(figures.unseenVanishPlanned);
   expect(figures.unseenExplained).toBe(figures.unseenExplainedPlanned);
   expect(figures.duplicates).toBeGreaterThan(0);
+  // Job fields the listener lost or wrote late, and twins only a runner id tells apart: reaped by id, never confused.
+  expect(figures.jobPatchesLost).toBeGreaterThan(0);
+  expect(figures.jobPatchesLate).toBeGreaterThan(0);
+  expect(figures.twinsByIdOnly).toBeGreaterThan(0);
+  expect(figures.nameReuses).toBeGreaterThan(0);
 });
 
 // Issue 24: Failed runners (REAPER_FAILED_SECONDS=120) and deletions ARC's finalizer holds (REAPER_FINISH_STUCK=true),

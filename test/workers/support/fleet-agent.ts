@@ -6,6 +6,7 @@
 // a new connection and snapshot). Orders are checked against the cluster and
 // carried out with the uid precondition, as the agent does.
 import type { AgentRunner, DeleteOrder, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
+import { toAgentRunner } from "../../../src/agent/runner-view.ts";
 import type { KubeTenant } from "../../standins/kube/control.ts";
 import { call, type testEnv } from "./worker.ts";
 
@@ -31,13 +32,8 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   const current = async (): Promise<AgentRunner[]> =>
     (await kube.list())
       .filter((o) => namespaces.includes(o.metadata.namespace))
-      .map((o) => {
-        const r: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
-        if (o.metadata.deletionTimestamp) r.deletionTimestamp = o.metadata.deletionTimestamp;
-        if (o.status?.workflowRunId !== undefined) r.workflowRunId = o.status.workflowRunId;
-        if (o.status?.jobRepositoryName !== undefined) r.jobRepositoryName = o.status.jobRepositoryName;
-        return r;
-      });
+      // The real agent's reader: what it sends of each object (its runner id included).
+      .map((o) => toAgentRunner(o));
 
   const order = async (o: DeleteOrder): Promise<void> => {
     figures.orders++;

@@ -5,6 +5,7 @@ import type { Conclusion } from "../../standins/github/types.ts";
 import { makeEphemeralRunner, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { nameComesBack } from "./fleet-reuse.ts";
 import { failedRunner, heldDeletion } from "./fleet-slots.ts";
+import { patchLostOrLate } from "./fleet-patches.ts";
 import { iso, OTHER_NS, type Event, type FleetContext, type Kind, type Runner, type Swap } from "./fleet-types.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { INSTALLATION, NS, REPO } from "./stack.ts";
@@ -24,6 +25,8 @@ export interface FleetPlan {
   appearing: Runner[];
   /** Held kind: at sweep k, GitHub's REST answer turns completed. */
   flips: { k: number; complete: () => Promise<unknown> }[];
+  /** The listener's job fields written late: at sweep k, before its alarms. */
+  latePatches: { k: number; r: Runner; runId: number }[];
   explainedRuns: Set<number>;
   explained: { r: Runner; runId: number }[];
   add: (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs?: { jobId?: number; runId?: number }[]) => Runner;
@@ -51,12 +54,15 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
   let guidCounter = 0;
   const guid = () => `00000000-0000-4000-8000-${String(++guidCounter).padStart(12, "0")}`;
 
+  /** The registration (status.runnerId) of the object that took a job, as GitHub's runner_id names it. */
+  const runnerIdOf = (runner: string, jobId: number): number | null => owners.get(`${runner}#${jobId}`)?.object.status?.runnerId ?? null;
   const jobEvent = (action: "in_progress" | "completed", j: JobOf): Event => ({
     event: "workflow_job",
     guid: guid(),
     at: action === "completed" ? j.completedAt! : j.startedAt,
     payload: workflowJobPayload(action, {
       runner: j.runner,
+      runnerId: runnerIdOf(j.runner, j.jobId),
       runId: j.runId,
       runAttempt: j.attempt,
       jobId: j.jobId,
@@ -74,7 +80,11 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
   });
 
   const kinds: [Kind, number][] = [
-    ["done", 0.34],
+    ["done", 0.24],
+    ["patch-lost", 0.03],
+    ["patch-lost-running", 0.02],
+    ["patch-late", 0.03],
+    ["twin-lost", 0.02],
     ["running", 0.18],
     ["hung", 0.05],
     ["idle", 0.09],
@@ -90,7 +100,7 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
     ["unseen-explained", 0.02],
   ];
   if (o.slots) {
-    kinds[0] = ["done", 0.22];
+    kinds[0] = ["done", 0.12];
     kinds.push(["failed", 0.05], ["failed-busy", 0.02], ["held", 0.05]);
   }
   /** Objects removed at sweep k (they vanish unseen), and webhooks held back until sweep k. */
@@ -101,9 +111,14 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
   const late: { k: number; e: Event }[] = [];
   /** Held kind: at sweep k, GitHub's REST answer turns completed. */
   const flips: { k: number; complete: () => Promise<unknown> }[] = [];
+  const latePatches: { k: number; r: Runner; runId: number }[] = [];
   const explainedRuns = new Set<number>();
   const explained: { r: Runner; runId: number }[] = [];
+  // Every object ARC makes gets its registration before any job (status.runnerId), one id per object:
+  // a name that comes back, and a twin, carry ids of their own.
+  let lastRunnerId = 900_000;
   const add = (r: Omit<Runner, "object"> & { object: EphemeralRunner }, jobs: { jobId?: number; runId?: number }[] = []): Runner => {
+    r.object.status = { ...r.object.status, runnerId: ++lastRunnerId };
     runners.push(r);
     for (const j of jobs) {
       if (j.jobId !== undefined) owners.set(`${r.name}#${j.jobId}`, r);
@@ -125,12 +140,40 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
       status: j.completedAt === undefined ? "in_progress" : "completed",
       ...(j.completedAt === undefined ? {} : { conclusion: j.conclusion, completed_at: iso(j.completedAt) }),
       runner_name: j.runner,
+      runner_id: runnerIdOf(j.runner, j.id),
       started_at: iso(j.startedAt),
     });
-  const p: FleetPlan = { runners, swaps, owners, events, vanishing, late, appearing, flips, explainedRuns, explained, add, jobEvent, runEvent, putJob };
+  const p: FleetPlan = {
+    runners,
+    swaps,
+    owners,
+    events,
+    vanishing,
+    late,
+    appearing,
+    flips,
+    latePatches,
+    explainedRuns,
+    explained,
+    add,
+    jobEvent,
+    runEvent,
+    putJob,
+  };
 
   // The first three are always the one-reconcile teeth; the rest are drawn.
-  const teeth: Kind[] = ["twin", "unseen-vanish", "unseen-explained", ...(o.slots ? (["failed", "held", "failed-busy"] as const) : [])];
+  const teeth: Kind[] = [
+    "twin",
+    "unseen-vanish",
+    "unseen-explained",
+    "patch-lost",
+    "patch-lost-running",
+    "patch-late",
+    "twin-lost",
+    // A name that comes back with a new runner id (and the old facts closed as gone: the audit's positive side).
+    "reuse-idle",
+    ...(o.slots ? (["failed", "held", "failed-busy"] as const) : []),
+  ];
   for (let i = 0; i < o.lifecycles; i++) {
     const kind = teeth[i] ?? kindOf();
     const runId = 100_000 + i;
@@ -246,6 +289,12 @@ export async function planFleet(c: FleetContext): Promise<FleetPlan> {
         break;
       case "held":
         await heldDeletion(c, p, { name, runId, jobId, startedAt, busy });
+        break;
+      case "patch-lost":
+      case "patch-lost-running":
+      case "patch-late":
+      case "twin-lost":
+        await patchLostOrLate(c, p, kind, { name, runId, jobId, startedAt });
         break;
       case "unseen-vanish": {
         // Busy, no webhook; it leaves the cluster before its wait for one is over.

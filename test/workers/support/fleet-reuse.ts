@@ -13,7 +13,7 @@ import { NS, REPO } from "./stack.ts";
  */
 export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKind, name: string, runId: number, jobId: number): Promise<void> {
   const { s, random, S, grace } = c;
-  const { add, jobEvent, events, runners, swaps, putJob } = p;
+  const { add, jobEvent, events, swaps, putJob } = p;
   const k = 1 + Math.floor(random() * 6);
   const swapAt = S + k * 60_000 - 45_000; // before that sweep's first alarm
   const startedAt = S - 600_000 - Math.floor(random() * 3000_000); // well before the new object (beyond the skew)
@@ -35,8 +35,7 @@ export async function nameComesBack(c: FleetContext, p: FleetPlan, kind: ReuseKi
   let fresh: Runner;
   let later = async () => {};
   if (kind === "reuse-idle") {
-    fresh = { name, kind, object: object(undefined, created) };
-    runners.push(fresh);
+    fresh = add({ name, kind, object: object(undefined, created) });
   } else if (kind === "reuse-same-run") {
     fresh = add({ name, kind, object: object(runId, created) }, [{ jobId: jobId + 1 }]);
     later = async () => {

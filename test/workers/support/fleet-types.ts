@@ -71,7 +71,7 @@ export interface FleetFigures {
   sweepsToConverge: number;
   /** Runners closed as gone while the object that took their job had really left (the positive side of goneWhileInCluster). */
   goneRightly: number;
-  /** Names busy in one watched namespace with an idle twin of the same name in the other (planned). */
+  /** Names busy in one watched namespace with an idle twin of the same name in the other (planned; twin-lost included). */
   twins: number;
   /** What happened to them: busy twins deleted, idle twins never deleted. */
   twinsReaped: number;
@@ -106,6 +106,10 @@ export interface FleetFigures {
   /** Finalizer patches (200) answered while GitHub said the job runs (must be 0), and every finalizer patch. */
   finalizersRemovedWhileRunning: number;
   patches: number;
+  /** Job patches the listener lost (the object never carries its run), wrote late, and twins told apart only by runner id. */
+  jobPatchesLost: number;
+  jobPatchesLate: number;
+  twinsByIdOnly: number;
 }
 
 export type Kind =
@@ -124,7 +128,10 @@ export type Kind =
   | "failed"
   | "failed-busy"
   | "held"
+  | PatchKind
   | ReuseKind;
+/** The listener's job fields (workflowRunId, jobRepositoryName) lost or written late: only the runner id names the job's runner. */
+export type PatchKind = "patch-lost" | "patch-lost-running" | "patch-late" | "twin-lost";
 export type ReuseKind = "reuse-idle" | "reuse-same-run" | "reuse-other-run";
 
 /** One EphemeralRunner object (names can come back: objects are told apart by uid). */

@@ -18,7 +18,8 @@ import { FleetAudit } from "./fleet-audit.ts";
 import { injectFaults } from "./fleet-faults.ts";
 import { planFleet } from "./fleet-plan.ts";
 import { FAILED_SECONDS, iso, OTHER_NS, prng, type Event, type FleetContext, type FleetFigures, type FleetOptions, type Runner } from "./fleet-types.ts";
-import { NS, stack, type Stack } from "./stack.ts";
+import { jobStartedStatus } from "../../standins/kube/control.ts";
+import { NS, REPO, stack, type Stack } from "./stack.ts";
 import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
 import { FLEET_AGENT_TOKEN, fleetAgent, type FleetAgent, type SyncMode } from "./fleet-agent.ts";
 
@@ -44,7 +45,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const bound = o.boundSeconds * 1000;
   const ctx: FleetContext = { o, s, random, pick, S, grace, bound, calm: o.faultSweeps };
   const fp = await planFleet(ctx);
-  const { runners, swaps, events, vanishing, late, appearing, flips, explained } = fp;
+  const { runners, swaps, events, vanishing, late, appearing, flips, explained, latePatches } = fp;
   const calm = ctx.calm;
 
   for (let i = 0; i < runners.length; i += 200) {
@@ -136,6 +137,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     }
     for (const l of late.filter((x) => x.k === k)) await deliver(l.e);
     for (const f of flips.filter((x) => x.k === k)) await f.complete();
+    for (const l of latePatches.filter((x) => x.k === k && !x.r.removed && !deletedAt.has(x.r.uid!)))
+      await s.kube.patchStatus(l.r.object.metadata.namespace, l.r.name, jobStartedStatus({ workflowRunId: l.runId, jobRepositoryName: REPO }));
     for (const v of vanishing.filter((x) => x.k === k)) {
       await s.kube.remove(v.r.object.metadata.namespace, v.r.name);
       v.r.removed = true;
@@ -251,8 +254,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     mostGithubCallsInOneSweep: audit.mostGithubCalls,
     githubBudget: o.githubBudget,
     sweepsToConverge: convergedAt + 1,
-    twins: runners.filter((r) => r.kind === "twin").length,
-    twinsReaped: runners.filter((r) => r.kind === "twin" && r.uid !== undefined && deletedAt.has(r.uid)).length,
+    twins: runners.filter((r) => r.kind === "twin" || r.kind === "twin-lost").length,
+    twinsReaped: runners.filter((r) => (r.kind === "twin" || r.kind === "twin-lost") && r.uid !== undefined && deletedAt.has(r.uid)).length,
     idleTwinsKept: runners.filter((r) => r.kind === "twin-idle" && r.uid !== undefined && !deletedAt.has(r.uid)).length,
     unseenVanishPlanned: vanishing.length,
     unseenVanished,
@@ -275,5 +278,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     heldWhileRunning: runners.filter((r) => r.kind === "hung" && holds(r) && deletedAt.has(r.uid!)).length,
     finalizersRemovedWhileRunning: audit.finalizersRemovedWhileRunning,
     patches: audit.patches,
+    jobPatchesLost: runners.filter((r) => r.kind === "patch-lost" || r.kind === "patch-lost-running" || r.kind === "twin-lost").length,
+    jobPatchesLate: latePatches.length,
+    twinsByIdOnly: runners.filter((r) => r.kind === "twin-lost").length,
   };
 }
