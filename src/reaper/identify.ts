@@ -1,26 +1,12 @@
-// One view semantics, for the alarm and the sweep alike: which object of a
-// name, among every watched place, the facts (or an unseen row) are about.
-//
-//  - the object carrying the job's runner id (`status.runnerId` = `runner_id`: the
-//    registration that took the job), whatever its namespace, phase or job fields;
-//  - an object of another runner id, in a cluster where ids have been seen to match
-//    GitHub's, is never the job's runner. Where either side has no id, or ids were
-//    never seen to match there, the rules below decide as they did before ids:
-//  - the object with the uid the facts' runner had (uids are unique: this holds
-//    even when another place could not be read);
-//  - else the one object busy on the facts' run; several such: ambiguous;
-//  - an object of that name that carries no run, or another run, is never the
-//    facts' runner (ARC writes `status.workflowRunId` when a job starts): it is
-//    idle or moved on and is never deleted on those facts. One created after the
-//    job started (or of another uid) is named, so the judge closes the facts as
-//    replaced; otherwise the facts' runner is looked for as absent;
-//  - a place that failed in another cluster does not stand in the way of an
-//    object's own cluster (its agent away keeps only its own runners);
-//  - absent: missing only on fresh evidence (a read by name, or a view taken after
-//    the runner's last fact) in the runner's own cluster once it is known (a
-//    cluster without a view, its agent away or not in AGENT_CLUSTERS, never closes
-//    another cluster's rows); a stale view or a place that could not be read is
-//    not evidence of absence.
+// Which object of a name, among every watched place, the facts (or an unseen row) are about: one
+// meaning for the alarm and the sweep (docs/design.md, "Identity"). In order:
+//  - the object carrying the job's runner id (the registration that took it), whatever its fields;
+//  - never one of another id in a cluster where ids were seen to match GitHub's;
+//  - the uid seen busy on the job, else the one object busy on its run (several: ambiguous);
+//  - an object carrying no run or another run is idle or moved on, never it (one that cannot be
+//    it by uid or creation time is named, so the judge closes the facts as replaced);
+//  - absent only on fresh evidence in the runner's own cluster once known; a stale view, a place
+//    that could not be read, or a cluster without a view is no evidence of absence.
 // Never the first place that answers. Pure.
 import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";

@@ -5,7 +5,7 @@
 //
 // | # | what is known | verdict |
 // |---|---|---|
-// | 1 | facts; no object that is the facts' runner (its uid, or busy on the facts' run: an object of its name that carries no run or another run is idle or moved on, never it), on fresh evidence (a read by name, or a view newer than the runner's last fact) in its own cluster once known | gone: close the facts (never over a `reaped`); the idle object is never deleted on them |
+// | 1 | facts; no object that is the facts' runner (its runner id; where either side has none, or ids never matched in its cluster: its uid, or busy on the facts' run: an object of its name that carries no run, another run or another id is idle or moved on, never it), on fresh evidence (a read by name, or a view newer than the runner's last fact) in its own cluster once known | gone: close the facts (never over a `reaped`); the idle object is never deleted on them |
 // | 2 | the cluster, the agent or a watched place could not be read; several objects could be the facts' runner; a view older than the facts | keep, counted as an error: cannot judge (ambiguous: checked again) |
 // | 3 | facts; the object's uid differs from the one seen busy on the job's run | gone: it was replaced; the new object is judged on its own |
 // | 4 | facts; the object was created after the job started (+60 s skew) | gone: not that job's runner; the new object is judged on its own |
