@@ -3,7 +3,7 @@
 // starts, the controller's phase changes, and a deletion ARC's finalizer holds
 // while GitHub says the job runs, then finishes.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARC_VERSIONS, jobStartedStatus, makeEphemeralRunner } from "../standins/kube/control.ts";
+import { ARC_VERSIONS_HOLDING_DELETIONS, jobStartedStatus, makeEphemeralRunner } from "../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { waitFor } from "./agent-ledger-standin.ts";
 import { connected, deletes, NS, ofType, report, snapshot, startRig, type Rig } from "./agent-rig.ts";
@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const r of rigs.splice(0).reverse()) await r.close();
 });
 
-describe.each(ARC_VERSIONS)("the agent's watch on ARC %s", (version) => {
+describe.each(ARC_VERSIONS_HOLDING_DELETIONS)("the agent's watch on ARC %s", (version) => {
   it("sees a runner go idle to busy to Terminating (held while its job runs) to gone, and skips phase-only changes", async () => {
     const r = await startRig(standin, {
       arcVersion: version,
