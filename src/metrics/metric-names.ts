@@ -30,6 +30,8 @@ export const METRIC_NAMES = [
   "arc_reaper_failed_runners", // gauge {cluster, namespace, scale_set}
   // Held deletions finished (REAPER_FINISH_STUCK): ARC's finalizers removed, by outcome (finished, refused, conflict, failed).
   "arc_reaper_finishes_total", // counter {outcome}
+  // Runners that never work, as the last sweep counted them: idle past REAPER_IDLE_ALERT_SECONDS, or Outdated (a parked scale set).
+  "arc_reaper_idle_runners", // gauge {cluster, namespace, scale_set, runner_version, why}: idle, outdated
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

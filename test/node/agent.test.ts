@@ -87,6 +87,8 @@ describe("agent: snapshot and watch events", () => {
         const a: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
         if (o.status?.workflowRunId !== undefined) a.workflowRunId = o.status.workflowRunId;
         if (o.status?.jobRepositoryName !== undefined) a.jobRepositoryName = o.status.jobRepositoryName;
+        // An idle runner also carries its scale set (what the count of runners that never work needs).
+        if (o.status?.workflowRunId === undefined) a.arc = { scaleSet: "arc-runners" };
         return a;
       });
     expect(snapshot(conn)).toEqual(expected);
@@ -114,7 +116,13 @@ describe("agent: snapshot and watch events", () => {
     expect(snapshot(conn)).toEqual([]);
     const seeded = await r.tenant.seed(seedRunner("fresh"));
     const added = await waitFor("upsert of fresh", () => ofType(conn, "upsert").find((m) => m.runner.name === "fresh"));
-    expect(added.runner).toEqual({ namespace: NS, name: "fresh", uid: seeded.metadata.uid, creationTimestamp: seeded.metadata.creationTimestamp });
+    expect(added.runner).toEqual({
+      namespace: NS,
+      name: "fresh",
+      uid: seeded.metadata.uid,
+      creationTimestamp: seeded.metadata.creationTimestamp,
+      arc: { scaleSet: "arc-runners" },
+    });
     // The listener starts a job: the run id and repository arrive.
     await r.tenant.setStatus(NS, "fresh", { phase: "Running", workflowRunId: 31337, jobRepositoryName: "octo-org/octo-repo" });
     await waitFor("upsert with the run", () => ofType(conn, "upsert").find((m) => m.runner.workflowRunId === 31337));
