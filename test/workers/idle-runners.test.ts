@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { makeEphemeralRunner, type ArcVersion } from "../standins/kube/control.ts";
 import { deletes, NOW } from "./support/kube-calls.ts";
 import { before, NS, stack, type Stack } from "./support/stack.ts";
-import { ADMIN_TOKEN, call } from "./support/worker.ts";
+import { agentEnv, connect, runner as agentRunner } from "./support/fake-agent.ts";
+import { waitFor } from "./support/wait-for.ts";
+import { ADMIN_TOKEN, call, runScheduled } from "./support/worker.ts";
 
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const k8sTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -71,5 +73,38 @@ describe.each(["0.14.2", "0.15.1"] as const)("ARC %s: runners that never work", 
     await s.sweep(NOW + 180_000);
     expect(await idleSamples(s)).toEqual([]);
     expect(await get(s, "/admin")).toContain("None: every runner got a job within 1h 0m of being made, and no scale set is parked.");
+  });
+});
+
+describe("agent mode: runners that never work", () => {
+  it("counts what the agent's arc field says of idle and Outdated runners (scale set, version), and orders no deletion", async () => {
+    const env = agentEnv();
+    const agent = await connect(env);
+    const old = (hours: number) => before(NOW, hours * 3600);
+    agent.send({
+      type: "snapshot",
+      id: "idle-1",
+      part: 1,
+      parts: 1,
+      runners: [
+        agentRunner("stale-a", { creationTimestamp: old(2), arc: { scaleSet: "stale-set", runnerVersion: "2.300.0" } }),
+        agentRunner("stale-b", { creationTimestamp: old(3), arc: { scaleSet: "stale-set", runnerVersion: "2.300.0" } }),
+        agentRunner("parked", { creationTimestamp: old(0.1), arc: { phase: "Outdated", scaleSet: "parked-set", runnerVersion: "2.300.0" } }),
+        agentRunner("young", { creationTimestamp: old(0.1), arc: { scaleSet: "fresh-set" } }),
+        agentRunner("busy", { creationTimestamp: old(3), workflowRunId: 77, jobRepositoryName: "octo-org/octo-repo" }),
+      ],
+    });
+    const metric = (e: typeof env) => call(e, new Request("https://arc-reaper.test/metrics", { headers: bearer })).then((r) => r.text());
+    // The snapshot lands asynchronously: sweep until the count shows it (no sleep on a guess).
+    const lines = await waitFor("the count of runners that never work", async () => {
+      await runScheduled(env, NOW);
+      const found = (await metric(env)).split("\n").filter((l) => l.startsWith("arc_reaper_idle_runners{"));
+      return found.length > 0 ? found : undefined;
+    });
+    expect(lines).toEqual([
+      'arc_reaper_idle_runners{cluster="default",namespace="arc-runners",scale_set="parked-set",runner_version="2.300.0",why="outdated"} 1',
+      'arc_reaper_idle_runners{cluster="default",namespace="arc-runners",scale_set="stale-set",runner_version="2.300.0",why="idle"} 2',
+    ]);
+    expect(agent.orders).toEqual([]);
   });
 });
