@@ -8,6 +8,8 @@ import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
 import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";
 import { DayChart } from "./day-chart.tsx";
+import { IdleRunnersTable } from "./idle-runners-table.tsx";
+import type { IdleCount } from "../model/idle.ts";
 import { FailedRunnerTable } from "./failed-runners-table.tsx";
 import { formatDuration } from "./format-duration.ts";
 import { safeLink } from "./safe-link.ts";
@@ -75,6 +77,8 @@ export interface AdminPageProps {
   agents?: AgentStatus[] | null;
   /** Runners reaped, kept and gone per hour, and the delay after the grace. */
   day: DayAtGlance;
+  /** Runners that never work, as the sweeps counted them; absent before the first count. */
+  idle?: IdleCount;
 }
 
 /** https://github.com for api.github.com, https://HOST for a GHES https://HOST/api/v3, https://X.ghe.com for api.X.ghe.com. */
@@ -296,6 +300,8 @@ export function adminPageHtml(p: AdminPageProps): HtmlEscapedString | Promise<Ht
       <DayChart day={p.day} />
       <h2>Last sweep</h2>
       <LastSweep sweep={p.lastSweep} now={p.now} />
+      {p.idle ? <h2>Runners that never work</h2> : null}
+      <IdleRunnersTable idle={p.idle} now={p.now} />
       <h2>Tracked runners{p.cluster ? ` in cluster ${p.cluster}` : ""}</h2>
       <Filter state={p.state} counts={p.counts} cluster={p.cluster} />
       {p.state === "failed" ? (

@@ -20,7 +20,7 @@ export function toAgentRunner(obj: unknown): AgentRunner {
   if (r.runnerId !== undefined) candidate["runnerId"] = r.runnerId;
   if (r.workflowRunId !== undefined) candidate["workflowRunId"] = r.workflowRunId;
   if (r.jobRepositoryName !== undefined) candidate["jobRepositoryName"] = r.jobRepositoryName;
-  // A Failed runner (issue 24) carries ARC's reason and message; the others nothing more.
+  // A Failed or Outdated runner carries ARC's reason and message; an idle one its scale set and runner version; a busy one nothing more.
   const arc = agentArcFields(r);
   if (arc) candidate["arc"] = arc;
   return parseAgentRunner(candidate, "EphemeralRunner");

@@ -45,22 +45,38 @@ const MAX_PARTS = 10_000;
 const MAX_AGE_MS = 10 * 365 * 86_400_000;
 
 /**
- * What the agent reports of a Failed runner (issue 24, src/cluster/arc-failure.ts), sent only for a runner
- * ARC marked Failed: its phase, status.reason and status.message (cleaned, bounded), the latest of
- * status.failures, and its scale set label. Bounded here; cleaned again where shown.
+ * What the agent reports of ARC's fields (src/cluster/arc-failure.ts agentArcFields): for a runner ARC
+ * marked Failed or Outdated, its phase, status.reason and status.message (cleaned, bounded), the latest
+ * of status.failures; for those and for an idle runner (no run, not being deleted), its scale set label
+ * and its runner version. A busy runner carries none. Bounded here; cleaned again where shown.
  */
-const AgentArcFieldsSchema = strictFields({
-  phase: textSchema(40),
-  reason: v.exactOptional(textSchema(200)),
-  message: v.exactOptional(textSchema(1000)),
-  failedAt: v.exactOptional(
-    v.pipe(
-      textSchema(40),
-      v.check((t) => Number.isFinite(Date.parse(t)), "a time"),
+const AgentArcFieldsSchema = v.pipe(
+  strictFields({
+    // Runners that never work: an idle runner's report has no phase (a phase-only change sends nothing).
+    phase: v.exactOptional(textSchema(40)),
+    reason: v.exactOptional(textSchema(200)),
+    message: v.exactOptional(textSchema(1000)),
+    failedAt: v.exactOptional(
+      v.pipe(
+        textSchema(40),
+        v.check((t) => Number.isFinite(Date.parse(t)), "a time"),
+      ),
     ),
+    scaleSet: v.exactOptional(textSchema(63)),
+    // --- runners that never work: the runner version (image tag or label); the Worker first, then the agent ---
+    runnerVersion: v.exactOptional(textSchema(40)),
+    // --- end of runners that never work ---
+  }),
+  // ARC's reason, message and failure time are sent only with the phase they explain.
+  v.forward(
+    v.partialCheck(
+      [["phase"], ["reason"], ["message"], ["failedAt"]],
+      (a) => a.phase !== undefined || (a.reason === undefined && a.message === undefined && a.failedAt === undefined),
+      "the phase that reason, message or failedAt come with",
+    ),
+    ["phase"],
   ),
-  scaleSet: v.exactOptional(textSchema(63)),
-});
+);
 export type AgentArcFields = v.InferOutput<typeof AgentArcFieldsSchema>;
 
 /** What the judge needs of one EphemeralRunner, as the agent's watch cache holds it. */

@@ -6,6 +6,7 @@
 import { boundText } from "../github/job-names.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { AgentArcFields } from "./agent-protocol.ts";
+import { runnerVersionOf } from "./runner-version.ts";
 
 /** ARC's label naming the scale set an EphemeralRunner belongs to. */
 const SCALE_SET_LABEL = "actions.github.com/scale-set-name";
@@ -15,7 +16,10 @@ const MAX_ARC_MESSAGE_CHARS = 1000;
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export type ArcFields = Pick<ClusterRunner, "phase" | "arcReason" | "arcMessage" | "failedAt" | "scaleSet" | "finalizers">;
+export type ArcFields = Pick<ClusterRunner, "phase" | "arcReason" | "arcMessage" | "failedAt" | "scaleSet" | "finalizers" | "runnerVersion">;
+
+/** The phase ARC gives a runner that exited 7 (its version is outdated): its scale set is parked (#4652/#4660). */
+export const OUTDATED_PHASE = "Outdated";
 
 /** The fields of an EphemeralRunner object (as the API server sends it) that say how ARC sees it; only those present. */
 export function arcFieldsOf(obj: unknown): ArcFields {
@@ -36,6 +40,10 @@ export function arcFieldsOf(obj: unknown): ArcFields {
   const finalizers = meta["finalizers"];
   if (Array.isArray(finalizers) && finalizers.length > 0 && finalizers.every((f) => typeof f === "string" && f !== ""))
     out.finalizers = [...(finalizers as string[])];
+  // --- runners that never work: the version they run, as far as the object tells ---
+  const runnerVersion = runnerVersionOf(obj);
+  if (runnerVersion) out.runnerVersion = runnerVersion;
+  // --- end of runners that never work ---
   return out;
 }
 
@@ -53,22 +61,32 @@ export function latestFailure(failures: unknown): string | undefined {
 /** Whether ARC marked the runner Failed (its pod could not be made; it holds a slot of the scale set). */
 export const isFailed = (r: Pick<ClusterRunner, "phase">): boolean => r.phase === "Failed";
 
-/** The agent's report of a Failed runner (only then: the view's other runners carry none). */
-export function agentArcFields(f: ArcFields): AgentArcFields | undefined {
-  if (f.phase !== "Failed") return undefined;
-  const out: AgentArcFields = { phase: f.phase };
-  if (f.arcReason) out.reason = f.arcReason;
-  if (f.arcMessage) out.message = f.arcMessage;
-  if (f.failedAt) out.failedAt = f.failedAt;
+/**
+ * What the agent reports of ARC's fields: a Failed or Outdated runner's phase, reason, message and
+ * failure time; and for those and for an idle runner (no run, not being deleted) the scale set and the
+ * runner version, which the sweep counts runners that never work by. A busy runner carries none.
+ */
+export function agentArcFields(f: ArcFields & { workflowRunId?: number; deletionTimestamp?: string }): AgentArcFields | undefined {
+  const marked = f.phase === "Failed" || f.phase === OUTDATED_PHASE;
+  const idle = f.workflowRunId === undefined && !f.deletionTimestamp;
+  if (!marked && !idle) return undefined;
+  const out: AgentArcFields = {};
+  if (marked && f.phase) out.phase = f.phase;
+  if (marked && f.arcReason) out.reason = f.arcReason;
+  if (marked && f.arcMessage) out.message = f.arcMessage;
+  if (marked && f.failedAt) out.failedAt = f.failedAt;
   if (f.scaleSet) out.scaleSet = f.scaleSet;
-  return out;
+  if (f.runnerVersion) out.runnerVersion = f.runnerVersion;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The same fields as the judge's runner carries them. */
 export function fromAgentArcFields(a: AgentArcFields | undefined): ArcFields {
   if (!a) return {};
   // Cleaned again: the ledger shows what the agent sent, and trusts its text no more than ARC's.
-  const out: ArcFields = { phase: boundText(a.phase, 40) ?? "" };
+  const out: ArcFields = {};
+  const phase = boundText(a.phase, 40);
+  if (phase) out.phase = phase;
   const reason = boundText(a.reason, 200);
   if (reason) out.arcReason = reason;
   const message = boundText(a.message, MAX_ARC_MESSAGE_CHARS);
@@ -76,5 +94,7 @@ export function fromAgentArcFields(a: AgentArcFields | undefined): ArcFields {
   if (a.failedAt) out.failedAt = a.failedAt;
   const scaleSet = boundText(a.scaleSet, 63);
   if (scaleSet) out.scaleSet = scaleSet;
+  const runnerVersion = boundText(a.runnerVersion, 40);
+  if (runnerVersion) out.runnerVersion = runnerVersion;
   return out;
 }

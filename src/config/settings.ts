@@ -33,6 +33,12 @@ export interface Settings {
   failedSeconds?: number;
   /** Finish a stuck deletion (remove ARC's finalizers) once GitHub says its job completed (issue 24). */
   finishStuck: boolean;
+  /**
+   * REAPER_IDLE_ALERT_SECONDS: a runner online and without a job this long after it was created never
+   * got one (a runner version GitHub no longer assigns to, labels nobody asks for): counted per scale
+   * set, shown and alerted, never deleted.
+   */
+  idleAlertSeconds: number;
   webhookSecret: string;
   appId: string;
   privateKey: string; // PEM, newlines restored; PKCS#1 or PKCS#8
@@ -207,6 +213,8 @@ const AFTER_CLUSTER = {
     ),
   ),
   REAPER_FINISH_STUCK: flag("REAPER_FINISH_STUCK", TRUE_FALSE, "REAPER_FINISH_STUCK must be true or false"),
+  // An hour: a job waits seconds to minutes for a runner, and an ephemeral runner takes the first job it can.
+  REAPER_IDLE_ALERT_SECONDS: wholeNumber("REAPER_IDLE_ALERT_SECONDS", 3600, 300),
 };
 
 const directSchema = v.pipe(
@@ -280,6 +288,7 @@ export function readSettings(env: Source): SettingsResult {
       warnings,
       ...(s.REAPER_FAILED_SECONDS !== "" ? { failedSeconds: Number(s.REAPER_FAILED_SECONDS) } : {}),
       finishStuck: s.REAPER_FINISH_STUCK,
+      idleAlertSeconds: s.REAPER_IDLE_ALERT_SECONDS,
     },
   };
 }

@@ -73,6 +73,7 @@ export async function adminPage(c: Context<AppEnv>, settings: Settings): Promise
     settings,
     auth,
     agents: agent,
+    ...(snapshot.idleRunners ? { idle: snapshot.idleRunners } : {}),
   });
   return c.html(html, 200, headers);
 }

@@ -8,6 +8,7 @@ import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
 import { failedPort } from "./failed-port.ts";
+import { idlePort } from "./idle-port.ts";
 import { FailedTable } from "./failed-table.ts";
 import { verdictKey, type HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
@@ -17,6 +18,7 @@ import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
+import type { IdleCount } from "../model/idle.ts";
 import { CountersTable } from "./counters-table.ts";
 import { ReceivedGuidsTable } from "./received-guids-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -50,6 +52,7 @@ export class LedgerStore implements LedgerPort {
   readonly redeliveries: RedeliveriesTable;
   readonly deletionsWatched: DeletionsTable;
   readonly failed: FailedPort;
+  readonly idle: { store(count: IdleCount): void };
   private readonly sql: Sql;
   private readonly opts: LedgerOptions;
 
@@ -63,6 +66,7 @@ export class LedgerStore implements LedgerPort {
     this.redeliveries = new RedeliveriesTable(sql);
     this.deletionsWatched = new DeletionsTable(sql);
     this.failed = failedPort(sql, this.counters, opts.log);
+    this.idle = idlePort(this.memory);
   }
 
   /** Facts from a webhook or GitHub's REST API; answers the rows they changed. A job fact ends any unseen row of its runner. */

@@ -11,6 +11,8 @@ import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } f
 import { RunnersTable } from "./runners-table.ts";
 import { FailedTable } from "./failed-table.ts";
 import type { FailedRunner } from "../model/failed.ts";
+import type { IdleCount } from "../model/idle.ts";
+import { IDLE_RUNNERS_KEY } from "./idle-port.ts";
 import type { Sql } from "./sql.ts";
 
 export const MAX_PAGE = 500;
@@ -103,6 +105,8 @@ export interface LedgerSnapshot {
   failedRunners?: { cluster: string; namespace: string; scaleSet: string; n: number }[];
   /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
   runnerIdsMatch?: Record<string, number>;
+  /** Runners that never work, per scale set and runner version, as the sweeps counted them; absent before the first. */
+  idleRunners?: IdleCount;
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -212,9 +216,15 @@ export function ledgerQueries(sql: Sql) {
         lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
         paused: memory.get<{ since: string; by: string }>("paused") ?? null,
         alarmAt: iso(alarm),
+        ...idleOf(memory),
       };
     },
   };
+}
+
+function idleOf(memory: MemoryTable): { idleRunners?: IdleCount } {
+  const idle = memory.get<IdleCount>(IDLE_RUNNERS_KEY);
+  return idle ? { idleRunners: idle } : {};
 }
 
 /** A cursor must be what a page handed out: a positive whole number. */

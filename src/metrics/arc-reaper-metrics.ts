@@ -133,6 +133,15 @@ export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsIn
       samples: (snapshot.failedRunners ?? []).map((f) => ({ labels: { cluster: f.cluster, namespace: f.namespace, scale_set: f.scaleSet }, value: f.n })),
     },
     {
+      name: "arc_reaper_idle_runners",
+      help: "Runners that never work, per scale set and runner version (empty when the object does not tell), as the last sweep counted them: why idle (no job REAPER_IDLE_ALERT_SECONDS after it was created) or outdated (ARC marked it Outdated: its scale set is parked). Never deleted by arc-reaper.",
+      type: "gauge",
+      samples: (snapshot.idleRunners?.groups ?? []).map((g) => ({
+        labels: { cluster: g.cluster, namespace: g.namespace, scale_set: g.scaleSet, runner_version: g.runnerVersion, why: g.why },
+        value: g.n,
+      })),
+    },
+    {
       name: "arc_reaper_finishes_total",
       help: "Held deletions finished with REAPER_FINISH_STUCK (ARC's finalizers removed after GitHub said the job completed), by outcome: finished, refused (403: the Role overlay is not applied), conflict (the object changed), failed.",
       type: "counter",

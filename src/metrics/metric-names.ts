@@ -32,6 +32,8 @@ export const METRIC_NAMES = [
   "arc_reaper_finishes_total", // counter {outcome}
   // 1 where ARC's runner ids (status.runnerId) were seen to match GitHub's (runner_id): only there does another id rule a runner out.
   "arc_reaper_runner_ids_match", // gauge {cluster}
+  // Runners that never work, as the last sweep counted them: idle past REAPER_IDLE_ALERT_SECONDS, or Outdated (a parked scale set).
+  "arc_reaper_idle_runners", // gauge {cluster, namespace, scale_set, runner_version, why}: idle, outdated
 ] as const;
 
 export type MetricName = (typeof METRIC_NAMES)[number];

@@ -29,6 +29,10 @@ export interface ClusterRunner {
   scaleSet?: string;
   /** `metadata.finalizers`: what a finish (REAPER_FINISH_STUCK) tests and removes. */
   finalizers?: string[];
+  // --- runners that never work (src/reaper/idle-runners.ts): shown, never judged on ---
+  /** The runner version, from the runner container's image tag or a `runner-version` label (src/cluster/runner-version.ts). */
+  runnerVersion?: string;
+  // --- end of runners that never work ---
 }
 
 /** Everything the facts say about one runner's job. */

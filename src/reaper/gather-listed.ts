@@ -6,6 +6,7 @@ import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { notTheJobsRunner } from "./judge.ts";
 import { lookAtFailed } from "./failed-runners.ts";
+import { countIdle } from "./idle-runners.ts";
 import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
 import type { ReconcileInput } from "./reconcile.ts";
@@ -71,6 +72,11 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
     lookAtDeletions: async () => {
       // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
       const failed = (await lookAtFailed(listing, deps)).deleted;
+      // Runners that never work: counted per scale set from the same lists (no row, no call), shown, never deleted.
+      if (ledger.idle) {
+        const idleAlertSeconds = deps.settings.idleAlertSeconds;
+        ledger.idle.store({ at: now, idleAlertSeconds, groups: countIdle(listing, new Set(open.map((r) => r.runner)), now, idleAlertSeconds) });
+      }
       for (const w of ledger.deletionWatches()) {
         const lookup = listing.lookup(w.name);
         const there = lookup.found.some((r) => r.uid === w.uid);

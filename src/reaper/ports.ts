@@ -2,6 +2,7 @@
 // reaper knows nothing of SQL or Durable Objects.
 import type { Fact } from "../model/facts.ts";
 import type { FailedRunner } from "../model/failed.ts";
+import type { IdleCount } from "../model/idle.ts";
 import type { ClusterRunner, DeletionWatch, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
 import type { SlidingWindow } from "../model/window.ts";
@@ -43,6 +44,8 @@ export interface LedgerPort {
   countFinish?(outcome: "finished" | "refused" | "conflict" | "failed"): void;
   /** Runners ARC marked Failed (issue 24); absent: not tracked (a ledger stand-in). */
   failed?: FailedPort;
+  /** Runners that never work, as the last sweep counted them (src/reaper/idle-runners.ts); absent: not kept. */
+  idle?: { store(count: IdleCount): void };
 }
 
 /** What the sweep's look at Failed runners needs of the ledger (failed-runners.ts). */

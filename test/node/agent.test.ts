@@ -85,8 +85,12 @@ describe("agent: snapshot and watch events", () => {
       .filter((o) => o.metadata.namespace !== "default")
       .map((o) => {
         const a: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
+        // The registration ARC's controller wrote: what names a job's runner whatever its job fields.
+        if (o.status?.runnerId !== undefined) a.runnerId = o.status.runnerId;
         if (o.status?.workflowRunId !== undefined) a.workflowRunId = o.status.workflowRunId;
         if (o.status?.jobRepositoryName !== undefined) a.jobRepositoryName = o.status.jobRepositoryName;
+        // An idle runner also carries its scale set (what the count of runners that never work needs).
+        if (o.status?.workflowRunId === undefined) a.arc = { scaleSet: "arc-runners" };
         return a;
       });
     expect(snapshot(conn)).toEqual(expected);
@@ -114,7 +118,14 @@ describe("agent: snapshot and watch events", () => {
     expect(snapshot(conn)).toEqual([]);
     const seeded = await r.tenant.seed(seedRunner("fresh"));
     const added = await waitFor("upsert of fresh", () => ofType(conn, "upsert").find((m) => m.runner.name === "fresh"));
-    expect(added.runner).toEqual({ namespace: NS, name: "fresh", uid: seeded.metadata.uid, creationTimestamp: seeded.metadata.creationTimestamp });
+    expect(added.runner).toEqual({
+      namespace: NS,
+      name: "fresh",
+      uid: seeded.metadata.uid,
+      creationTimestamp: seeded.metadata.creationTimestamp,
+      runnerId: seeded.status?.runnerId,
+      arc: { scaleSet: "arc-runners" },
+    });
     // The listener starts a job: the run id and repository arrive.
     await r.tenant.setStatus(NS, "fresh", { phase: "Running", workflowRunId: 31337, jobRepositoryName: "octo-org/octo-repo" });
     await waitFor("upsert with the run", () => ofType(conn, "upsert").find((m) => m.runner.workflowRunId === 31337));

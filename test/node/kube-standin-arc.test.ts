@@ -8,8 +8,11 @@ import { fileURLToPath } from "node:url";
 import { ApiException, ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  ACTIONABLE_REVISION_ANNOTATION,
+  ARC_BEHAVIOUR,
   ARC_VERSION_FIXTURES,
   ARC_VERSIONS,
+  listenerJobStatus,
   createKubeTenant,
   KubeControlError,
   makeEphemeralRunner,
@@ -66,6 +69,8 @@ describe("every ARC version's CRD", () => {
       "0.13.1": "a8655e6de500d24cffe7844e56e0e275357ddcf0bf71831b0298124a2e69c8c8",
       "0.14.2": "b4991b4aeb29bc21f872eb94fe1aa5fcaa9208681fc58ab32947dd27d1e7f00a",
       "master-2026-06-30": "01d6c9b3fece063081d5d3ecf427ab8364aca72c4c44ba1a83af9ba7a8fea6f2",
+      // No 0.15 CRD could be had: master's stands in (its change logs name no change to the schema).
+      "0.15.1": "01d6c9b3fece063081d5d3ecf427ab8364aca72c4c44ba1a83af9ba7a8fea6f2",
     };
     const readme = readFileSync(fileURLToPath(new URL("../fixtures/arc/README.md", import.meta.url).href), "utf8");
     for (const v of ARC_VERSIONS) {
@@ -91,7 +96,7 @@ describe("every ARC version's CRD", () => {
     const e = await createKubeTenant(standin.url, { arcVersion: "0.15.0" as ArcVersion }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(KubeControlError);
     expect((e as KubeControlError).message).toContain(
-      'arcVersion must be one of 0.13.1, 0.14.2, master-2026-06-30 (the CRDs in test/fixtures/arc), not "0.15.0"',
+      'arcVersion must be one of 0.13.1, 0.14.2, master-2026-06-30, 0.15.1 (the CRDs in test/fixtures/arc), not "0.15.0"',
     );
   });
 
@@ -166,7 +171,7 @@ describe("every ARC version's CRD", () => {
           () => false,
         );
       expect([await accepts(workload), await accepts(scheduling)], v).toEqual(
-        v === "0.14.2" ? [true, false] : v === "master-2026-06-30" ? [false, true] : [false, false],
+        v === "0.14.2" ? [true, false] : ARC_VERSION_FIXTURES[v].crdFile.startsWith("master-") ? [false, true] : [false, false],
       );
       expect((await t.list()).map((o) => o.metadata.name).filter((n) => ["busy", "idle", "failed"].includes(n))).toEqual(["busy", "failed", "idle"]);
     }
@@ -235,5 +240,60 @@ describe("ARC's deletion as ARC does it: held while GitHub says the job runs", (
 
     const bad = await held.setJobsStillRunning("yes" as unknown as boolean).catch((x: unknown) => x);
     expect((bad as KubeControlError).message).toContain("jobsStillRunning must be a boolean");
+  });
+});
+
+describe("what each ARC version writes of a runner it creates: runnerId, runnerName, its idle phase, 0.15's annotation", () => {
+  it("gives every runner its own positive runnerId and its name as runnerName, or the id a test chose, or none yet", async () => {
+    for (const v of ARC_VERSIONS) {
+      const t = await createKubeTenant(standin.url, { arcVersion: v });
+      const made = await t.seedAll([1, 2, 3].map((i) => makeEphemeralRunner({ namespace: NS, name: `r${i}`, scaleSet: "s", arcVersion: v })));
+      const ids = made.map((r) => r.status?.runnerId);
+      for (const id of ids) expect(Number.isSafeInteger(id) && (id ?? 0) > 0, `${v}: ${String(id)}`).toBe(true);
+      expect(new Set(ids).size, v).toBe(3);
+      expect(made.map((r) => r.status?.runnerName)).toEqual(["r1", "r2", "r3"]);
+      const chosen = await t.seed(makeEphemeralRunner({ namespace: NS, name: "chosen", scaleSet: "s", arcVersion: v, runnerId: 4242 }));
+      expect([chosen.status?.runnerId, chosen.status?.runnerName]).toEqual([4242, "chosen"]);
+      // Before the controller read the JIT config: neither field (the CRD's omitempty).
+      const unwritten = await t.seed(makeEphemeralRunner({ namespace: NS, name: "unwritten", scaleSet: "s", arcVersion: v, runnerId: null }));
+      expect(unwritten.status && "runnerId" in unwritten.status).toBe(false);
+      expect(unwritten.status && "runnerName" in unwritten.status).toBe(false);
+      // The controller writes them later, through the status subresource, as any version's CRD allows.
+      const written = await t.patchStatus(NS, "unwritten", { runnerId: 4343, runnerName: "unwritten" });
+      expect([written.status?.runnerId, written.status?.runnerName]).toEqual([4343, "unwritten"]);
+    }
+  });
+
+  it("leaves an idle 0.15 runner Pending (the listener owns Running), with actionable-revision; earlier versions Running, without it", async () => {
+    for (const v of ARC_VERSIONS) {
+      const t = await createKubeTenant(standin.url, { arcVersion: v });
+      const idle = await t.seed(makeEphemeralRunner({ namespace: NS, name: "idle", scaleSet: "s", arcVersion: v }));
+      const fifteen = v === "0.15.1";
+      expect(idle.status?.phase, v).toBe(fifteen ? "Pending" : "Running");
+      expect(ACTIONABLE_REVISION_ANNOTATION in (idle.metadata.annotations ?? {}), v).toBe(fifteen);
+      expect(ARC_BEHAVIOUR[v].setStatusCounts, v).toBe(!fifteen);
+      // A job assigned: 0.15's listener sets Running, with the job's fields or (a late or lost patch) without them.
+      const late = await t.patchStatus(NS, "idle", listenerJobStatus(v, { workflowRunId: 9, jobRepositoryName: "o/r" }, { fields: false }));
+      expect([late.status?.phase, late.status?.workflowRunId], v).toEqual(["Running", undefined]);
+      const busy = await t.patchStatus(NS, "idle", listenerJobStatus(v, { workflowRunId: 9, jobRepositoryName: "o/r" }));
+      expect([busy.status?.phase, busy.status?.workflowRunId, busy.status?.jobRepositoryName], v).toEqual(["Running", 9, "o/r"]);
+    }
+  });
+});
+
+describe("ARC 0.15's deletion: the finalizer goes before deregistration", () => {
+  it("lets a busy runner deleted from outside go at once, even while GitHub says its job runs; finalize() holds nothing either", async () => {
+    const t = await createKubeTenant(standin.url, { arcVersion: "0.15.1", autoFinalize: true });
+    await t.setJobsStillRunning(true);
+    const busy = await t.seed(makeEphemeralRunner({ namespace: NS, name: "busy", scaleSet: "s", workflowRunId: 70, arcVersion: "0.15.1" }));
+    await del(clients(t).custom, "busy", busy.metadata.uid);
+    expect(await t.get(NS, "busy")).toBeUndefined();
+    expect((await t.state()).heldDeletions).toEqual([]);
+
+    const manual = await createKubeTenant(standin.url, { arcVersion: "0.15.1" });
+    await manual.setJobsStillRunning(true);
+    const m = await manual.seed(makeEphemeralRunner({ namespace: NS, name: "m", scaleSet: "s", workflowRunId: 3, arcVersion: "0.15.1" }));
+    await del(clients(manual).custom, "m", m.metadata.uid);
+    expect(await manual.finalize()).toEqual([{ namespace: NS, name: "m" }]);
   });
 });

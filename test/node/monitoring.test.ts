@@ -175,7 +175,14 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
     has("ArcReaperStuckDeletions", ["arc_reaper_stuck_deletions"], undefined, /^arc_reaper_stuck_deletions > 0$/);
     // Issue 24: Failed runners holding slots of a scale set for 15 minutes.
     has("ArcReaperFailedRunners", ["arc_reaper_failed_runners"], "15m", /^sum by \(cluster, namespace, scale_set\) \(arc_reaper_failed_runners\) > 0$/);
-    expect(alerts).toHaveLength(11);
+    // Runners that never work (idle past REAPER_IDLE_ALERT_SECONDS, or a parked Outdated scale set), by scale set and version.
+    has(
+      "ArcReaperRunnersNeverWork",
+      ["arc_reaper_idle_runners"],
+      "30m",
+      /^sum by \(cluster, namespace, scale_set, runner_version, why\) \(arc_reaper_idle_runners\) > 0$/,
+    );
+    expect(alerts).toHaveLength(12);
   });
 });
 

@@ -1,4 +1,4 @@
-// The agent reports a Failed runner's ARC fields (issue 24), and only a Failed one's; the ledger's parser checks them.
+// The agent reports ARC fields: a Failed runner's (issue 24) in full, an idle one's scale set and version only; the ledger's parser checks them.
 import { describe, expect, it } from "vitest";
 import { toAgentRunner } from "../../src/agent/runner-view.ts";
 import { parseAgentRunner } from "../../src/cluster/parse-agent-message.ts";
@@ -26,9 +26,10 @@ describe("the agent's arc field", () => {
     });
   });
 
-  it("is absent for any other phase (ARC 0.15's listener-owned Running included)", () => {
+  it("is absent for a busy runner, and carries no other phase (ARC 0.15's listener-owned Running included)", () => {
     expect(toAgentRunner(obj({ phase: "Running", workflowRunId: 5 }))).not.toHaveProperty("arc");
-    expect(toAgentRunner(obj({ phase: "Pending" }))).not.toHaveProperty("arc");
+    // An idle runner carries only what the count of runners that never work needs: its scale set, and its version if told.
+    expect(toAgentRunner(obj({ phase: "Pending" })).arc).toEqual({ scaleSet: "set" });
   });
 
   it("is refused by the ledger's parser when it is not what the agent sends", () => {
@@ -37,7 +38,7 @@ describe("the agent's arc field", () => {
       /upsert\.runner\.arc\.extra: expected no such field/,
     );
     expect(() => parseAgentRunner({ ...base, arc: { reason: "x" } }, "upsert.runner")).toThrow(
-      /upsert\.runner\.arc\.phase: expected a string of 1 to 40 characters, got nothing/,
+      /upsert\.runner\.arc\.phase: expected the phase that reason, message or failedAt come with, got/,
     );
     expect(() => parseAgentRunner({ ...base, arc: { phase: "Failed", message: "x".repeat(1001) } }, "upsert.runner")).toThrow(
       /arc\.message: expected a string of 1 to 1000 characters/,

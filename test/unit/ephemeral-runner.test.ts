@@ -48,8 +48,11 @@ describe.each(ARC_VERSIONS)("an EphemeralRunner of ARC %s", (version) => {
       uid: idle.metadata.uid,
       creationTimestamp: idle.metadata.creationTimestamp,
       runnerId: idle.status?.runnerId,
+      // An idle runner's scale set (and its version, when its image tag or a label tells): what the count of runners that never work needs.
+      arc: { scaleSet: "set" },
     });
     expect(toAgentRunner(busy)).toMatchObject({ workflowRunId: 6100, jobRepositoryName: "octo-org/octo-repo" });
+    expect(toAgentRunner(busy)).not.toHaveProperty("arc");
   });
 
   it.each([0, -3, 1.5, "6100", Number.MAX_SAFE_INTEGER + 2, null, true])(

@@ -4,7 +4,7 @@
 // never while GitHub says it runs. A 403 (the Role overlay not applied) is shown
 // on the row and in /healthz/deep, and not retried in a loop. On each ARC version's CRD.
 import { describe, expect, inject, it } from "vitest";
-import { ARC_VERSIONS, jobStartedStatus, makeEphemeralRunner, type ArcVersion } from "../standins/kube/control.ts";
+import { ARC_VERSIONS_HOLDING_DELETIONS, jobStartedStatus, makeEphemeralRunner, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call } from "./support/worker.ts";
 
@@ -35,7 +35,8 @@ const calls = async (s: Stack, method: string): Promise<string[]> =>
 const metrics = async (s: Stack): Promise<string> => (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: bearer }))).text();
 const rowOf = async (s: Stack, name: string) => (await adminRunners(s.env)).runners.find((r) => r["name"] === name);
 
-describe.each(ARC_VERSIONS)("ARC %s: held deletions finished", (version) => {
+// ARC 0.15 holds no deletion (its finalizer goes first, #4664): there is nothing to finish (arc-versions.test.ts).
+describe.each(ARC_VERSIONS_HOLDING_DELETIONS)("ARC %s: held deletions finished", (version) => {
   it("never without REAPER_FINISH_STUCK; with it, never while GitHub says the job runs, then once GitHub says completed: ARC's finalizers removed, the row reaped with how long ARC held it", async () => {
     const off = await stack({ REAPER_STUCK_SECONDS: "60" }, { arcVersion: version, autoFinalize: true });
     await off.kube.setJobsStillRunning(true);

@@ -1,6 +1,6 @@
 // Typed client for the Kubernetes stand-in's control API. Tests inside workerd
 // import it, so it uses only global fetch and imports nothing from node:.
-import { DEFAULT_ARC_VERSION, type ArcVersion } from "./arc-versions.ts";
+import { ACTIONABLE_REVISION_ANNOTATION, ARC_BEHAVIOUR, DEFAULT_ARC_VERSION, type ArcVersion } from "./arc-versions.ts";
 import {
   EPHEMERAL_RUNNER_API_VERSION,
   EPHEMERAL_RUNNER_KIND,
@@ -148,6 +148,8 @@ export class KubeTenant {
    * busy runner (status.workflowRunId) that was deleted: it stays listed and
    * readable with its deletionTimestamp, and neither autoFinalize nor finalize()
    * removes it. Off: the deletions autoFinalize held finish now; `released` names them.
+   * A 0.15 tenant never holds (ARC_BEHAVIOUR finalizerFirst): its controller drops the
+   * finalizer before it deregisters, so a deleted busy runner goes at once.
    */
   setJobsStillRunning(jobsStillRunning: boolean): Promise<KubeTenantSettings & { released: ObjectRef[] }> {
     return this.control("PUT", "settings", { jobsStillRunning });
@@ -258,9 +260,17 @@ export interface MakeEphemeralRunnerOptions {
   jobId?: string;
   jobDisplayName?: string;
   jobWorkflowRef?: string;
-  runnerId?: number;
-  /** Default "Running". */
+  /**
+   * `status.runnerId`, which ARC's controller writes (with `status.runnerName`) from the JIT config right
+   * after it creates the runner, before any job; GitHub's workflow_job.runner_id is the same number.
+   * Default: a fresh id, unique in this process (from 1,000,001 up: ids a test chooses should stay below).
+   * null: not written yet (neither runnerId nor runnerName).
+   */
+  runnerId?: number | null;
+  /** Default: "Running" with a run; without one, the version's idle phase ("Pending" from 0.15, ARC_BEHAVIOUR). */
   phase?: string;
+  /** The runner container's image; default `ghcr.io/actions/actions-runner:latest` (its tag is the runner version when it is one). */
+  runnerImage?: string;
   /** Merged over the generated status (set a key to undefined to leave it out). */
   status?: EphemeralRunnerStatus;
   githubConfigUrl?: string;
@@ -314,6 +324,24 @@ function uuid(): string {
   return crypto.randomUUID();
 }
 
+let lastRunnerId = 1_000_000;
+/** A runner id no other runner made in this process has (ARC's ids are one registration each). */
+export function nextRunnerId(): number {
+  lastRunnerId += 1;
+  return lastRunnerId;
+}
+
+/**
+ * The status patch of ARC's listener when a job is assigned to a runner of `version`: from 0.15 the
+ * listener owns "Running" (#4646); before, the controller set it when the pod came up. With `fields`
+ * (default true) the job's fields come in the same patch; without, they come late or never (ARC #4668
+ * patches from a background pool after the ack: a lost patch is a runner that never carries its run).
+ */
+export function listenerJobStatus(version: ArcVersion, job: Parameters<typeof jobStartedStatus>[0], o: { fields?: boolean } = {}): EphemeralRunnerStatus {
+  const phase: EphemeralRunnerStatus = ARC_BEHAVIOUR[version].idlePhase === "Pending" ? { phase: "Running" } : {};
+  return o.fields === false ? phase : { ...phase, ...jobStartedStatus(job) };
+}
+
 /**
  * An EphemeralRunner shaped like those ARC creates (labels, annotations, owner, pod
  * template); valid against the CRD of every version in ARC_VERSIONS.
@@ -323,13 +351,16 @@ export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRun
   const name = o.name ?? `${setName}-runner-${suffix()}`;
   const githubConfigUrl = o.githubConfigUrl ?? "https://github.com/octo-org";
   const org = githubConfigUrl.replace(/\/+$/, "").split("/").slice(3)[0] ?? "octo-org";
-  const runnerId = o.runnerId ?? 1000 + Math.floor(Math.random() * 100000);
+  const version = o.arcVersion ?? DEFAULT_ARC_VERSION;
+  const runnerId = o.runnerId === null ? undefined : (o.runnerId ?? nextRunnerId());
   const status: EphemeralRunnerStatus = {
-    phase: o.phase ?? "Running",
+    phase: o.phase ?? (o.workflowRunId !== undefined ? "Running" : ARC_BEHAVIOUR[version].idlePhase),
     ready: true,
-    runnerId,
-    runnerName: name,
   };
+  if (runnerId !== undefined) {
+    status.runnerId = runnerId;
+    status.runnerName = name;
+  }
   if (o.workflowRunId !== undefined) {
     const repo = o.jobRepositoryName ?? `${org}/octo-repo`;
     status.workflowRunId = o.workflowRunId;
@@ -355,7 +386,7 @@ export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRun
         "actions.github.com/scale-set-namespace": o.scaleSetNamespace ?? o.namespace,
         "app.kubernetes.io/component": "runner",
         "app.kubernetes.io/part-of": "gha-runner-scale-set",
-        "app.kubernetes.io/version": o.arcVersion ?? DEFAULT_ARC_VERSION,
+        "app.kubernetes.io/version": version,
         ...(o.labels ?? {}),
       },
       annotations: {
@@ -363,6 +394,7 @@ export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRun
         "actions.github.com/runner-group-name": "Default",
         "actions.github.com/runner-scale-set-name": o.scaleSet,
         "actions.github.com/runner-spec-hash": suffix() + suffix(),
+        ...(ARC_BEHAVIOUR[version].actionableRevision ? { [ACTIONABLE_REVISION_ANNOTATION]: "1" } : {}),
         ...(o.annotations ?? {}),
       },
       ownerReferences: [
@@ -385,7 +417,7 @@ export function makeEphemeralRunner(o: MakeEphemeralRunnerOptions): EphemeralRun
         containers: [
           {
             name: "runner",
-            image: "ghcr.io/actions/actions-runner:latest",
+            image: o.runnerImage ?? "ghcr.io/actions/actions-runner:latest",
             command: ["/home/runner/run.sh"],
             resources: {},
           },

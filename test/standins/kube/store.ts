@@ -3,7 +3,7 @@
 // preconditions, status subresource, consistent paging with continue tokens.
 import { randomBytes, randomUUID } from "node:crypto";
 import { applyDefaults, ephemeralRunnerSchema, isPlainObject, validate, validateObjectMeta, type Schema, type ValidationResult } from "./crd-schema.ts";
-import type { ArcVersion } from "./arc-versions.ts";
+import { ARC_BEHAVIOUR, type ArcVersion } from "./arc-versions.ts";
 import { jsonPatch, mergePatch, PatchError } from "./patch.ts";
 import { ObjectsWithHistory } from "./watch.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
@@ -636,8 +636,9 @@ export class Tenant {
   }
 
   // GitHub can say a job still runs only for a runner that has one (status.workflowRunId); an idle one goes.
+  // From 0.15 (#4664) the finalizer goes before deregistration: nothing is held, a busy runner dies at once.
   private holds(o: JsonObject): boolean {
-    if (!this.jobsRunning) return false;
+    if (!this.jobsRunning || ARC_BEHAVIOUR[this.arcVersion].finalizerFirst) return false;
     const status = o["status"];
     const run = isPlainObject(status) ? status["workflowRunId"] : undefined;
     return typeof run === "number" && run !== 0;
