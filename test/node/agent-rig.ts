@@ -4,6 +4,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { AgentMessage, AgentRunner } from "../../src/cluster/agent-protocol.ts";
 import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
+import { toAgentRunner } from "../../src/agent/runner-view.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
 import {
@@ -160,10 +161,7 @@ export function ledgerView(conn: LedgerConnection): Map<string, AgentRunner> {
 }
 
 /** What the agent should report of a stored object. */
+/** What the agent sends of an object: the product's own reader, so a field it gains is expected here too. */
 export function projected(o: StoredEphemeralRunner): AgentRunner {
-  const a: AgentRunner = { namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, creationTimestamp: o.metadata.creationTimestamp };
-  if (o.metadata.deletionTimestamp !== undefined) a.deletionTimestamp = o.metadata.deletionTimestamp;
-  if (o.status?.workflowRunId !== undefined) a.workflowRunId = o.status.workflowRunId;
-  if (o.status?.jobRepositoryName !== undefined) a.jobRepositoryName = o.status.jobRepositoryName;
-  return a;
+  return toAgentRunner(o);
 }
