@@ -37,6 +37,9 @@ export default defineConfig({
           environment: "node",
           include: ["test/node/**/*.test.ts"],
           testTimeout: 120_000,
+          // GitHub's workflow parser imports its JSON schema without an import attribute, which Node refuses:
+          // vite loads it instead (test/node/workflows.test.ts).
+          server: { deps: { inline: ["@actions/workflow-parser"] } },
         },
       },
     ],
