@@ -36,6 +36,7 @@ describe("readSettings", () => {
         namespaces: ["arc-runners", "team-b"],
         dryRun: true,
         healthPort: 8080,
+        proxy: { httpsProxy: undefined, httpProxy: undefined, noProxy: [] },
       },
     });
     expect(readSettings({ ...good, AGENT_CLUSTER: " eu-west " })).toMatchObject({ ok: true, settings: { cluster: "eu-west" } });
