@@ -23,6 +23,9 @@ async function workflowErrors(name: string, content: string): Promise<string[]> 
   return [...new Set([...errors, ...(template.errors ?? []).map((e) => e.Message)])];
 }
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
+const BROKEN_EXPRESSION = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo ${{ foo( }}\n";
+
 interface Step {
   uses?: string;
   run?: string;
@@ -48,9 +51,7 @@ describe("GitHub Actions workflows", () => {
     expect(await workflowErrors("bad.yml", "on: push\njobs:\n  a:\n    runs-on: x\n    stepz: []\n")).toEqual([
       expect.stringContaining("Unexpected value 'stepz'"),
     ]);
-    expect((await workflowErrors("bad.yml", "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo ${{ foo( }}\n")).join()).toMatch(
-      /Line: 6.*expression/,
-    );
+    expect((await workflowErrors("bad.yml", BROKEN_EXPRESSION)).join()).toMatch(/Line: 6.*expression/);
     expect((await workflowErrors("bad.yml", "on: push\njobs:\n  a:\n    steps:\n      - run: echo\n")).join()).toMatch(/runs-on/);
     // The real CI workflow with one typo is refused too.
     const ci = readFileSync(join(DIR, "ci.yml"), "utf8").replace("runs-on:", "runs_on:");
