@@ -3,12 +3,16 @@
 // workflow GitHub would refuse fails here first; then what each must do: CI runs
 // .ci/run on pushes and pull requests, a version tag builds and pushes the
 // images for two platforms with provenance and attaches the rendered manifests.
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from "@actions/workflow-parser";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { readRelease } from "../../scripts/lib/release.ts";
+import { isJsonObject, type KubeObject } from "./infra-rbac.ts";
+import { validateKubeObject } from "./kube-validate.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const DIR = join(ROOT, ".github/workflows");
@@ -26,7 +30,11 @@ async function workflowErrors(name: string, content: string): Promise<string[]> 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
 const BROKEN_EXPRESSION = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo ${{ foo( }}\n";
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
+const DIGEST_EXPRESSION = "${{ steps.agent.outputs.digest }}";
+
 interface Step {
+  name?: string;
   uses?: string;
   run?: string;
   with?: Record<string, unknown>;
@@ -95,4 +103,43 @@ describe("GitHub Actions workflows", () => {
     expect(text).toMatch(/kubectl kustomize dist\/agent-overlay > "dist\/arc-reaper-agent-\$VERSION\.yaml"/);
     expect(steps(release).some((s) => s.run?.includes("gh release create") && s.run.includes("dist/*.yaml"))).toBe(true);
   });
+
+  it.skipIf(!hasKubectl())("the release's render step, run as written, makes the agent's manifests pinned to the pushed image's digest", () => {
+    const render = steps(read("release.yml")).find((s) => s.name === "Render the manifests")?.run ?? "";
+    const digest = `sha256:${"a".repeat(64)}`;
+    const work = mkdtempSync(join(tmpdir(), "arc-reaper-release-"));
+    try {
+      cpSync(join(ROOT, "infra"), join(work, "infra"), { recursive: true });
+      writeFileSync(join(work, "render.sh"), render.replaceAll(DIGEST_EXPRESSION, digest));
+      const { version, agentImage } = readRelease(ROOT);
+      execFileSync("bash", ["-euo", "pipefail", "render.sh"], {
+        cwd: work,
+        env: { ...process.env, IMAGE: agentImage.replace(/:[^:]+$/, ""), VERSION: version },
+        stdio: "pipe",
+      });
+      expect(
+        readdirSync(join(work, "dist"))
+          .filter((f) => f.endsWith(".yaml"))
+          .sort(),
+      ).toEqual([`arc-reaper-agent-${version}.yaml`, `arc-reaper-agent-finish-stuck-${version}.yaml`, `arc-reaper-direct-rbac-${version}.yaml`].sort());
+      const agent = (parseAllYaml(readFileSync(join(work, "dist", `arc-reaper-agent-${version}.yaml`), "utf8")) as KubeObject[]).filter(isJsonObject);
+      for (const o of agent) validateKubeObject(o as KubeObject);
+      expect(JSON.stringify(agent)).toContain(`"image":"${agentImage}@${digest}"`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
 });
+
+function parseAllYaml(text: string): unknown[] {
+  return text.split(/^---$/m).map((d) => parseYaml(d) as unknown);
+}
+
+function hasKubectl(): boolean {
+  try {
+    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
