@@ -33,6 +33,9 @@ const BROKEN_EXPRESSION = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n  
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
 const DIGEST_EXPRESSION = "${{ steps.agent.outputs.digest }}";
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: GitHub Actions expressions, not a JavaScript template.
+const AGENT_TAGS = "${{ steps.version.outputs.agent-image }}:${{ steps.version.outputs.version }}";
+
 interface Step {
   name?: string;
   uses?: string;
@@ -94,6 +97,10 @@ describe("GitHub Actions workflows", () => {
         builds.some((b) => b.with?.["target"] === t),
         `a build of Dockerfile target ${t}`,
       ).toBe(true);
+    // Each build names its stage, so a stage added to the Dockerfile never changes what another build makes.
+    expect(targets).toContain("agent");
+    expect(builds.find((b) => b.with?.["target"] === "agent")?.with?.["tags"]).toBe(AGENT_TAGS);
+    for (const b of builds) expect(targets).toContain(b.with?.["target"]);
     // The image the release publishes is the one setup and infra/agent name.
     const { agentImage } = readRelease(ROOT);
     expect(agentImage).toMatch(/^ghcr\.io\/[a-z0-9-]+\/arc-reaper-agent:/);
