@@ -211,4 +211,18 @@ describe("the API server and the proxy", () => {
       expect(kubeConfig(env, proxy).getCurrentCluster()?.proxyUrl).toBe("http://own-proxy:8080");
     });
   });
+
+  it("in a cluster, the API server (KUBERNETES_SERVICE_HOST) is reached direct, whatever HTTPS_PROXY and NO_PROXY say", () => {
+    vi.stubEnv("KUBECONFIG", "");
+    vi.stubEnv("KUBERNETES_SERVICE_HOST", "10.96.0.1");
+    vi.stubEnv("KUBERNETES_SERVICE_PORT", "443");
+    try {
+      const cluster = kubeConfig(process.env, proxy).getCurrentCluster();
+      expect(cluster?.server).toBe("https://10.96.0.1:443");
+      expect(proxyFor(cluster?.server ?? "", proxy)).toBe("http://proxy.example.com:3128/");
+      expect(cluster?.proxyUrl).toBeUndefined();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
 });
