@@ -5,8 +5,7 @@
 // through it, or not.
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -17,6 +16,7 @@ import { DEFAULT_TIMINGS, LedgerConnection } from "../../src/agent/ledger-connec
 import type { Log } from "../../src/agent/log.ts";
 import { NO_PROXY_SETTINGS, proxyFor, type ProxySettings } from "../../src/agent/proxy.ts";
 import { readSettings } from "../../src/agent/settings.ts";
+import { startConnectProxy } from "./connect-proxy.ts";
 
 const TOKEN = "t".repeat(64);
 const closers: Array<() => Promise<void> | void> = [];
@@ -24,39 +24,10 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** A CONNECT proxy: tunnels to the asked host:port (or refuses with `refuse`), recording each target. */
-async function startProxy(refuse?: number): Promise<{ url: string; tunnels: string[]; asked: Promise<string> }> {
-  const tunnels: string[] = [];
-  let first: (target: string) => void = () => {};
-  const asked = new Promise<string>((resolve) => (first = resolve));
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((_req, res) => res.writeHead(405).end());
-  server.on("connect", (req, client: Socket) => {
-    const target = req.url ?? "";
-    tunnels.push(target);
-    first(target);
-    sockets.add(client);
-    if (refuse !== undefined) {
-      client.end(`HTTP/1.1 ${refuse} Refused\r\ncontent-length: 0\r\n\r\n`);
-      return;
-    }
-    const [host, port] = [target.slice(0, target.lastIndexOf(":")), Number(target.slice(target.lastIndexOf(":") + 1))];
-    const upstream = connect(port, host, () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(upstream);
-    upstream.on("error", () => client.destroy());
-    client.on("error", () => upstream.destroy());
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  closers.push(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tunnels, asked };
+async function startProxy(refuse?: number): ReturnType<typeof startConnectProxy> {
+  const proxy = await startConnectProxy(refuse);
+  closers.push(() => proxy.close());
+  return proxy;
 }
 
 /** The ledger's end: a WebSocket server on 127.0.0.1 that says hello to whoever connects, and records the token. */
