@@ -52,6 +52,18 @@ describe("one version (package.json's)", () => {
     expect(driftedVersions(text, "9.9.9")).toEqual(["1: arc-reaper-agent:0.0.9", "2: ?ref=v1.0.0", "3: newTag: 0.2.0"]);
   });
 
+  it("every published image and repository address names the repository package.json names", () => {
+    const image = release.agentImage.replace(/:[^:]+$/, "");
+    const others: string[] = [];
+    for (const f of files) {
+      const text = readFileSync(join(ROOT, f), "utf8");
+      for (const m of text.matchAll(/ghcr\.io\/[A-Za-z0-9<>_.-]+\/arc-reaper-agent\b/g))
+        if (m[0] !== image && !m[0].includes("<")) others.push(`${f}: ${m[0]}`);
+      for (const m of text.matchAll(/github\.com\/([A-Za-z0-9_.-]+\/arc-reaper)\b/g)) if (m[1] !== release.repository) others.push(`${f}: ${m[0]}`);
+    }
+    expect(others).toEqual([]);
+  });
+
   it("infra/agent's base runs the image this version's release publishes", () => {
     expect(readFileSync(join(ROOT, "infra/agent/base/deployment.yaml"), "utf8")).toMatch(
       new RegExp(`^\\s+image: ${release.agentImage.replaceAll(".", "\\.")}$`, "m"),
