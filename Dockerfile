@@ -12,7 +12,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM ${NODE_IMAGE}
+# The agent's stage, named so that a build (the release workflow's `target: agent`) keeps
+# making this image whatever stage is added after it.
+FROM ${NODE_IMAGE} AS agent
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

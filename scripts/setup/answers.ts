@@ -1,7 +1,7 @@
 // The answers, from flags first and then, in interactive mode, from questions
 // for what is missing. Everything is checked before any step runs.
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readRelease } from "../lib/release.ts";
 import { GITHUB_COM, githubPlace, type GithubPlace } from "./github-urls.ts";
 import type { Flags } from "./options.ts";
 import type { Prompter } from "./prompter.ts";
@@ -46,10 +46,6 @@ function must(check: Check): void {
   if (!check.ok) throw new AnswerError(check.problem);
 }
 const asMessage = (check: Check) => (check.ok ? undefined : check.problem);
-
-function version(root: string): string {
-  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
-}
 
 /** ARC_REAPER_SETUP_GITHUB_COM="WEB API": where "github.com" is (the tests' stand-in). */
 function dotcomOverride(env: NodeJS.ProcessEnv): { web: string; api: string } | undefined {
@@ -171,7 +167,8 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
     ),
   );
   must(checkLabels("--namespaces", namespaces));
-  const defaultImage = `ghcr.io/${org.toLowerCase()}/arc-reaper-agent:${version(root)}`;
+  // The image the release workflow publishes for this version (scripts/lib/release.ts).
+  const defaultImage = readRelease(root).agentImage;
   const agentImage =
     mode === "agent"
       ? await q(

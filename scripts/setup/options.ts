@@ -13,7 +13,7 @@ export const FLAGS = {
   namespaces: { type: "string", help: "runner namespaces, comma-separated (default arc-runners)" },
   "agent-image": {
     type: "string",
-    help: "agent mode: the agent's image, built from the Dockerfile and pushed (default ghcr.io/<org>/arc-reaper-agent:<version>)",
+    help: "agent mode: the agent's image (default: the one this version's release publishes, ghcr.io/<owner>/arc-reaper-agent:<version>)",
   },
   "kube-api-url": { type: "string", help: "direct mode: the API server as the Worker reaches it (https://, publicly trusted)" },
   "app-id": { type: "string", help: "use an App you already have (its id) instead of making one; with --app-key-file" },

@@ -68,6 +68,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
     url: settings.agentUrl,
     token: settings.token,
     cluster: settings.cluster,
+    proxy: settings.proxy,
     log,
     timings,
     handlers: {

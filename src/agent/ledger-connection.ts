@@ -1,12 +1,15 @@
 // The one outbound WebSocket to the ledger (GET ${ARC_REAPER_URL}/agent with
 // `Authorization: Bearer AGENT_TOKEN`). Reconnects with capped, jittered
-// back-off; pings to notice a dead peer. Nothing dials in.
+// back-off; pings to notice a dead peer. Nothing dials in. Behind an egress
+// proxy (HTTPS_PROXY, NO_PROXY: proxy.ts) it dials through a CONNECT tunnel.
+import type { Agent } from "node:http";
 import WebSocket from "ws";
 import { CLOSE_REPLACED, CLUSTER_HEADER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText } from "../model/error-text.ts";
 import type { Log } from "./log.ts";
+import { NO_PROXY_SETTINGS, proxyAgentFor, proxyFor, shownProxy, type ProxySettings } from "./proxy.ts";
 
 export interface ConnectionTimings {
   backoff: BackoffPolicy;
@@ -41,8 +44,20 @@ export class LedgerConnection extends BackgroundLoop {
   private readonly timings: ConnectionTimings;
   private readonly handlers: ConnectionHandlers;
   private readonly backoff: Backoff;
+  /** The tunnel through the proxy, or undefined to dial direct. */
+  private readonly agent: Agent | undefined;
+  /** How the ledger is reached, for the log: "direct" or the proxy's origin. */
+  private readonly via: string;
 
-  constructor(opts: { url: string; token: string; cluster: string; log: Log; timings: ConnectionTimings; handlers: ConnectionHandlers }) {
+  constructor(opts: {
+    url: string;
+    token: string;
+    cluster: string;
+    log: Log;
+    timings: ConnectionTimings;
+    handlers: ConnectionHandlers;
+    proxy?: ProxySettings;
+  }) {
     super();
     this.url = opts.url;
     this.token = opts.token;
@@ -51,6 +66,10 @@ export class LedgerConnection extends BackgroundLoop {
     this.timings = opts.timings;
     this.handlers = opts.handlers;
     this.backoff = new Backoff(opts.timings.backoff);
+    const proxy = opts.proxy ?? NO_PROXY_SETTINGS;
+    this.agent = proxyAgentFor(opts.url, proxy);
+    const through = proxyFor(opts.url, proxy);
+    this.via = through === undefined ? "direct" : shownProxy(through);
   }
 
   get open(): boolean {
@@ -89,6 +108,7 @@ export class LedgerConnection extends BackgroundLoop {
         handshakeTimeout: this.timings.handshakeTimeoutMs,
         maxPayload: 1024 * 1024,
         followRedirects: false,
+        ...(this.agent === undefined ? {} : { agent: this.agent }),
       });
       this.socket = socket;
       let openedAt = 0;
@@ -107,15 +127,17 @@ export class LedgerConnection extends BackgroundLoop {
         const hint =
           status === 401
             ? "the ledger refused AGENT_TOKEN (401): it must be the token made for AGENT_CLUSTER from the Worker's AGENT_TOKEN (docs/deploy.md), or the Worker's AGENT_TOKEN itself for the cluster default"
-            : "the ledger did not accept the WebSocket";
-        this.log("error", hint, { status, url: this.url, cluster: this.cluster });
+            : status === 407 && this.agent !== undefined
+              ? "the egress proxy asks for credentials (407): give them in HTTPS_PROXY (http://user:password@host:port)"
+              : "the ledger did not accept the WebSocket";
+        this.log("error", hint, { status, url: this.url, cluster: this.cluster, via: this.via });
         refused = true;
         res.resume();
         socket.terminate();
       });
       socket.on("open", () => {
         openedAt = Date.now();
-        this.log("info", "connected to the ledger", { url: this.url });
+        this.log("info", "connected to the ledger", { url: this.url, via: this.via });
         pinger = setInterval(() => {
           if (awaitingPong) {
             this.log("warn", "the ledger did not answer a ping: reconnecting", { afterMs: this.timings.pingEveryMs });
@@ -139,7 +161,7 @@ export class LedgerConnection extends BackgroundLoop {
       });
       socket.on("error", (e) => {
         // After a refused handshake the reason is already logged; other errors (refused, reset, TLS) are said here.
-        if (!refused && !signal.aborted) this.log("warn", "ledger connection error", { error: errorText(e) });
+        if (!refused && !signal.aborted) this.log("warn", "ledger connection error", { error: errorText(e), via: this.via });
       });
       socket.on("close", (code, reason) => {
         clearInterval(pinger);

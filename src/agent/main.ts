@@ -1,20 +1,13 @@
 // npm run agent: the in-cluster agent. Settings from the environment (see
 // settings.ts); the in-cluster Kubernetes configuration, or KUBECONFIG outside
-// a cluster. Stops cleanly on SIGTERM and SIGINT.
-import { KubeConfig } from "@kubernetes/client-node";
+// a cluster (kube-config.ts, which also says where HTTPS_PROXY applies). Stops cleanly on SIGTERM and SIGINT.
+import type { KubeConfig } from "@kubernetes/client-node";
 import { startAgent } from "./agent.ts";
 import { startHealthServer, type HealthServer } from "./health-server.ts";
 import { errorText } from "../model/error-text.ts";
+import { kubeConfig } from "./kube-config.ts";
 import { jsonLog } from "./log.ts";
 import { readSettings } from "./settings.ts";
-
-function kubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
-  const kc = new KubeConfig();
-  if (!env["KUBECONFIG"] && env["KUBERNETES_SERVICE_HOST"]) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  if (kc.getCurrentCluster() === null) throw new Error("no Kubernetes cluster configured: run in a cluster or set KUBECONFIG");
-  return kc;
-}
 
 const log = jsonLog();
 const result = readSettings(process.env);
@@ -26,7 +19,7 @@ if (!result.ok) {
 
 let kc: KubeConfig;
 try {
-  kc = kubeConfig(process.env);
+  kc = kubeConfig(process.env, result.settings.proxy);
 } catch (e) {
   log("error", "no Kubernetes configuration", { error: errorText(e) });
   process.exit(2);

@@ -3,6 +3,7 @@
 import * as v from "valibot";
 import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, withDefault } from "../config/env-schema.ts";
 import { DNS_LABEL } from "../model/dns-label.ts";
+import type { ProxySettings } from "./proxy.ts";
 
 export interface AgentSettings {
   /** ARC_REAPER_URL as given (https, or http for 127.0.0.1/localhost only). */
@@ -19,6 +20,8 @@ export interface AgentSettings {
   dryRun: boolean;
   /** AGENT_HEALTH_PORT: where /livez and /readyz answer the kubelet (0: any free port). */
   healthPort: number;
+  /** HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or their lowercase spellings, which win): see proxy.ts. */
+  proxy: ProxySettings;
 }
 
 export type SettingsResult = { ok: true; settings: AgentSettings } | { ok: false; problems: string[] };
@@ -97,6 +100,35 @@ const healthPort = v.pipe(
   v.maxValue(65535, (issue) => `AGENT_HEALTH_PORT must be a port number from 0 to 65535, got ${shown(String(issue.input))}`),
 );
 
+/** An optional proxy URL: http:// or https://, nothing after the host but `/`. Never echoed: it may hold credentials. */
+const proxyUrl = (name: string) =>
+  v.pipe(
+    v.optional(v.string()),
+    v.transform((x) => (x === undefined || x.trim() === "" ? undefined : x.trim())),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const raw = dataset.value;
+      if (raw === undefined) return undefined;
+      const problem = `${name} (or ${name.toLowerCase()}) must be the proxy's http:// or https:// URL, e.g. http://proxy.example.com:3128 (${raw.length} characters; the value is not shown)`;
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        addIssue({ message: problem });
+        return NEVER;
+      }
+      if ((url.protocol !== "http:" && url.protocol !== "https:") || (url.pathname !== "/" && url.pathname !== "") || url.search !== "") {
+        addIssue({ message: problem });
+        return NEVER;
+      }
+      return url.href;
+    }),
+  );
+
+const noProxy = v.pipe(
+  v.optional(v.string(), ""),
+  v.transform((x) => x.split(/[\s,]+/).flatMap((e) => (e === "" ? [] : [e.toLowerCase()]))),
+);
+
 const SETTINGS = {
   ARC_REAPER_URL: reaperUrl,
   AGENT_TOKEN: token,
@@ -104,12 +136,19 @@ const SETTINGS = {
   REAPER_NAMESPACES: namespaces,
   AGENT_DRY_RUN: dryRun,
   AGENT_HEALTH_PORT: healthPort,
+  HTTPS_PROXY: proxyUrl("HTTPS_PROXY"),
+  HTTP_PROXY: proxyUrl("HTTP_PROXY"),
+  NO_PROXY: noProxy,
 };
+/** The lowercase spelling first (as curl reads it), then the uppercase one; blank is unset. */
+const PROXY_NAMES = ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"];
+const either = (env: Record<string, string | undefined>, name: string): string | undefined =>
+  [env[name.toLowerCase()], env[name]].find((x) => x !== undefined && x.trim() !== "");
 const ORDER = Object.keys(SETTINGS);
 const schema = v.object(eachStopsAtFirst(SETTINGS));
 
 export function readSettings(env: Record<string, string | undefined>): SettingsResult {
-  const parsed = v.safeParse(schema, Object.fromEntries(ORDER.map((k) => [k, env[k]])));
+  const parsed = v.safeParse(schema, Object.fromEntries(ORDER.map((k) => [k, PROXY_NAMES.includes(k) ? either(env, k) : env[k]])));
   if (!parsed.success) return { ok: false, problems: messagesOf(parsed.issues, ORDER) };
   const s = parsed.output;
   return {
@@ -121,6 +160,7 @@ export function readSettings(env: Record<string, string | undefined>): SettingsR
       namespaces: s.REAPER_NAMESPACES,
       dryRun: s.AGENT_DRY_RUN,
       healthPort: s.AGENT_HEALTH_PORT,
+      proxy: { httpsProxy: s.HTTPS_PROXY, httpProxy: s.HTTP_PROXY, noProxy: s.NO_PROXY },
     },
   };
 }

@@ -1,7 +1,8 @@
 // The agent as operators run it: `node src/agent/main.ts` (npm run agent) with
 // settings from the environment and KUBECONFIG, as a child process. Bad settings
 // stop it with each one named and the token never echoed; good ones connect,
-// apply an order, and SIGTERM ends it cleanly.
+// apply an order, and SIGTERM ends it cleanly; HTTP_PROXY and NO_PROXY from its
+// environment route the ledger's WebSocket through a proxy and keep the API server off it.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { createKubeTenant, makeEphemeralRunner } from "../standins/kube/control.
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor } from "./agent-ledger-standin.ts";
+import { startConnectProxy } from "./connect-proxy.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const GOOD_TOKEN = "agent-main-test-token-0123456789-abcdefghijkl";
@@ -36,6 +38,7 @@ describe("readSettings", () => {
         namespaces: ["arc-runners", "team-b"],
         dryRun: true,
         healthPort: 8080,
+        proxy: { httpsProxy: undefined, httpProxy: undefined, noProxy: [] },
       },
     });
     expect(readSettings({ ...good, AGENT_CLUSTER: " eu-west " })).toMatchObject({ ok: true, settings: { cluster: "eu-west" } });
@@ -213,6 +216,52 @@ describe("node src/agent/main.ts", () => {
       expect(run.stdout() + run.stderr()).not.toContain(saToken);
       await tenant.dispose();
     } finally {
+      await ledger.close();
+    }
+  });
+
+  it("behind a proxy: the WebSocket to the ledger goes through it, the API server that NO_PROXY names does not", async () => {
+    const tenant = await createKubeTenant(standin.url, { namespaces: ["arc-runners"] });
+    const rbac = loadAgentRbac("arc-runners");
+    const saToken = "agent-main-proxy-serviceaccount-token-0123456789";
+    await tenant.addServiceAccount({ ...rbac.serviceAccount, token: saToken, bindings: rbac.bindings });
+    const kubeconfig = join(dir, "kubeconfig-proxy.json");
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "standin", cluster: { server: tenant.baseUrl, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "agent", user: { token: saToken } }],
+        contexts: [{ name: "standin", context: { cluster: "standin", user: "agent" } }],
+        "current-context": "standin",
+      }),
+    );
+    const ledger = await new LedgerStandin(GOOD_TOKEN).listen();
+    const proxy = await startConnectProxy();
+    try {
+      const run = runMain({
+        KUBECONFIG: kubeconfig,
+        ARC_REAPER_URL: ledger.url,
+        AGENT_TOKEN: GOOD_TOKEN,
+        REAPER_NAMESPACES: "arc-runners",
+        AGENT_HEALTH_PORT: "0",
+        http_proxy: proxy.url,
+        // The API server by host and port: the ledger, on the same host, is not named.
+        NO_PROXY: new URL(tenant.baseUrl).host,
+      });
+      await waitFor("a snapshot through the proxy", () => ledger.connections[0]?.messages.some((m) => m.type === "snapshot") || undefined, 20_000).catch(
+        (e: unknown) => {
+          throw new Error(`${String(e)}\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
+        },
+      );
+      expect(proxy.tunnels).toEqual([new URL(ledger.url).host]);
+      expect(run.stdout()).toContain(`"via":"${proxy.url}"`);
+      run.child.kill("SIGTERM");
+      expect(await run.exit).toBe(0);
+      await tenant.dispose();
+    } finally {
+      await proxy.close();
       await ledger.close();
     }
   });

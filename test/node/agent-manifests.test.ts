@@ -5,35 +5,14 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { Deployment } from "kubernetes-models/apps/v1";
-import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
-import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { Namespace, Secret, ServiceAccount } from "kubernetes-models/v1";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readSettings, TOKEN_PLACEHOLDER_PREFIX } from "../../src/agent/settings.ts";
 import { isJsonObject, isKustomizationFile, listYamlFiles, objectId, readYamlDocuments, renderKustomization, type KubeObject } from "./infra-rbac.ts";
 import { AGENT_RUNNER_NAMESPACE_DIR, INFRA_AGENT_DIR, loadAgentRbac } from "./agent-rbac.ts";
+import { validateKubeObject as validate } from "./kube-validate.ts";
 
 const ROOT = resolve(INFRA_AGENT_DIR, "../..");
-const modelData = <T>(obj: KubeObject): T => obj as unknown as T;
-
-const VALIDATORS: Record<string, (obj: KubeObject) => void> = {
-  "v1/Namespace": (o) => new Namespace(modelData(o)).validate(),
-  "v1/ServiceAccount": (o) => new ServiceAccount(modelData(o)).validate(),
-  "v1/Secret": (o) => new Secret(modelData(o)).validate(),
-  "apps/v1/Deployment": (o) => new Deployment(modelData(o)).validate(),
-  "networking.k8s.io/v1/NetworkPolicy": (o) => new NetworkPolicy(modelData(o)).validate(),
-  "rbac.authorization.k8s.io/v1/Role": (o) => new Role(modelData(o)).validate(),
-  "rbac.authorization.k8s.io/v1/RoleBinding": (o) => new RoleBinding(modelData(o)).validate(),
-};
-
-function validate(obj: KubeObject): void {
-  const v = VALIDATORS[`${obj.apiVersion}/${obj.kind}`];
-  if (v === undefined) throw new Error(`unexpected kind ${obj.apiVersion} ${obj.kind} (${obj.metadata.name})`);
-  v(obj);
-}
-
 function find(objects: KubeObject[], kind: string, namespace: string | undefined, name: string): KubeObject {
   const o = objects.find((x) => x.kind === kind && x.metadata.namespace === namespace && x.metadata.name === name);
   if (o === undefined) throw new Error(`${kind} ${namespace ?? "-"}/${name} not found`);

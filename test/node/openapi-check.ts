@@ -1,23 +1,26 @@
 // GitHub's published REST description (@octokit/openapi: the same OpenAPI files
 // GitHub publishes in github/rest-api-description) as a judge of the stand-in:
 // the response schema of one operation and status, compiled with Ajv, says what
-// in an answer's body differs from what GitHub documents.
+// in an answer's body differs from what GitHub documents. Read from the
+// checked-in extract of the operations arc-reaper calls (test/fixtures/openapi,
+// made by scripts/openapi-extract.ts), not the 385 MB package.
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { join } from "node:path";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 
+const EXTRACT_DIR = join(import.meta.dirname, "../fixtures/openapi");
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 // ajv-formats is CommonJS with a default export.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
 
-/** "api.github.com" or "ghes-3.19": a description shipped in @octokit/openapi (not dereferenced: the $refs stay). */
+/** "api.github.com" or "ghes-3.19": a description shipped in @octokit/openapi (not dereferenced: the $refs stay), as extracted. */
 export type DescriptionName = "api.github.com" | "ghes-3.19";
 
 interface Description {
   name: DescriptionName;
-  /** The package's version, for the report. */
+  /** The package and version it was extracted from, for the report. */
   version: string;
   validator(method: string, path: string, status: number): { validate: ValidateFunction; declared: boolean };
 }
@@ -25,10 +28,9 @@ interface Description {
 const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replaceAll("~", "~0").replaceAll("/", "~1"))).join("/");
 
 export function loadDescription(name: DescriptionName): Description {
-  const require = createRequire(import.meta.url);
-  const packageDir = require.resolve("@octokit/openapi/package.json").replace(/package\.json$/, "");
-  const version = (JSON.parse(readFileSync(`${packageDir}package.json`, "utf8")) as { version: string }).version;
-  const doc = withoutNullable(JSON.parse(readFileSync(`${packageDir}generated/${name}.json`, "utf8"))) as Obj;
+  const raw = JSON.parse(readFileSync(join(EXTRACT_DIR, `${name}.json`), "utf8")) as Obj;
+  const version = String((raw["x-extract"] as Obj | undefined)?.["package"]);
+  const doc = withoutNullable(raw) as Obj;
   // OpenAPI 3.0 schemas: `nullable`, `example` and `x-*` keywords; the document itself is not a JSON Schema.
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addFormats(ajv);
