@@ -179,7 +179,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     // Then stopped while it waits for the browser: the Worker is deployed and recorded; no App yet.
     const first = runSetup(args, env());
     children.push(first.child);
-    await first.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/) and click/, 150_000);
+    await first.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/) and click/, 150_000);
     killGroup(first.child, "SIGINT");
     expect(await first.exited).toBe(130);
     outputs.push(first.output());
@@ -196,7 +196,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     // 2. Resumed: no second deploy; the browser makes the App; the secrets arrive; the check passes.
     const second = runSetup(args, env());
     children.push(second.child);
-    const page = (await second.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/) and click/, 60_000))[1] ?? "";
+    const page = (await second.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/) and click/, 60_000))[1] ?? "";
     expect(second.output()).toMatch(/deployed by an earlier run/);
     const tab = await (browser as BrowserContext).newPage();
     await tab.goto(page);
