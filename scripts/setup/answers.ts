@@ -31,7 +31,9 @@ export interface Answers {
   kubeApiUrl: string | undefined;
   existingApp: { id: number; keyFile: string; webhookSecretFile: string | undefined } | undefined;
   workerUrl: string | undefined;
-  wranglerConfig: string | undefined;
+  /** The config the deployment is written into, as an environment (wrangler-config.ts). */
+  wranglerConfig: string;
+  env: string;
   stateDir: string;
   apply: boolean;
   replace: boolean;
@@ -221,6 +223,9 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   if (flags["worker-url"] !== undefined) must(checkWebUrl("--worker-url", flags["worker-url"]));
   if (flags["wrangler-config"] !== undefined) must(checkFile("--wrangler-config", resolve(flags["wrangler-config"])));
   if (flags["wait-minutes"] !== undefined) must(checkWaitMinutes(flags["wait-minutes"]));
+  const wranglerEnv = flags.env ?? "production";
+  if (!/^[A-Za-z0-9_-]{1,40}$/.test(wranglerEnv))
+    throw new AnswerError(`--env ${JSON.stringify(wranglerEnv)} is not a wrangler environment name (letters, digits, _ and -)`);
   return {
     org,
     accountType,
@@ -233,7 +238,8 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
     kubeApiUrl,
     existingApp,
     workerUrl: flags["worker-url"]?.replace(/\/+$/, ""),
-    wranglerConfig: flags["wrangler-config"] && resolve(flags["wrangler-config"]),
+    wranglerConfig: resolve(flags["wrangler-config"] ?? join(root, "wrangler.toml")),
+    env: wranglerEnv,
     stateDir: resolve(flags["state-dir"] ?? join(root, ".setup")),
     apply: flags.apply === true,
     replace: flags.replace === true,

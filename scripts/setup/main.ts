@@ -16,7 +16,7 @@ import { Cancelled, clackPrompter } from "./prompter.ts";
 import { secretServer } from "./secret-server.ts";
 import { secretsStep } from "./secrets-step.ts";
 import { loadState, saveState } from "./state.ts";
-import { workerStep } from "./worker-step.ts";
+import { deployCommand, workerStep } from "./worker-step.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -33,7 +33,8 @@ function openInBrowser(url: string): void {
 
 function nextSteps(c: StepContext): void {
   const url = c.state.worker?.url ?? "";
-  const config = relative(process.cwd(), c.wrangler.config);
+  const config = relative(process.cwd(), c.wrangler.config) || c.wrangler.config;
+  const env = c.wrangler.env;
   c.say.step("Next");
   c.say.info(`Admin page: ${url}/admin (log in with ADMIN_TOKEN)`);
   if (c.a.showTokens) {
@@ -42,9 +43,10 @@ function nextSteps(c: StepContext): void {
       if (value) c.say.info(`${name}: ${value}   (shown once: keep it in your password manager; it is stored nowhere else)`);
     }
   }
+  c.say.info(`The deployment is [env.${env}] in ${config}: commit it (git add ${config}); every later deploy is ${deployCommand(c)}.`);
   c.say.info("1. Watch the dry run for a day that includes a few cancelled workflows: every runner it would delete is listed");
-  c.say.info(`   as finished with "would delete: ..." on ${url}/admin, and logged (npx wrangler tail -c ${config}).`);
-  c.say.info(`2. Then turn deletion on: set REAPER_DRY_RUN = "false" in ${config} and run npx wrangler deploy -c ${config}`);
+  c.say.info(`   as finished with "would delete: ..." on ${url}/admin, and logged (npx wrangler tail --env ${env}).`);
+  c.say.info(`2. Then turn deletion on: set REAPER_DRY_RUN = "false" under [env.${env}.vars] in ${config} and run ${deployCommand(c)}`);
   c.say.info("   (docs/deploy.md, step 8, says what to check first).");
 }
 
@@ -70,7 +72,7 @@ async function runSetup(flags: Flags): Promise<number> {
     state,
     save: () => saveState(a.stateDir, state),
     say: plainSay,
-    wrangler: { root: ROOT, config: join(a.stateDir, "wrangler.toml") },
+    wrangler: { root: ROOT, config: a.wranglerConfig, env: a.env },
     memory: new Map(),
     ask,
     open: openInBrowser,
