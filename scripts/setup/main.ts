@@ -2,7 +2,7 @@
 // what it did; a stopped setup resumes where it stopped (state.ts); nothing it
 // did not make is replaced without --replace. docs/deploy.md opens with it.
 import { spawn } from "node:child_process";
-import { join, relative, dirname } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { intro, outro } from "@clack/prompts";
 import { AnswerError, resolveAnswers, type Answers } from "./answers.ts";
@@ -12,7 +12,9 @@ import { agentClusterStep } from "./cluster-step.ts";
 import { plainSay, StepError, type StepContext } from "./context.ts";
 import { directClusterStep } from "./direct-step.ts";
 import { helpText, parseFlags, type Flags } from "./options.ts";
+import { confirmPlan, kubeApiUrlWarnings } from "./plan.ts";
 import { Cancelled, clackPrompter } from "./prompter.ts";
+import { answersOf, answersPath, loadAnswers, saveAnswers, withSavedAnswers } from "./saved-answers.ts";
 import { secretServer } from "./secret-server.ts";
 import { secretsStep } from "./secrets-step.ts";
 import { loadState, saveState } from "./state.ts";
@@ -54,9 +56,21 @@ async function runSetup(flags: Flags): Promise<number> {
   const interactive = flags.yes !== true && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const ask = interactive ? clackPrompter : undefined;
   if (interactive) intro("arc-reaper setup");
+  // The answers are kept from the first one given: a stop anywhere asks only the rest again.
+  const stateDir = resolve(flags["state-dir"] ?? join(ROOT, ".setup"));
+  const kept = withSavedAnswers(flags, loadAnswers(stateDir));
+  if (kept.fromFile.length > 0)
+    plainSay.info(
+      `answers kept from an earlier run (${relative(process.cwd(), answersPath(stateDir))}): ${kept.fromFile.map((k) => `--${k}`).join(", ")}; a flag replaces one`,
+    );
+  const given = answersOf(kept.flags);
   let a: Answers;
   try {
-    a = await resolveAnswers(flags, ask, ROOT, process.env);
+    a = await resolveAnswers(kept.flags, ask, ROOT, process.env, (key, value) => {
+      given[key] = value;
+      saveAnswers(stateDir, given);
+    });
+    saveAnswers(stateDir, given);
   } catch (e) {
     if (e instanceof AnswerError) {
       console.error(`setup: ${e.message}\nNothing was created.`);
@@ -88,6 +102,13 @@ async function runSetup(flags: Flags): Promise<number> {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
+    const warnings = a.mode === "direct" && a.kubeApiUrl ? await kubeApiUrlWarnings(a.kubeApiUrl) : [];
+    if (!(await confirmPlan(c, warnings))) {
+      console.log(
+        `\nNothing was changed. The answers are kept in ${relative(process.cwd(), answersPath(stateDir))}: run npm run setup again (a flag changes one).`,
+      );
+      return 0;
+    }
     await workerStep(c);
     await appStep(c);
     await secretsStep(c);

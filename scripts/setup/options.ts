@@ -31,6 +31,27 @@ export const FLAGS = {
   help: { type: "boolean", short: "h", help: "this list" },
 } as const;
 
+/** The flags that are answers (kept in <state dir>/answers.json); the rest say how to run. */
+export const ANSWER_FLAGS = [
+  "org",
+  "account-type",
+  "github-url",
+  "github-api-url",
+  "name",
+  "mode",
+  "clusters",
+  "namespaces",
+  "agent-image",
+  "kube-api-url",
+  "app-id",
+  "app-key-file",
+  "webhook-secret-file",
+  "worker-url",
+  "wrangler-config",
+  "env",
+] as const satisfies readonly (keyof typeof FLAGS)[];
+export type AnswerFlag = (typeof ANSWER_FLAGS)[number];
+
 export type Flags = { [K in keyof typeof FLAGS]?: (typeof FLAGS)[K]["type"] extends "string" ? string : boolean };
 
 export function parseFlags(argv: string[]): Flags {
@@ -53,10 +74,13 @@ export function helpText(): string {
     "with REAPER_DRY_RUN=true and its secrets, writes the agent's overlay per cluster and",
     "applies it (or prints the one command to), then waits for /healthz/deep to pass.",
     "Interactive unless --yes; any answer given as a flag is not asked. Safe to stop and",
-    "run again: it resumes where it stopped and never replaces what it did not make.",
+    "run again: the answers are kept in <state dir>/answers.json from the first one given",
+    "(a flag replaces one), it resumes where it stopped and never replaces what it did not make.",
+    "Before the first change it shows what it will do and asks once (--yes: shows it and goes on).",
     "",
     ...rows,
     "",
-    "Cloudflare: wrangler's own login (npx wrangler login) or CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.",
+    "Cloudflare: wrangler's own login (npx wrangler login), or, on a machine without a browser,",
+    "CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID (the token's permissions: docs/deploy.md#a-cloudflare-api-token).",
   ].join("\n");
 }

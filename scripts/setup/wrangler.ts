@@ -57,7 +57,7 @@ export async function ensureLogin(w: Wrangler, interactive: boolean): Promise<"t
   if (!/not authenticated|wrangler login/i.test(who.out)) return "logged-in";
   if (!interactive)
     throw new Error(
-      "wrangler is not logged in to Cloudflare: run npx wrangler login, or set CLOUDFLARE_API_TOKEN (and CLOUDFLARE_ACCOUNT_ID), then run setup again",
+      "wrangler is not logged in to Cloudflare: run npx wrangler login, or (no browser here) set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID (the token's permissions: docs/deploy.md#a-cloudflare-api-token), then run setup again",
     );
   const code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), "login"], {

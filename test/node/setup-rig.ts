@@ -16,9 +16,14 @@ export interface SetupRun {
   exited: Promise<number>;
 }
 
-/** Setup as a user runs it; never on the repository's own wrangler.toml (a copy, unless --wrangler-config names one). */
+/** Setup as a user runs it; never on the repository's own wrangler.toml (a copy, unless --wrangler-config or the kept answers name one). */
 export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
-  const config = args.includes("--wrangler-config") ? [] : ["--wrangler-config", configCopy(mkdtempSync(join(tmpdir(), "arc-reaper-config-")))];
+  const stateDir = args[args.indexOf("--state-dir") + 1];
+  const kept = args.includes("--state-dir") && stateDir !== undefined && existsSync(join(stateDir, "answers.json"));
+  const config =
+    args.includes("--wrangler-config") || (kept && readFileSync(join(stateDir, "answers.json"), "utf8").includes('"wrangler-config"'))
+      ? []
+      : ["--wrangler-config", configCopy(mkdtempSync(join(tmpdir(), "arc-reaper-config-")))];
   const child = spawn(process.execPath, [join(ROOT, "scripts/setup/main.ts"), ...config, ...args], {
     cwd: ROOT,
     env,

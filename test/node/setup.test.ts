@@ -387,6 +387,19 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     expect(readFileSync(config, "utf8")).toBe(edited);
     expect(cloudflare.scripts.get(NAME)?.uploads).toBe(upgradedUploads);
 
+    // With CLOUDFLARE_API_TOKEN (no OAuth login) wrangler called only the account's Workers API:
+    // a token with Workers Scripts Edit on the account does (docs/deploy.md#a-cloudflare-api-token).
+    const families = new Set(
+      cloudflare.calls.map((k) =>
+        k.path
+          .replace(cloudflare.accountId, ":account")
+          .replace(/\/workers\/(scripts|services|workers)\/[^/]+/, "/workers/$1/:name")
+          .replace(/\/secrets\/[^/]+$/, "/secrets/:secret"),
+      ),
+    );
+    for (const f of families) expect(f).toMatch(/\/accounts\/:account\/workers\/|\/user\/tokens\/verify$|\/memberships$/);
+    process.stdout.write(`\nCloudflare API paths wrangler called during setup: ${[...families].sort().join(", ")}\n`);
+
     // No secret in setup's output, in its state dir or the repository's .setup, or on any command line.
     clearInterval(sampleArgv);
     const values = Object.values(secrets)
