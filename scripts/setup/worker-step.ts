@@ -43,6 +43,10 @@ export function writeWorkerConfig(c: StepContext): { digest: string; edited: boo
   const current = setupBlock(text, c.wrangler.env);
   const deployed = c.state.worker?.digest;
   if (deployed && current !== undefined && sha256(current) !== deployed) return { digest: sha256(current), edited: true };
+  if (current === undefined && new RegExp(`^\\s*\\[env\\.${c.wrangler.env}[\\].]`, "m").test(text))
+    throw new StepError(
+      `${c.wrangler.config} already has [env.${c.wrangler.env}] without setup's marker lines: kept. Add the marker lines around it (docs/deploy.md, step 4) or choose another --env.`,
+    );
   const next = renderEnvironment(text, c.wrangler.env, c.a.name, workerVars(c));
   if (next !== text) writeFileSync(c.wrangler.config, next);
   return { digest: sha256(setupBlock(next, c.wrangler.env) ?? ""), edited: false };

@@ -4,7 +4,7 @@
 // machine (an SSH port-forward line), a warning for a KUBE_API_URL a Worker
 // cannot reach (private address or name, a certificate of a private CA).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -17,6 +17,7 @@ import type { StepContext } from "../../scripts/setup/context.ts";
 import { confirmPlan, kubeApiUrlWarnings, planLines } from "../../scripts/setup/plan.ts";
 import { Cancelled, type Prompter } from "../../scripts/setup/prompter.ts";
 import { emptyState } from "../../scripts/setup/state.ts";
+import { writeWorkerConfig } from "../../scripts/setup/worker-step.ts";
 import { startCloudflareStandin, type CloudflareStandin } from "../standins/cloudflare/server.ts";
 import { configCopy, runSetup } from "./setup-rig.ts";
 
@@ -132,6 +133,18 @@ describe("the plan and its one confirmation", () => {
     // --yes (no prompter): shown, and on.
     const { c: yes } = await context({}, undefined);
     expect(await confirmPlan(yes, [])).toBe(true);
+  });
+});
+
+describe("an [env.production] setup did not write", () => {
+  it("is kept, named, and nothing is written over it", async () => {
+    const config = configCopy(join(work, "by-hand"));
+    const text = `${readFileSync(config, "utf8")}\n[env.production]\nname = "mine"\n`;
+    writeFileSync(config, text);
+    const a = await resolveAnswers({ org: "octo-org", "state-dir": join(work, "by-hand-state"), "wrangler-config": config }, undefined, ROOT, {});
+    const c = { a, root: ROOT, state: emptyState(), wrangler: { root: ROOT, config, env: "production" } } as unknown as StepContext;
+    expect(() => writeWorkerConfig(c)).toThrow(/already has \[env\.production\] without setup's marker lines: kept/);
+    expect(readFileSync(config, "utf8")).toBe(text);
   });
 });
 

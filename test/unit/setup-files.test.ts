@@ -40,6 +40,14 @@ describe("the files setup writes", () => {
     expect(setupBlock(staging, "staging")).not.toMatch(/env\.production/);
   });
 
+  it("is the block the by-hand guide shows (docs/deploy.md, step 4), vars apart", () => {
+    const written = setupBlock(renderEnvironment(readFileSync(join(ROOT, "wrangler.toml"), "utf8"), "production", "arc-reaper", {}), "production") ?? "";
+    const guide = setupBlock(readFileSync(join(ROOT, "docs/deploy.md"), "utf8"), "production") ?? "";
+    const withoutVars = (b: string) => b.replace(/^\[env\.production\.vars\]\n(?:(?:#|[A-Z]).*\n)*/m, "[env.production.vars]\n");
+    expect(guide).not.toBe("");
+    expect(withoutVars(`${guide}\n`)).toBe(withoutVars(`${written}\n`));
+  });
+
   it("writes an overlay with the cluster's settings and a Role per namespace, and no secret", () => {
     const overlay = writeAgentOverlay({
       root: ROOT,
