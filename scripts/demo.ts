@@ -358,7 +358,7 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
     );
   }
   if (AGENTS > 1) outcome.clusters = await secondCluster(stack);
-  console.log(`Try it yourself: npm start, then open http://127.0.0.1:8787/admin (token in .dev.vars.example).`);
+  console.log("Try it yourself: npm start (a busy runner on the stand-ins; Enter sends its webhooks; it prints the admin page and its token).");
   return outcome;
 }
 

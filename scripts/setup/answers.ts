@@ -3,7 +3,7 @@
 import { join, resolve } from "node:path";
 import { readRelease } from "../lib/release.ts";
 import { GITHUB_COM, githubPlace, type GithubPlace } from "./github-urls.ts";
-import type { Flags } from "./options.ts";
+import type { AnswerFlag, Flags } from "./options.ts";
 import type { Prompter } from "./prompter.ts";
 import {
   checkAppId,
@@ -31,7 +31,9 @@ export interface Answers {
   kubeApiUrl: string | undefined;
   existingApp: { id: number; keyFile: string; webhookSecretFile: string | undefined } | undefined;
   workerUrl: string | undefined;
-  wranglerConfig: string | undefined;
+  /** The config the deployment is written into, as an environment (wrangler-config.ts). */
+  wranglerConfig: string;
+  env: string;
   stateDir: string;
   apply: boolean;
   replace: boolean;
@@ -53,21 +55,36 @@ function dotcomOverride(env: NodeJS.ProcessEnv): { web: string; api: string } | 
   return web && api ? { web, api } : undefined;
 }
 
-export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, root: string, env: NodeJS.ProcessEnv): Promise<Answers> {
+/**
+ * `remember` is told each answer given to a question as soon as it is given
+ * (saved-answers.ts keeps them), so a setup stopped mid-questions asks only the rest.
+ */
+export async function resolveAnswers(
+  flags: Flags,
+  ask: Prompter | undefined,
+  root: string,
+  env: NodeJS.ProcessEnv,
+  remember: (key: AnswerFlag, value: string) => void = () => undefined,
+): Promise<Answers> {
   const q = async <T extends string>(
-    flag: string | undefined,
+    key: AnswerFlag,
     fallback: T | undefined,
     question: (() => Promise<string>) | undefined,
     what: string,
   ): Promise<string> => {
+    const flag = flags[key];
     if (flag !== undefined) return flag;
-    if (ask && question) return question();
+    if (ask && question) {
+      const answer = await question();
+      remember(key, answer);
+      return answer;
+    }
     if (fallback !== undefined) return fallback;
     throw new AnswerError(`${what} is needed: give it as a flag (npm run setup -- --help lists them)`);
   };
 
   const accountType = await q(
-    flags["account-type"],
+    "account-type",
     "org",
     ask &&
       (() =>
@@ -84,27 +101,27 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   if (accountType !== "org" && accountType !== "user") throw new AnswerError(`--account-type ${JSON.stringify(accountType)} must be org or user`);
   const orgWhat = accountType === "org" ? "--org (the organization)" : "--org (your GitHub user name)";
   const org = await q(
-    flags.org,
+    "org",
     undefined,
     ask &&
       (() =>
         ask.text({
           message: accountType === "org" ? "The organization's name on GitHub" : "Your GitHub user name",
           placeholder: "octo-org",
-          validate: (v) => asMessage(checkLogin("the name", v)),
+          validate: (v) => asMessage(checkLogin("--org", v)),
         })),
     orgWhat,
   );
   must(checkLogin("--org", org));
   const githubUrl = await q(
-    flags["github-url"],
+    "github-url",
     GITHUB_COM,
     ask &&
       (() =>
         ask.text({
           message: "GitHub: https://github.com, or your GitHub Enterprise Server's URL",
           initial: GITHUB_COM,
-          validate: (v) => asMessage(checkWebUrl("the URL", v)),
+          validate: (v) => asMessage(checkWebUrl("--github-url", v)),
         })),
     "--github-url",
   );
@@ -112,14 +129,14 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   if (flags["github-api-url"] !== undefined) must(checkWebUrl("--github-api-url", flags["github-api-url"]));
   const github = githubPlace(githubUrl, flags["github-api-url"], dotcomOverride(env));
   const name = await q(
-    flags.name,
+    "name",
     "arc-reaper",
     ask && (() => ask.text({ message: "The Worker's name (it is in its URL)", initial: "arc-reaper", validate: (v) => asMessage(checkWorkerName(v)) })),
     "--name",
   );
   must(checkWorkerName(name));
   const mode = await q(
-    flags.mode,
+    "mode",
     "agent",
     ask &&
       (() =>
@@ -137,14 +154,14 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   const clustersText =
     mode === "agent"
       ? await q(
-          flags.clusters,
+          "clusters",
           "default",
           ask &&
             (() =>
               ask.text({
                 message: "Cluster names, comma-separated (one agent each)",
                 initial: "default",
-                validate: (v) => asMessage(checkLabels("the clusters", splitList(v))),
+                validate: (v) => asMessage(checkLabels("--clusters", splitList(v))),
               })),
           "--clusters",
         )
@@ -154,25 +171,25 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   if (mode === "direct" && clusters.length > 1) throw new AnswerError("--clusters: direct mode serves one cluster; use agent mode for several");
   const namespaces = splitList(
     await q(
-      flags.namespaces,
+      "namespaces",
       "arc-runners",
       ask &&
         (() =>
           ask.text({
             message: "Runner namespaces, comma-separated (where ARC's runners live)",
             initial: "arc-runners",
-            validate: (v) => asMessage(checkLabels("the namespaces", splitList(v))),
+            validate: (v) => asMessage(checkLabels("--namespaces (REAPER_NAMESPACES)", splitList(v))),
           })),
       "--namespaces",
     ),
   );
-  must(checkLabels("--namespaces", namespaces));
+  must(checkLabels("--namespaces (REAPER_NAMESPACES)", namespaces));
   // The image the release workflow publishes for this version (scripts/lib/release.ts).
   const defaultImage = readRelease(root).agentImage;
   const agentImage =
     mode === "agent"
       ? await q(
-          flags["agent-image"],
+          "agent-image",
           defaultImage,
           ask &&
             (() =>
@@ -188,14 +205,17 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   let kubeApiUrl: string | undefined;
   if (mode === "direct") {
     kubeApiUrl = await q(
-      flags["kube-api-url"],
+      "kube-api-url",
       undefined,
       ask &&
         (() =>
-          ask.text({ message: "The API server as the Worker reaches it (https://, publicly trusted)", validate: (v) => asMessage(checkWebUrl("the URL", v)) })),
+          ask.text({
+            message: "The API server as the Worker reaches it (https://, publicly trusted): KUBE_API_URL",
+            validate: (v) => asMessage(checkWebUrl("--kube-api-url (KUBE_API_URL)", v)),
+          })),
       "--kube-api-url",
     );
-    must(checkWebUrl("--kube-api-url", kubeApiUrl));
+    must(checkWebUrl("--kube-api-url (KUBE_API_URL)", kubeApiUrl));
   }
   let existingApp: Answers["existingApp"];
   if (flags["app-id"] !== undefined || flags["app-key-file"] !== undefined || flags["webhook-secret-file"] !== undefined) {
@@ -218,6 +238,9 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
   if (flags["worker-url"] !== undefined) must(checkWebUrl("--worker-url", flags["worker-url"]));
   if (flags["wrangler-config"] !== undefined) must(checkFile("--wrangler-config", resolve(flags["wrangler-config"])));
   if (flags["wait-minutes"] !== undefined) must(checkWaitMinutes(flags["wait-minutes"]));
+  const wranglerEnv = flags.env ?? "production";
+  if (!/^[A-Za-z0-9_-]{1,40}$/.test(wranglerEnv))
+    throw new AnswerError(`--env ${JSON.stringify(wranglerEnv)} is not a wrangler environment name (letters, digits, _ and -)`);
   return {
     org,
     accountType,
@@ -230,7 +253,8 @@ export async function resolveAnswers(flags: Flags, ask: Prompter | undefined, ro
     kubeApiUrl,
     existingApp,
     workerUrl: flags["worker-url"]?.replace(/\/+$/, ""),
-    wranglerConfig: flags["wrangler-config"] && resolve(flags["wrangler-config"]),
+    wranglerConfig: resolve(flags["wrangler-config"] ?? join(root, "wrangler.toml")),
+    env: wranglerEnv,
     stateDir: resolve(flags["state-dir"] ?? join(root, ".setup")),
     apply: flags.apply === true,
     replace: flags.replace === true,

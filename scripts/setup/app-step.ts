@@ -2,6 +2,7 @@
 // --app-id and --app-key-file). Its key and webhook secret go to memory only;
 // the secrets step stores them on the Worker right after, in the same run.
 import { readFileSync } from "node:fs";
+import { hostname, userInfo } from "node:os";
 import { StepError, type StepContext } from "./context.ts";
 import { startManifestFlow } from "./manifest-page.ts";
 
@@ -10,6 +11,16 @@ function manifest(c: StepContext, workerUrl: string): Record<string, unknown> {
   // App names are unique on GitHub and at most 34 characters; GitHub's page lets the user change it.
   const name = `${c.a.name}-${c.a.org}`.slice(0, 34).replace(/-+$/, "");
   return { ...base, name, url: workerUrl, hook_attributes: { url: `${workerUrl}/webhook`, active: true } };
+}
+
+/**
+ * The port-forward that brings setup's page to a machine with a browser: the
+ * same port on both ends, so the Host header is the one the page accepts.
+ */
+export function sshForward(port: number, env: NodeJS.ProcessEnv = process.env): string {
+  // SSH_CONNECTION: "client-ip client-port server-ip server-port" when setup runs in an SSH session.
+  const host = (env["SSH_CONNECTION"] ?? "").split(" ")[2] || hostname();
+  return `ssh -N -L ${port}:127.0.0.1:${port} ${userInfo().username}@${host}`;
 }
 
 export async function appStep(c: StepContext): Promise<void> {
@@ -38,6 +49,7 @@ export async function appStep(c: StepContext): Promise<void> {
   const flow = await startManifestFlow({ place: c.a.github, accountType: c.a.accountType, org: c.a.org, manifest: manifest(c, workerUrl) });
   try {
     c.say.info(`Open ${flow.url} and click the button: GitHub shows the App (webhook ${workerUrl}/webhook); choose Create GitHub App.`);
+    c.say.info(`No browser on this machine? On one that has one: ${sshForward(flow.port)}, then open the same URL there.`);
     c.say.info("waiting for GitHub to send your browser back here ...");
     if (c.a.interactive) c.open(flow.url);
     const made = await flow.done;

@@ -110,7 +110,7 @@ export async function directClusterStep(c: StepContext): Promise<void> {
     c.say.info(`overlay written to ${shown}; run these where kubectl reaches the cluster (the token goes from kubectl to wrangler through a pipe):`);
     c.say.info(`  kubectl apply -k ${shown}`);
     c.say.info(
-      `  kubectl -n arc-reaper get secret arc-reaper-token -o jsonpath='{.data.token}' | base64 -d | npx wrangler secret put KUBE_TOKEN -c ${relative(process.cwd(), c.wrangler.config)}`,
+      `  kubectl -n arc-reaper get secret arc-reaper-token -o jsonpath='{.data.token}' | base64 -d | npx wrangler secret put KUBE_TOKEN --env ${c.wrangler.env} -c ${relative(process.cwd(), c.wrangler.config)}`,
     );
     return;
   }
@@ -138,7 +138,7 @@ export async function directClusterStep(c: StepContext): Promise<void> {
     c.say.warn("the token controller has not filled Secret arc-reaper/arc-reaper-token yet: run setup again in a moment");
     return;
   }
-  const present = (await secretNames(c.wrangler, c.a.name)) ?? [];
+  const present = (await secretNames(c.wrangler)) ?? [];
   if (present.includes("KUBE_TOKEN") && !c.state.secretsBySetup.includes("KUBE_TOKEN") && !c.a.replace) {
     if (!c.state.secretsKept.includes("KUBE_TOKEN")) c.state.secretsKept.push("KUBE_TOKEN");
     c.save();

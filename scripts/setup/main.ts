@@ -2,7 +2,7 @@
 // what it did; a stopped setup resumes where it stopped (state.ts); nothing it
 // did not make is replaced without --replace. docs/deploy.md opens with it.
 import { spawn } from "node:child_process";
-import { join, relative, dirname } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { intro, outro } from "@clack/prompts";
 import { AnswerError, resolveAnswers, type Answers } from "./answers.ts";
@@ -12,11 +12,13 @@ import { agentClusterStep } from "./cluster-step.ts";
 import { plainSay, StepError, type StepContext } from "./context.ts";
 import { directClusterStep } from "./direct-step.ts";
 import { helpText, parseFlags, type Flags } from "./options.ts";
+import { confirmPlan, kubeApiUrlWarnings } from "./plan.ts";
 import { Cancelled, clackPrompter } from "./prompter.ts";
+import { answersOf, answersPath, loadAnswers, saveAnswers, withSavedAnswers } from "./saved-answers.ts";
 import { secretServer } from "./secret-server.ts";
 import { secretsStep } from "./secrets-step.ts";
 import { loadState, saveState } from "./state.ts";
-import { workerStep } from "./worker-step.ts";
+import { deployCommand, workerStep } from "./worker-step.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -33,7 +35,8 @@ function openInBrowser(url: string): void {
 
 function nextSteps(c: StepContext): void {
   const url = c.state.worker?.url ?? "";
-  const config = relative(process.cwd(), c.wrangler.config);
+  const config = relative(process.cwd(), c.wrangler.config) || c.wrangler.config;
+  const env = c.wrangler.env;
   c.say.step("Next");
   c.say.info(`Admin page: ${url}/admin (log in with ADMIN_TOKEN)`);
   if (c.a.showTokens) {
@@ -42,9 +45,10 @@ function nextSteps(c: StepContext): void {
       if (value) c.say.info(`${name}: ${value}   (shown once: keep it in your password manager; it is stored nowhere else)`);
     }
   }
+  c.say.info(`The deployment is [env.${env}] in ${config}: commit it (git add ${config}); every later deploy is ${deployCommand(c)}.`);
   c.say.info("1. Watch the dry run for a day that includes a few cancelled workflows: every runner it would delete is listed");
-  c.say.info(`   as finished with "would delete: ..." on ${url}/admin, and logged (npx wrangler tail -c ${config}).`);
-  c.say.info(`2. Then turn deletion on: set REAPER_DRY_RUN = "false" in ${config} and run npx wrangler deploy -c ${config}`);
+  c.say.info(`   as finished with "would delete: ..." on ${url}/admin, and logged (npx wrangler tail --env ${env}).`);
+  c.say.info(`2. Then turn deletion on: set REAPER_DRY_RUN = "false" under [env.${env}.vars] in ${config} and run ${deployCommand(c)}`);
   c.say.info("   (docs/deploy.md, step 8, says what to check first).");
 }
 
@@ -52,9 +56,21 @@ async function runSetup(flags: Flags): Promise<number> {
   const interactive = flags.yes !== true && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const ask = interactive ? clackPrompter : undefined;
   if (interactive) intro("arc-reaper setup");
+  // The answers are kept from the first one given: a stop anywhere asks only the rest again.
+  const stateDir = resolve(flags["state-dir"] ?? join(ROOT, ".setup"));
+  const kept = withSavedAnswers(flags, loadAnswers(stateDir));
+  if (kept.fromFile.length > 0)
+    plainSay.info(
+      `answers kept from an earlier run (${relative(process.cwd(), answersPath(stateDir))}): ${kept.fromFile.map((k) => `--${k}`).join(", ")}; a flag replaces one`,
+    );
+  const given = answersOf(kept.flags);
   let a: Answers;
   try {
-    a = await resolveAnswers(flags, ask, ROOT, process.env);
+    a = await resolveAnswers(kept.flags, ask, ROOT, process.env, (key, value) => {
+      given[key] = value;
+      saveAnswers(stateDir, given);
+    });
+    saveAnswers(stateDir, given);
   } catch (e) {
     if (e instanceof AnswerError) {
       console.error(`setup: ${e.message}\nNothing was created.`);
@@ -70,7 +86,7 @@ async function runSetup(flags: Flags): Promise<number> {
     state,
     save: () => saveState(a.stateDir, state),
     say: plainSay,
-    wrangler: { root: ROOT, config: join(a.stateDir, "wrangler.toml") },
+    wrangler: { root: ROOT, config: a.wranglerConfig, env: a.env },
     memory: new Map(),
     ask,
     open: openInBrowser,
@@ -86,6 +102,13 @@ async function runSetup(flags: Flags): Promise<number> {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
+    const warnings = a.mode === "direct" && a.kubeApiUrl ? await kubeApiUrlWarnings(a.kubeApiUrl) : [];
+    if (!(await confirmPlan(c, warnings))) {
+      console.log(
+        `\nNothing was changed. The answers are kept in ${relative(process.cwd(), answersPath(stateDir))}: run npm run setup again (a flag changes one).`,
+      );
+      return 0;
+    }
     await workerStep(c);
     await appStep(c);
     await secretsStep(c);

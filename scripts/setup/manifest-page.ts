@@ -2,6 +2,10 @@
 // the manifest to GitHub; GitHub sends the browser back here with a code, which
 // is exchanged at once (POST /app-manifests/{code}/conversions). The App's id,
 // key and webhook secret are only ever in this process's memory.
+// Any local process can reach a loopback port, and a web page can reach it by
+// DNS rebinding: so everything lives under a random path secret (the page, and
+// the redirect_url GitHub sends the browser back to), and a request whose Host
+// is not exactly 127.0.0.1:PORT, or that lacks the secret, gets a bare 404.
 import { randomBytes } from "node:crypto";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,8 +20,10 @@ export interface Conversion {
 }
 
 export interface ManifestFlow {
-  /** The page to open in a browser. */
+  /** The page to open in a browser: http://127.0.0.1:PORT/SECRET/. */
   url: string;
+  /** The port, for an SSH port-forward line (the same port on both ends keeps the Host exact). */
+  port: number;
   /** Settles when GitHub's code is exchanged (or the exchange failed). */
   done: Promise<Conversion>;
   close(): Promise<void>;
@@ -51,14 +57,22 @@ export async function startManifestFlow(o: {
   manifest: Record<string, unknown>;
 }): Promise<ManifestFlow> {
   const state = randomBytes(16).toString("hex");
+  const secret = randomBytes(24).toString("base64url");
   let settle: { resolve: (c: Conversion) => void; reject: (e: Error) => void } | undefined;
   const done = new Promise<Conversion>((resolve, reject) => (settle = { resolve, reject }));
   let used = false;
   let base = "";
+  let host = "";
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", base);
+    const prefix = `/${secret}/`;
+    if (req.headers.host !== host || !(req.url ?? "").startsWith(prefix)) {
+      res.writeHead(404, { "content-type": "text/plain", "cache-control": "no-store" });
+      res.end();
+      return;
+    }
+    const url = new URL(`/${(req.url ?? "").slice(prefix.length)}`, base);
     if (req.method === "GET" && url.pathname === "/") {
-      const manifest = JSON.stringify({ ...o.manifest, redirect_url: `${base}/created` });
+      const manifest = JSON.stringify({ ...o.manifest, redirect_url: `${base}${prefix}created` });
       const action = newAppUrl(o.place, o.accountType, o.org, state);
       page(
         res,
@@ -111,9 +125,12 @@ export async function startManifestFlow(o: {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
   });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  host = `127.0.0.1:${port}`;
+  base = `http://${host}`;
   return {
-    url: `${base}/`,
+    url: `${base}/${secret}/`,
+    port,
     done,
     close: () =>
       new Promise<void>((resolve) => {

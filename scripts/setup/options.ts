@@ -20,7 +20,8 @@ export const FLAGS = {
   "app-key-file": { type: "string", help: "that App's private key (.pem); read once, never copied" },
   "webhook-secret-file": { type: "string", help: "that App's webhook secret, in a file (set a new one on its settings page); with --app-id" },
   "worker-url": { type: "string", help: "the Worker's URL, when not the workers.dev one wrangler reports (a route of your own)" },
-  "wrangler-config": { type: "string", help: "a wrangler config other than ./wrangler.toml" },
+  "wrangler-config": { type: "string", help: "the config setup writes the deployment into (default ./wrangler.toml; commit it)" },
+  env: { type: "string", help: "the wrangler environment that is this deployment (default production): [env.NAME] in that config" },
   "state-dir": { type: "string", help: "where setup keeps its progress and the agent overlays (default .setup/)" },
   "wait-minutes": { type: "string", help: "how long to wait for /healthz/deep to pass (default 30)" },
   apply: { type: "boolean", help: "apply to the cluster with kubectl (its current context) without asking" },
@@ -29,6 +30,27 @@ export const FLAGS = {
   yes: { type: "boolean", short: "y", help: "ask nothing: flags or defaults for every answer" },
   help: { type: "boolean", short: "h", help: "this list" },
 } as const;
+
+/** The flags that are answers (kept in <state dir>/answers.json); the rest say how to run. */
+export const ANSWER_FLAGS = [
+  "org",
+  "account-type",
+  "github-url",
+  "github-api-url",
+  "name",
+  "mode",
+  "clusters",
+  "namespaces",
+  "agent-image",
+  "kube-api-url",
+  "app-id",
+  "app-key-file",
+  "webhook-secret-file",
+  "worker-url",
+  "wrangler-config",
+  "env",
+] as const satisfies readonly (keyof typeof FLAGS)[];
+export type AnswerFlag = (typeof ANSWER_FLAGS)[number];
 
 export type Flags = { [K in keyof typeof FLAGS]?: (typeof FLAGS)[K]["type"] extends "string" ? string : boolean };
 
@@ -52,10 +74,13 @@ export function helpText(): string {
     "with REAPER_DRY_RUN=true and its secrets, writes the agent's overlay per cluster and",
     "applies it (or prints the one command to), then waits for /healthz/deep to pass.",
     "Interactive unless --yes; any answer given as a flag is not asked. Safe to stop and",
-    "run again: it resumes where it stopped and never replaces what it did not make.",
+    "run again: the answers are kept in <state dir>/answers.json from the first one given",
+    "(a flag replaces one), it resumes where it stopped and never replaces what it did not make.",
+    "Before the first change it shows what it will do and asks once (--yes: shows it and goes on).",
     "",
     ...rows,
     "",
-    "Cloudflare: wrangler's own login (npx wrangler login) or CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.",
+    "Cloudflare: wrangler's own login (npx wrangler login), or, on a machine without a browser,",
+    "CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID (the token's permissions: docs/deploy.md#a-cloudflare-api-token).",
   ].join("\n");
 }

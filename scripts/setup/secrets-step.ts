@@ -14,7 +14,7 @@ export function wantedSecrets(c: StepContext): string[] {
 /** Stores `values`; records them as setup's own. */
 export async function storeSecrets(c: StepContext, values: Record<string, string>): Promise<void> {
   if (Object.keys(values).length === 0) return;
-  await putSecrets(c.wrangler, c.a.name, values);
+  await putSecrets(c.wrangler, values);
   for (const k of Object.keys(values)) if (!c.state.secretsBySetup.includes(k)) c.state.secretsBySetup.push(k);
   c.save();
 }
@@ -27,7 +27,7 @@ export async function secretsStep(c: StepContext): Promise<void> {
     c.say.done(`all ${wanted.length} secrets were stored by an earlier run (${wanted.join(", ")}): kept`);
     return;
   }
-  const present = (await secretNames(c.wrangler, c.a.name)) ?? [];
+  const present = (await secretNames(c.wrangler)) ?? [];
   const values: Record<string, string> = {};
   for (const k of missing) {
     if (present.includes(k) && !c.a.replace) {

@@ -19,6 +19,14 @@ export function checkLogin(what: string, value: string): Check {
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
+/** Why the URL `what` names must be https://, in the words of that setting. */
+function httpsWhy(what: string): string {
+  if (what.includes("kube-api-url") || what.includes("KUBE_API_URL"))
+    return "the Worker sends KUBE_TOKEN to the API server, so KUBE_API_URL must be https:// (http:// is taken for 127.0.0.1 alone)";
+  if (what.includes("worker-url")) return "GitHub sends its webhooks to the Worker over https:// only (http:// is taken for 127.0.0.1 alone)";
+  return "GitHub is reached over https:// only (http:// is taken for 127.0.0.1 alone)";
+}
+
 /** https:// only; http:// to this machine alone (a stand-in, a tunnel's local end). */
 export function checkWebUrl(what: string, value: string): Check {
   let url: URL;
@@ -27,8 +35,7 @@ export function checkWebUrl(what: string, value: string): Check {
   } catch {
     return bad(`${what} ${JSON.stringify(value)} is not a URL (e.g. https://github.example.com)`);
   }
-  if (url.protocol === "http:" && !LOOPBACK.has(url.hostname))
-    return bad(`${what} ${JSON.stringify(value)} is http://: GitHub and the Worker talk over https:// only (http:// is taken for 127.0.0.1 alone)`);
+  if (url.protocol === "http:" && !LOOPBACK.has(url.hostname)) return bad(`${what} ${JSON.stringify(value)} is http://: ${httpsWhy(what)}`);
   if (url.protocol !== "https:" && url.protocol !== "http:") return bad(`${what} ${JSON.stringify(value)} must start with https://`);
   if (url.search || url.hash || url.username) return bad(`${what} ${JSON.stringify(value)} must have no query, fragment or credentials`);
   return good;

@@ -1,11 +1,12 @@
-// Step 1: the Worker, deployed in dry run from setup's own config. A Worker of
-// that name that setup did not make is named and kept, unless --replace.
+// Step 1: the Worker, deployed in dry run from its environment in the config a
+// team commits (wrangler-config.ts). A Worker of that name that setup did not
+// make is named and kept, unless --replace.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
 import { StepError, type StepContext } from "./context.ts";
 import { deploy, ensureLogin, secretNames } from "./wrangler.ts";
-import { renderWranglerConfig } from "./wrangler-config.ts";
+import { renderEnvironment, setupBlock } from "./wrangler-config.ts";
 
 export function workerVars(c: StepContext): Record<string, string> {
   const { a } = c;
@@ -25,22 +26,30 @@ export function workerVars(c: StepContext): Record<string, string> {
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
+/** The command that deploys the deployment's config, as the docs give it. */
+export function deployCommand(c: StepContext): string {
+  const config = relative(c.root, c.wrangler.config);
+  return `npm run deploy -- --env ${c.wrangler.env}${config === "wrangler.toml" ? "" : ` --config ${config}`}`;
+}
+
 /**
- * Writes setup's config and answers its digest (a changed answer changes it, and
- * the Worker is deployed again). A config edited since setup wrote it (e.g.
- * REAPER_DRY_RUN = "false", step 8) is the user's now: kept, never rewritten.
+ * Writes setup's environment into the config and answers its digest (a changed
+ * answer changes it, and the Worker is deployed again). A block edited since
+ * setup wrote it (e.g. REAPER_DRY_RUN = "false", step 8) is the user's now:
+ * kept, never rewritten.
  */
 export function writeWorkerConfig(c: StepContext): { digest: string; edited: boolean } {
+  const text = readFileSync(c.wrangler.config, "utf8");
+  const current = setupBlock(text, c.wrangler.env);
   const deployed = c.state.worker?.digest;
-  if (deployed && existsSync(c.wrangler.config)) {
-    const current = sha256(readFileSync(c.wrangler.config, "utf8"));
-    if (current !== deployed) return { digest: current, edited: true };
-  }
-  const source = c.a.wranglerConfig ?? join(c.root, "wrangler.toml");
-  mkdirSync(c.a.stateDir, { recursive: true, mode: 0o700 });
-  const text = renderWranglerConfig(readFileSync(source, "utf8"), source, c.wrangler.config, c.a.name, workerVars(c));
-  writeFileSync(c.wrangler.config, text);
-  return { digest: sha256(text), edited: false };
+  if (deployed && current !== undefined && sha256(current) !== deployed) return { digest: sha256(current), edited: true };
+  if (current === undefined && new RegExp(`^\\s*\\[env\\.${c.wrangler.env}[\\].]`, "m").test(text))
+    throw new StepError(
+      `${c.wrangler.config} already has [env.${c.wrangler.env}] without setup's marker lines: kept. Add the marker lines around it (docs/deploy.md, step 4) or choose another --env.`,
+    );
+  const next = renderEnvironment(text, c.wrangler.env, c.a.name, workerVars(c));
+  if (next !== text) writeFileSync(c.wrangler.config, next);
+  return { digest: sha256(setupBlock(next, c.wrangler.env) ?? ""), edited: false };
 }
 
 export async function workerStep(c: StepContext): Promise<void> {
@@ -49,7 +58,7 @@ export async function workerStep(c: StepContext): Promise<void> {
   const done = c.state.worker;
   if (done && edited) {
     c.say.done(
-      `${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (npx wrangler deploy -c ${c.wrangler.config} deploys it)`,
+      `[env.${c.wrangler.env}] in ${c.wrangler.config} was edited since setup deployed it: kept as you left it, not deployed (${deployCommand(c)} deploys it)`,
     );
     return;
   }
@@ -62,7 +71,7 @@ export async function workerStep(c: StepContext): Promise<void> {
   } catch (e) {
     throw new StepError(e instanceof Error ? e.message : String(e));
   }
-  const existing = await secretNames(c.wrangler, c.a.name);
+  const existing = await secretNames(c.wrangler);
   const ours = (done?.name === c.a.name && done.createdBySetup) || (c.state.deploying?.name === c.a.name && c.state.deploying.createdBySetup);
   if (existing !== undefined && !ours && !c.a.replace) {
     throw new StepError(
@@ -71,8 +80,8 @@ export async function workerStep(c: StepContext): Promise<void> {
   }
   c.state.deploying = { name: c.a.name, createdBySetup: ours || existing === undefined };
   c.save();
-  c.say.info(`deploying ${c.a.name} with REAPER_DRY_RUN=true (config: ${c.wrangler.config}) ...`);
-  const reported = await deploy(c.wrangler, c.a.name);
+  c.say.info(`deploying ${c.a.name} with REAPER_DRY_RUN=true (config: [env.${c.wrangler.env}] in ${c.wrangler.config}) ...`);
+  const reported = await deploy(c.wrangler);
   const url = c.a.workerUrl ?? reported;
   if (!url) throw new StepError("wrangler deployed the Worker but reported no workers.dev URL: give the Worker's URL with --worker-url and run again");
   c.state.worker = { name: c.a.name, url, createdBySetup: ours || existing === undefined, config: c.wrangler.config, digest };

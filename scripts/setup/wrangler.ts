@@ -6,13 +6,15 @@ import { run, tail } from "./run.ts";
 
 export interface Wrangler {
   root: string;
-  /** The generated config (<state dir>/wrangler.toml). */
+  /** The config the team commits (./wrangler.toml, or --wrangler-config). */
   config: string;
+  /** The environment in it that is this deployment (its name is the Worker's). */
+  env: string;
 }
 
 function wranglerRun(w: Wrangler, args: string[], stdin?: string) {
   const bin = join(w.root, "node_modules/wrangler/bin/wrangler.js");
-  return run(process.execPath, [bin, ...args, "--config", w.config], {
+  return run(process.execPath, [bin, ...args, "--config", w.config, "--env", w.env], {
     cwd: w.root,
     stdin,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0" },
@@ -20,27 +22,28 @@ function wranglerRun(w: Wrangler, args: string[], stdin?: string) {
 }
 
 /** The names of the Worker's secrets, or undefined when there is no such Worker. */
-export async function secretNames(w: Wrangler, name: string): Promise<string[] | undefined> {
-  const r = await wranglerRun(w, ["secret", "list", "--name", name, "--format", "json"]);
+export async function secretNames(w: Wrangler): Promise<string[] | undefined> {
+  const r = await wranglerRun(w, ["secret", "list", "--format", "json"]);
   if (r.code !== 0) {
     if (/10007|does not exist|not found/i.test(r.out)) return undefined;
     throw new Error(`wrangler secret list failed:\n${tail(r.out)}`);
   }
-  const start = r.out.indexOf("[");
-  const list = JSON.parse(start >= 0 ? r.out.slice(start) : "[]") as { name: string }[];
+  // The JSON starts on a line of its own, after any warning (which may hold brackets too).
+  const start = /^\s*\[/m.exec(r.out)?.index;
+  const list = JSON.parse(start !== undefined ? r.out.slice(start) : "[]") as { name: string }[];
   return list.map((s) => s.name);
 }
 
 /** wrangler deploy; answers the workers.dev URL it reports (undefined when it reports none). */
-export async function deploy(w: Wrangler, name: string): Promise<string | undefined> {
-  const r = await wranglerRun(w, ["deploy", "--name", name]);
+export async function deploy(w: Wrangler): Promise<string | undefined> {
+  const r = await wranglerRun(w, ["deploy"]);
   if (r.code !== 0) throw new Error(`wrangler deploy failed:\n${tail(r.out)}`);
   return /https:\/\/[^\s]+\.workers\.dev/.exec(r.out)?.[0];
 }
 
 /** Stores the secrets in one request; values travel on stdin only. */
-export async function putSecrets(w: Wrangler, name: string, secrets: Record<string, string>): Promise<void> {
-  const r = await wranglerRun(w, ["secret", "bulk", "--name", name], JSON.stringify(secrets));
+export async function putSecrets(w: Wrangler, secrets: Record<string, string>): Promise<void> {
+  const r = await wranglerRun(w, ["secret", "bulk"], JSON.stringify(secrets));
   if (r.code !== 0 || !/successfully created|No secrets were created/i.test(r.out)) throw new Error(`wrangler secret bulk failed:\n${tail(r.out)}`);
 }
 
@@ -54,7 +57,7 @@ export async function ensureLogin(w: Wrangler, interactive: boolean): Promise<"t
   if (!/not authenticated|wrangler login/i.test(who.out)) return "logged-in";
   if (!interactive)
     throw new Error(
-      "wrangler is not logged in to Cloudflare: run npx wrangler login, or set CLOUDFLARE_API_TOKEN (and CLOUDFLARE_ACCOUNT_ID), then run setup again",
+      "wrangler is not logged in to Cloudflare: run npx wrangler login, or (no browser here) set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID (the token's permissions: docs/deploy.md#a-cloudflare-api-token), then run setup again",
     );
   const code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [join(w.root, "node_modules/wrangler/bin/wrangler.js"), "login"], {

@@ -154,7 +154,10 @@ function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) 
         {s.dryRun ? " (dry run)" : ""}
       </dd>
       <dt>errors</dt>
-      <dd class={errorTotal > 0 ? "error" : undefined}>{errors.length === 0 ? "none" : errors.map(([kind, n]) => `${kind} ${n}`).join(", ")}</dd>
+      <dd class={errorTotal > 0 ? "error" : undefined}>
+        {errors.length === 0 ? "none" : errors.map(([kind, n]) => `${kind} ${n}`).join(", ")}
+        {s.unreadable?.length ? `; could not list ${s.unreadable.join("; ")}` : ""}
+      </dd>
       <dt>GitHub requests</dt>
       <dd>
         {s.githubCalls}

@@ -71,7 +71,7 @@ export interface RunnerPage {
 
 /** The last sweep's figures, for /metrics and the admin page: its report's counts, its time and what GitHub said. */
 export type LastSweep = Pick<PassReport, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
-  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number> };
+  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number>; unreadable?: string[] };
 
 export function lastSweepOf(report: PassReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
   const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
@@ -90,6 +90,7 @@ export function lastSweepOf(report: PassReport, budget: CallBudget, now: number,
     rateLimitLimit: budget.rateLimitLimit,
     dryRun,
     paused,
+    ...(report.unreadable ? { unreadable: report.unreadable } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface Gathered {
   lookAtDeletions: () => Promise<number>;
   /** Runners left for the next sweep's first look (see FIRST_LOOKS_PER_SWEEP). */
   deferred?: number;
+  /** The places the sweep could not list, each with why, and the kind of error they count as. */
+  unreadable?: { why: string[]; kind: string };
 }
 
 /**
@@ -68,6 +70,7 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
   return {
     items: looked,
     deferred: items.length - looked.length,
+    ...(listing.unreadable.length > 0 ? { unreadable: { why: listing.unreadable.map((u) => u.why), kind: viewErrorKind } } : {}),
     // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
     lookAtDeletions: async () => {
       // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.

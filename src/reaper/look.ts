@@ -56,7 +56,9 @@ export async function readByName(watched: readonly WatchedCluster[], name: strin
 }
 
 /** Every place listed once; answers each name's Lookup, and every name seen. */
-export async function listWatched(watched: readonly WatchedCluster[]): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string> }> {
+export async function listWatched(
+  watched: readonly WatchedCluster[],
+): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; unreadable: Lookup["unreadable"] }> {
   const byName = new Map<string, ClusterRunner[]>();
   const unreadable: Lookup["unreadable"] = [];
   // Per place: the time its list was sent, or how the agent's view says absence (per name).
@@ -88,6 +90,7 @@ export async function listWatched(watched: readonly WatchedCluster[]): Promise<{
       absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
     }),
     names: () => byName.keys(),
+    unreadable,
   };
 }
 

@@ -29,10 +29,12 @@ export interface PassReport {
   deferred?: number;
   /** The sweep's redelivery of failed deliveries (the alarm redelivers nothing). */
   redelivery?: RedeliveryReport | { error: string };
+  /** The places the sweep could not list, and why (the address and the runtime's words). */
+  unreadable?: string[];
 }
 
 export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassReport> {
-  const { items, lookAtDeletions, deferred } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
+  const { items, lookAtDeletions, deferred, unreadable } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
   const deleted = reaped + (await lookAtDeletions());
@@ -45,6 +47,8 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
   const errorsByKind: Record<string, number> = { cluster: 0, github: 0 };
   if (redelivery) errorsByKind.redelivery = "error" in redelivery ? 1 : redelivery.failed.length;
   for (const r of results) if (r.verdict.error) errorsByKind[r.errorKind ?? "github"] = (errorsByKind[r.errorKind ?? "github"] ?? 0) + 1;
+  // A place that could not be listed is an error of its kind even when no runner there is tracked (then no result counts it).
+  if (unreadable) errorsByKind[unreadable.kind] = Math.max(errorsByKind[unreadable.kind] ?? 0, unreadable.why.length);
   const report: PassReport = {
     kind,
     checked: results.length,
@@ -60,6 +64,7 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
     githubCalls: deps.budget.used,
   };
   if (deferred) report.deferred = deferred;
+  if (unreadable) report.unreadable = unreadable.why;
   if (redelivery) report.redelivery = redelivery;
   return report;
 }

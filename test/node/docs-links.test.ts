@@ -243,12 +243,7 @@ describe("the Settings tables", () => {
       .split("\n")
       .slice(2)
       .flatMap((row) => [...row.split("|")[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
-  const readme = table(readFileSync(join(ROOT, "README.md"), "utf8"));
   const guide = table(readFileSync(join(ROOT, "docs/deploy.md"), "utf8"));
-
-  it("are the same in README.md and docs/deploy.md", () => {
-    expect(readme).toBe(guide);
-  });
 
   it("name every setting src/config/settings.ts reads, and no other", () => {
     // Every quoted SETTING_NAME in the settings reader is a setting it reads (or names in an error).

@@ -17,7 +17,7 @@ import { emptyState } from "../../scripts/setup/state.ts";
 import { writeWorkerConfig } from "../../scripts/setup/worker-step.ts";
 import { startCloudflareStandin, type CloudflareStandin } from "../standins/cloudflare/server.ts";
 import { kubectlCalls, startHealthStub, writeAppFiles, writeFakeKubectl } from "./setup-fakes.ts";
-import { filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
+import { configCopy, filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
 
 const KUBE_API = "https://kube.octo-org.example:6443";
 let cloudflare: CloudflareStandin;
@@ -202,7 +202,7 @@ async function directStep(label: string, o: { saSecret: "none" | "other" | "setu
       state,
       save: () => undefined,
       say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) },
-      wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") },
+      wrangler: { root: ROOT, config: configCopy(stateDir), env: "production" },
       memory: new Map(),
       ask: undefined,
       open: () => undefined,

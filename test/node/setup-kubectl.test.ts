@@ -13,6 +13,7 @@ import type { Say, StepContext } from "../../scripts/setup/context.ts";
 import { secretServer } from "../../scripts/setup/secret-server.ts";
 import { emptyState } from "../../scripts/setup/state.ts";
 import { ROOT } from "../../scripts/lib/local-stack.ts";
+import { configCopy } from "./setup-rig.ts";
 
 let work: string;
 const savedPath = process.env["PATH"];
@@ -77,7 +78,7 @@ async function context(name: string, extra: Record<string, string | boolean> = {
     state,
     save: () => undefined,
     say: { ...quiet, done: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`), info: (t) => said.push(t) },
-    wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") },
+    wrangler: { root: ROOT, config: configCopy(stateDir), env: "production" },
     memory: new Map([["AGENT_TOKEN", AGENT_TOKEN]]),
     ask: undefined,
     open: () => undefined,

@@ -4,6 +4,7 @@
 // a user's: the page's form goes to GitHub's new-App page, GitHub's "Create"
 // redirects back to setup's server with a code and the state, and the code is
 // exchanged once. Plain HTTP, as a browser would do it (setup.test.ts clicks it in Chromium).
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { githubPlace } from "../../scripts/setup/github-urls.ts";
 import { startManifestFlow } from "../../scripts/setup/manifest-page.ts";
@@ -68,7 +69,7 @@ describe.each([
       const back = await fetch(confirm.action, { method: "POST", body: confirm.fields, redirect: "manual" });
       expect(back.status).toBe(302);
       const location = back.headers.get("location") ?? "";
-      expect(location.startsWith(flow.url.replace(/\/$/, "/created?"))).toBe(true);
+      expect(location.startsWith(`${flow.url}created?`)).toBe(true);
       // A forged answer (another state) is refused and does not use the code.
       const forged = new URL(location);
       forged.searchParams.set("state", "0".repeat(32));
@@ -83,6 +84,65 @@ describe.each([
       expect(String(apps[0]?.manifest["redirect_url"]).startsWith(flow.url.replace(/\/$/, ""))).toBe(true);
       const exchanges = (await tenant.calls()).filter((c) => c.path.startsWith("/app-manifests/"));
       expect(exchanges).toEqual([expect.objectContaining({ method: "POST", status: 201 })]);
+    } finally {
+      await flow.close();
+    }
+  });
+});
+
+/** A GET with the Host header as given (fetch would set its own). */
+function get(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (d: string) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("setup's manifest page and another local caller", () => {
+  it("gives nothing to a caller without the path secret or with another Host, and keeps the code for the real return", async () => {
+    const tenant = await createGithubTenant(github.url, { ghes: true });
+    const web = tenant.webUrl ?? "";
+    const flow = await startManifestFlow({
+      place: githubPlace(web),
+      accountType: "org",
+      org: "octo-org",
+      manifest: { name: "arc-reaper-octo-org", url: "https://r.example.workers.dev", public: false },
+    });
+    try {
+      const origin = new URL(flow.url).origin;
+      const host = new URL(flow.url).host;
+      const real = await get(flow.url, host);
+      const state = /state=([0-9a-f]{32})/.exec(real.body)?.[1] ?? "";
+      expect(state).toMatch(/^[0-9a-f]{32}$/);
+      // The root, a guessed path and the right path under another Host (DNS rebinding) show no state.
+      for (const [url, h] of [
+        [`${origin}/`, host],
+        [`${origin}/created`, host],
+        [`${origin}/${"A".repeat(32)}/`, host],
+        [flow.url, `localhost:${flow.port}`],
+        [flow.url, "evil.example"],
+      ] as const) {
+        const r = await get(url, h);
+        expect({ url, h, status: r.status }).toEqual({ url, h, status: 404 });
+        expect(r.body).not.toContain(state);
+      }
+      expect(flow.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[\w-]{32}\/$/);
+      expect(flow.port).toBe(Number(new URL(flow.url).port));
+      // Whoever knows the state but not the secret cannot spend a code: it is not exchanged.
+      expect((await get(`${origin}/created?code=stolen&state=${state}`, host)).status).toBe(404);
+      expect((await tenant.calls()).filter((c) => c.path.startsWith("/app-manifests/"))).toEqual([]);
+      // The redirect_url GitHub is given carries the same secret.
+      const manifest =
+        /name="manifest" value="([^"]*)"/
+          .exec(real.body)?.[1]
+          ?.replace(/&quot;/g, '"')
+          .replace(/&amp;/g, "&") ?? "{}";
+      expect((JSON.parse(manifest) as { redirect_url: string }).redirect_url).toBe(`${flow.url}created`);
     } finally {
       await flow.close();
     }

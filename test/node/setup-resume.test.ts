@@ -21,6 +21,7 @@ import { emptyState } from "../../scripts/setup/state.ts";
 import { writeWorkerConfig } from "../../scripts/setup/worker-step.ts";
 import { startCloudflareStandin, type CloudflareStandin } from "../standins/cloudflare/server.ts";
 import { kubectlCalls, startHealthStub, writeFakeKubectl } from "./setup-fakes.ts";
+import { configCopy } from "./setup-rig.ts";
 
 const GITHUB = ["GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"];
 let cloudflare: CloudflareStandin;
@@ -91,7 +92,7 @@ async function resumed(label: string, before: Record<string, string>, bySetup: s
     state,
     save: () => undefined,
     say: { step: () => undefined, done: (t) => said.push(t), info: (t) => said.push(t), warn: (t) => said.push(`warning: ${t}`) },
-    wrangler: { root: ROOT, config: join(stateDir, "wrangler.toml") },
+    wrangler: { root: ROOT, config: configCopy(stateDir), env: "production" },
     memory: new Map(),
     ask: undefined,
     open: () => undefined,

@@ -3,7 +3,8 @@
 // Cloudflare's API through wrangler's CLOUDFLARE_API_BASE_URL, Kubernetes), and
 // headless Chromium as in the admin page's test.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../scripts/lib/local-stack.ts";
 
@@ -15,8 +16,20 @@ export interface SetupRun {
   exited: Promise<number>;
 }
 
+/** Setup as a user runs it; never on the repository's own wrangler.toml (a copy, unless --wrangler-config or the kept answers name one). */
 export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
-  const child = spawn(process.execPath, [join(ROOT, "scripts/setup/main.ts"), ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const stateDir = args[args.indexOf("--state-dir") + 1];
+  const kept = args.includes("--state-dir") && stateDir !== undefined && existsSync(join(stateDir, "answers.json"));
+  const config =
+    args.includes("--wrangler-config") || (kept && readFileSync(join(stateDir, "answers.json"), "utf8").includes('"wrangler-config"'))
+      ? []
+      : ["--wrangler-config", configCopy(mkdtempSync(join(tmpdir(), "arc-reaper-config-")))];
+  const child = spawn(process.execPath, [join(ROOT, "scripts/setup/main.ts"), ...config, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
   child.stdin?.end();
   let out = "";
   const listeners = new Set<() => void>();
@@ -75,4 +88,18 @@ export function filesContaining(files: string[], secrets: string[]): string[] {
     const text = readFileSync(f, "utf8");
     return secrets.some((s) => text.includes(s));
   });
+}
+
+/**
+ * A copy of the repository's wrangler.toml in `dir` (its paths made absolute),
+ * for setup to write its environment into, as it writes into a clone's own.
+ */
+export function configCopy(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const text = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+    .replace(/^main = "([^"]+)"$/m, (_m, p: string) => `main = ${JSON.stringify(join(ROOT, p))}`)
+    .replace(/^undici = "\.\/([^"]+)"$/m, (_m, p: string) => `undici = ${JSON.stringify(join(ROOT, p))}`);
+  const path = join(dir, "wrangler.toml");
+  writeFileSync(path, text);
+  return path;
 }

@@ -22,7 +22,7 @@ import { startCloudflareStandin, type CloudflareStandin } from "../standins/clou
 import { createKubeTenant, type KubeTenant } from "../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { pickChromium } from "./pick-chromium.ts";
-import { filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
+import { configCopy, filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
 
 const NAME = "arc-reaper-e2e";
 const CLUSTER = "eu-west";
@@ -131,6 +131,8 @@ describe("npm run setup: from nothing to a checked dry run", () => {
   it("is stopped, resumes, passes the check, and a re-run changes nothing", async () => {
     const t0 = Date.now();
     const stateDir = join(work, "state");
+    // The clone's wrangler.toml (a copy): setup writes the deployment into it as [env.production].
+    const config = configCopy(join(work, "clone"));
     const devPort = await freePort();
     const workerUrl = `http://127.0.0.1:${devPort}`;
     const args = [
@@ -153,6 +155,8 @@ describe("npm run setup: from nothing to a checked dry run", () => {
       workerUrl,
       "--state-dir",
       stateDir,
+      "--wrangler-config",
+      config,
       "--wait-minutes",
       "2",
     ];
@@ -179,7 +183,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     // Then stopped while it waits for the browser: the Worker is deployed and recorded; no App yet.
     const first = runSetup(args, env());
     children.push(first.child);
-    await first.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/) and click/, 150_000);
+    await first.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/) and click/, 150_000);
     killGroup(first.child, "SIGINT");
     expect(await first.exited).toBe(130);
     outputs.push(first.output());
@@ -196,7 +200,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     // 2. Resumed: no second deploy; the browser makes the App; the secrets arrive; the check passes.
     const second = runSetup(args, env());
     children.push(second.child);
-    const page = (await second.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/) and click/, 60_000))[1] ?? "";
+    const page = (await second.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/) and click/, 60_000))[1] ?? "";
     expect(second.output()).toMatch(/deployed by an earlier run/);
     const tab = await (browser as BrowserContext).newPage();
     await tab.goto(page);
@@ -265,7 +269,9 @@ describe("npm run setup: from nothing to a checked dry run", () => {
         join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
         "dev",
         "--config",
-        join(stateDir, "wrangler.toml"),
+        config,
+        "--env",
+        "production",
         "--ip",
         "127.0.0.1",
         "--port",
@@ -342,10 +348,36 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     expect(await tenant.manifestApps()).toHaveLength(1);
     expect(Object.fromEntries(SECRETS.map((s) => [s, script?.secrets.get(s)]))).toEqual(secrets);
 
-    // Step 8 done by the user (REAPER_DRY_RUN = "false" in setup's config): a re-run keeps their edit and deploys nothing.
-    const config = join(stateDir, "wrangler.toml");
-    const edited = readFileSync(config, "utf8").replace(/^REAPER_DRY_RUN = "true"$/m, 'REAPER_DRY_RUN = "false"');
-    expect(edited).toMatch(/^REAPER_DRY_RUN = "false"$/m);
+    // The documented upgrade (npm run deploy -- --env production) deploys the same bindings and vars;
+    // npm run deploy of the top level, whose Worker name is the same, is refused and uploads nothing.
+    const deployScript = (extra: string[]) =>
+      new Promise<{ code: number; out: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, "scripts/deploy.ts"), "--config", config, ...extra], { cwd: ROOT, env: env() });
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
+        child.stderr.on("data", (d: Buffer) => (out += d.toString("utf8")));
+        child.on("close", (code) => resolve({ code: code ?? 1, out }));
+      });
+    const wholeTop = readFileSync(config, "utf8").replace(/^name = "arc-reaper"$/m, `name = "${NAME}"`);
+    writeFileSync(config, wholeTop);
+    const refused = await deployScript([]);
+    expect(refused.code, refused.out).toBe(1);
+    expect(refused.out).toContain(`Worker ${NAME} was made by npm run setup from [env.production]`);
+    expect(refused.out).toContain("npm run deploy -- --env production");
+    expect(script?.uploads).toBe(uploads);
+    const upgraded = await deployScript(["--env", "production"]);
+    expect(upgraded.code, upgraded.out).toBe(0);
+    expect(cloudflare.scripts.get(NAME)?.uploads).toBe(uploads + 1);
+    const sorted = (b: unknown) => JSON.stringify([...((b ?? []) as { name: string }[])].sort((x, y) => x.name.localeCompare(y.name)));
+    expect(sorted(cloudflare.scripts.get(NAME)?.metadata["bindings"])).toBe(sorted(bindings));
+    expect(cloudflare.scripts.get(NAME)?.schedules).toEqual(["* * * * *"]);
+    const upgradedUploads = cloudflare.scripts.get(NAME)?.uploads;
+
+    // Step 8 done by the user (REAPER_DRY_RUN = "false" in setup's environment): a re-run keeps their edit and deploys nothing.
+    const text = readFileSync(config, "utf8");
+    const at = text.lastIndexOf('REAPER_DRY_RUN = "true"');
+    const edited = `${text.slice(0, at)}REAPER_DRY_RUN = "false"${text.slice(at + 'REAPER_DRY_RUN = "true"'.length)}`;
+    expect(edited).toMatch(/\[env\.production\.vars\][^[]*REAPER_DRY_RUN = "false"/);
     writeFileSync(config, edited);
     const fourth = runSetup(args, env());
     children.push(fourth.child);
@@ -353,7 +385,20 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     outputs.push(fourth.output());
     expect(fourth.output()).toMatch(/was edited since setup deployed it: kept as you left it/);
     expect(readFileSync(config, "utf8")).toBe(edited);
-    expect(script?.uploads).toBe(uploads);
+    expect(cloudflare.scripts.get(NAME)?.uploads).toBe(upgradedUploads);
+
+    // With CLOUDFLARE_API_TOKEN (no OAuth login) wrangler called only the account's Workers API:
+    // a token with Workers Scripts Edit on the account does (docs/deploy.md#a-cloudflare-api-token).
+    const families = new Set(
+      cloudflare.calls.map((k) =>
+        k.path
+          .replace(cloudflare.accountId, ":account")
+          .replace(/\/workers\/(scripts|services|workers)\/[^/]+/, "/workers/$1/:name")
+          .replace(/\/secrets\/[^/]+$/, "/secrets/:secret"),
+      ),
+    );
+    for (const f of families) expect(f).toMatch(/\/accounts\/:account\/workers\/|\/user\/tokens\/verify$|\/memberships$/);
+    process.stdout.write(`\nCloudflare API paths wrangler called during setup: ${[...families].sort().join(", ")}\n`);
 
     // No secret in setup's output, in its state dir or the repository's .setup, or on any command line.
     clearInterval(sampleArgv);
@@ -362,7 +407,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
       .concat(agentToken);
     const keyLines = (secrets["GITHUB_APP_PRIVATE_KEY"] ?? "").split("\n").filter((l) => l.length > 40);
     for (const out of outputs) for (const v of [...values, ...keyLines]) expect(out.includes(v)).toBe(false);
-    expect(filesContaining([...filesUnder(stateDir), ...filesUnder(join(ROOT, ".setup"))], [...values, ...keyLines])).toEqual([]);
+    expect(filesContaining([config, ...filesUnder(stateDir), ...filesUnder(join(ROOT, ".setup"))], [...values, ...keyLines])).toEqual([]);
     expect(argvSeen.length).toBeGreaterThan(10);
     for (const snapshot of argvSeen) for (const v of [...values, ...keyLines]) expect(snapshot.includes(v)).toBe(false);
 

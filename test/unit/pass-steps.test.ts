@@ -358,6 +358,17 @@ describe("runPass", () => {
     });
   });
 
+  it("an unreadable cluster with nothing tracked is a cluster error, with why, not cluster 0", async () => {
+    const w = world();
+    w.cluster.unreadable.add("arc-a");
+    w.cluster.unreadable.add("arc-b");
+    const r = await report(w, "sweep");
+    expect(r.checked).toBe(0);
+    expect(r.errorsByKind.cluster).toBe(2);
+    expect(r.errors).toBe(2);
+    expect(r.unreadable).toEqual([expect.stringMatching(/arc-a.*cannot be read/), expect.stringMatching(/arc-b.*cannot be read/)]);
+  });
+
   it("the alarm: no redelivery; a readable cluster's gone rows counted", async () => {
     const w = world();
     w.ledger.record([completed("gone", 4, 40, 900)], T0);

@@ -1,5 +1,5 @@
-// What npm run setup writes: the Worker's config (the repository's with the
-// Worker's name, paths from the state dir, setup's vars, nothing secret) and an
+// What npm run setup writes: the deployment as an environment of the config a
+// team commits (its name, the top level's bindings, setup's vars, nothing secret) and an
 // agent overlay per cluster; the token Secret only as a stream for kubectl's stdin.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +8,7 @@ import { parse } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { agentSecretYaml, writeAgentOverlay } from "../../scripts/setup/overlay.ts";
-import { renderWranglerConfig } from "../../scripts/setup/wrangler-config.ts";
+import { renderEnvironment, setupBlock, setupEnvironments } from "../../scripts/setup/wrangler-config.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -16,20 +16,36 @@ const dir = mkdtempSync(join(tmpdir(), "arc-reaper-setup-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the files setup writes", () => {
-  it("renders wrangler.toml with the name, relative paths and setup's vars (REAPER_DRY_RUN true, replaced not doubled)", () => {
-    const source = join(ROOT, "wrangler.toml");
-    const out = renderWranglerConfig(readFileSync(source, "utf8"), source, join(ROOT, ".setup/wrangler.toml"), "my-reaper", {
-      REAPER_DRY_RUN: "true",
-      CLUSTER_MODE: "agent",
-      REAPER_NAMESPACES: "a,b",
-    });
-    expect(out).toMatch(/^name = "my-reaper"$/m);
-    expect(out).toMatch(/^main = "\.\.\/src\/index\.ts"$/m);
-    expect(out).toMatch(/^undici = "\.\.\/src\/cluster\/undici-shim\.ts"$/m);
-    expect(out.match(/^REAPER_DRY_RUN = /gm)).toHaveLength(1);
-    expect(out).toMatch(/^REAPER_DRY_RUN = "true"$/m);
-    expect(out).toMatch(/^CLUSTER_MODE = "agent"$/m);
-    expect(out).toMatch(/^REAPER_NAMESPACES = "a,b"$/m);
+  it("writes [env.production] into wrangler.toml: the name, the bindings wrangler does not inherit, setup's vars; again replaced, not doubled", () => {
+    const source = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+    const vars = { REAPER_DRY_RUN: "true", CLUSTER_MODE: "agent", REAPER_NAMESPACES: "a,b" };
+    const once = renderEnvironment(source, "production", "my-reaper", vars);
+    expect(once.startsWith(source.trimEnd())).toBe(true);
+    const block = setupBlock(once, "production") ?? "";
+    expect(block).toMatch(/^\[env\.production\]\nname = "my-reaper"$/m);
+    expect(block).toMatch(/^\[\[env\.production\.durable_objects\.bindings\]\]\nname = "LEDGER"\nclass_name = "Ledger"$/m);
+    expect(block).toMatch(/^\[\[env\.production\.ratelimits\]\]\nname = "FRONT_DOOR"$/m);
+    expect(block).not.toMatch(/migrations/);
+    expect(block).toMatch(/^\[env\.production\.vars\]\nREAPER_DRY_RUN = "true"\nCLUSTER_MODE = "agent"\nREAPER_NAMESPACES = "a,b"$/m);
+    // Defaults stay the code's: none of the top level's other vars is copied.
+    expect(block).not.toMatch(/REAPER_GRACE_SECONDS/);
+    const twice = renderEnvironment(once, "production", "my-reaper", { ...vars, REAPER_NAMESPACES: "c" });
+    expect(twice.match(/^\[env\.production\]$/gm)).toHaveLength(1);
+    expect(setupBlock(twice, "production")).toMatch(/^REAPER_NAMESPACES = "c"$/m);
+    const staging = renderEnvironment(twice, "staging", "my-reaper-staging", vars);
+    expect(setupEnvironments(staging)).toEqual([
+      { env: "production", name: "my-reaper" },
+      { env: "staging", name: "my-reaper-staging" },
+    ]);
+    expect(setupBlock(staging, "staging")).not.toMatch(/env\.production/);
+  });
+
+  it("is the block the by-hand guide shows (docs/deploy.md, step 4), vars apart", () => {
+    const written = setupBlock(renderEnvironment(readFileSync(join(ROOT, "wrangler.toml"), "utf8"), "production", "arc-reaper", {}), "production") ?? "";
+    const guide = setupBlock(readFileSync(join(ROOT, "docs/deploy.md"), "utf8"), "production") ?? "";
+    const withoutVars = (b: string) => b.replace(/^\[env\.production\.vars\]\n(?:(?:#|[A-Z]).*\n)*/m, "[env.production.vars]\n");
+    expect(guide).not.toBe("");
+    expect(withoutVars(`${guide}\n`)).toBe(withoutVars(`${written}\n`));
   });
 
   it("writes an overlay with the cluster's settings and a Role per namespace, and no secret", () => {

@@ -468,6 +468,15 @@ describe("GET /admin content", () => {
     expect((await adminRunners(other)).runners[0]).toMatchObject({ runUrl: null, workflow: "Manually triggered workflow" });
   });
 
+  it("shows a cluster that could not be listed as a cluster error, with where and why, though nothing is tracked", async () => {
+    const env = testEnv();
+    const why =
+      "arc-runners: Network connection lost (GET https://kube.example.invalid/apis/actions.github.com/v1alpha1/namespaces/arc-runners/ephemeralrunners)";
+    await writeLastSweep(env, lastSweep({ at: ago(5), checked: 0, errors: { cluster: 1, github: 0 }, unreadable: [why] }));
+    const text = await textOf(await get(env, "/admin", bearer));
+    expect(text).toContain(`errors cluster 1, github 0; could not list ${why}`);
+  });
+
   it("shows the last sweep's summary", async () => {
     const env = testEnv();
     expect(await (await get(env, "/admin", bearer)).text()).toContain("No sweep summary recorded yet.");
