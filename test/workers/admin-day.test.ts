@@ -86,9 +86,11 @@ describe("the day at a glance", () => {
 
   it("counts a finished runner kept once per new reason (a dry run), not on every sweep", async () => {
     const s = await stack({ REAPER_DRY_RUN: "true" });
-    await closeBySweep(s, NOW, [{ name: "arc-day-dry", runId: 60, jobId: 6, by: "job-completed" }]);
-    await s.sweep(NOW + 60_000);
-    const day = await dayOf(s.env, NOW + 60_000);
+    // Both sweeps within one hour (ten minutes into NOW's): a run at hh:59 would put the second in the next hour's bar.
+    const at = Math.floor(NOW / HOUR_MS) * HOUR_MS + 10 * 60_000;
+    await closeBySweep(s, at, [{ name: "arc-day-dry", runId: 60, jobId: 6, by: "job-completed" }]);
+    await s.sweep(at + 60_000);
+    const day = await dayOf(s.env, at + 60_000);
     expect(day.hours.at(-1)).toMatchObject({ reaped: 0, kept: 1, gone: 0 });
     expect(day.keptWhy).toEqual([{ why: "dry run", n: 1 }]);
     expect(day.delay).toBeNull();
