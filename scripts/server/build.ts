@@ -1,7 +1,8 @@
 // `node scripts/server/build.ts [--outdir DIR] [--kube-ca PATH]`: the in-cluster
 // server's files in one directory (dist/server unless told): the Worker's
 // bundle as `wrangler deploy --dry-run` makes it (wrangler's bundler, offline,
-// no account), the front door's limiter with its types stripped, and the
+// no account), the front door's limiter and the way out (src/server) with
+// their types stripped, and the
 // workerd config made from wrangler.toml. --kube-ca names the cluster's CA
 // file as the running server will see it (the image passes the
 // ServiceAccount's ca.crt); it is embedded when workerd starts.
@@ -14,7 +15,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { unstable_readConfig } from "wrangler";
 import { SETTING_NAMES } from "../../src/config/settings.ts";
-import { LIMITER_FILE, workerdConfig, type WranglerConfig } from "./workerd-config.ts";
+import { LIMITER_FILE, OUTBOUND_FILE, workerdConfig, type WranglerConfig } from "./workerd-config.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const CONFIG_FILE = "config.capnp";
@@ -42,8 +43,12 @@ export function buildServer(outdir: string, opts: { kubeCa?: string } = {}): str
   });
   rmSync(join(out, "README.md"), { force: true });
   rmSync(join(out, "index.js.map"), { force: true });
-  const limiter = readFileSync(join(ROOT, "src/server/front-door-limiter.ts"), "utf8");
-  writeFileSync(join(out, LIMITER_FILE), stripTypeScriptTypes(limiter));
+  for (const [from, to] of [
+    ["front-door-limiter.ts", LIMITER_FILE],
+    ["kube-token-outbound.ts", OUTBOUND_FILE],
+  ]) {
+    writeFileSync(join(out, to), stripTypeScriptTypes(readFileSync(join(ROOT, "src/server", from), "utf8")));
+  }
   const caFile = opts.kubeCa === undefined ? undefined : relative(out, resolve(opts.kubeCa));
   writeFileSync(join(out, CONFIG_FILE), workerdConfig(readWranglerConfig(), { settingNames: SETTING_NAMES, ...(caFile ? { caFile } : {}) }));
   return out;

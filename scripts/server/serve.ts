@@ -13,7 +13,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { buildServer, CONFIG_FILE, readWranglerConfig, ROOT } from "./build.ts";
-import { LEDGER_DIRECTORY, SOCKET } from "./workerd-config.ts";
+import { LEDGER_DIRECTORY, SERVICE_ACCOUNT_DIRECTORY, SOCKET } from "./workerd-config.ts";
 
 export const WORKERD = join(ROOT, "node_modules/.bin/workerd");
 
@@ -24,8 +24,18 @@ export function serverEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** workerd's arguments: the config, the ledger's directory and the listening address. */
-export function workerdArgs(outdir: string, dataDir: string, listen: string): string[] {
-  return ["serve", join(outdir, CONFIG_FILE), "-d", `${LEDGER_DIRECTORY}=${dataDir}`, "-s", `${SOCKET}=${listen}`];
+/** workerd's arguments: the config, the ledger's directory, the ServiceAccount's (its token file) and the listening address. */
+export function workerdArgs(outdir: string, dataDir: string, listen: string, serviceAccountDir: string): string[] {
+  return [
+    "serve",
+    join(outdir, CONFIG_FILE),
+    "-d",
+    `${LEDGER_DIRECTORY}=${dataDir}`,
+    "-d",
+    `${SERVICE_ACCOUNT_DIRECTORY}=${serviceAccountDir}`,
+    "-s",
+    `${SOCKET}=${listen}`,
+  ];
 }
 
 if (import.meta.main) {
@@ -34,9 +44,12 @@ if (import.meta.main) {
   if (!values["no-build"]) buildServer(outdir);
   const dataDir = resolve(process.env.ARC_REAPER_DATA ?? join(ROOT, ".server-state"));
   mkdirSync(dataDir, { recursive: true });
+  // Off the cluster there is no ServiceAccount: KUBE_TOKEN=service-account-token-file reads ARC_REAPER_SERVICE_ACCOUNT/token.
+  const serviceAccountDir = resolve(process.env.ARC_REAPER_SERVICE_ACCOUNT ?? join(ROOT, ".server-service-account"));
+  mkdirSync(serviceAccountDir, { recursive: true });
   const listen = process.env.ARC_REAPER_LISTEN ?? `127.0.0.1:${process.env.PORT ?? "8787"}`;
   process.stdout.write(`arc-reaper on http://${listen} (ledger in ${dataDir})\n`);
-  const child = spawn(WORKERD, workerdArgs(outdir, dataDir, listen), { stdio: "inherit", env: serverEnv(process.env) });
+  const child = spawn(WORKERD, workerdArgs(outdir, dataDir, listen, serviceAccountDir), { stdio: "inherit", env: serverEnv(process.env) });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

@@ -30,12 +30,15 @@ export interface ServerOptions {
 /** The bundle's module, the limiter's module and the disk service, as the config names them. */
 export const BUNDLE_FILE = "index.js";
 export const LIMITER_FILE = "front-door-limiter.js";
+export const OUTBOUND_FILE = "kube-token-outbound.js";
+export const SERVICE_ACCOUNT_DIRECTORY = "service-account";
 export const LEDGER_DIRECTORY = "ledger-storage";
 export const SOCKET = "http";
 /** Never change this: the ledger's files on the volume are found by it. */
 export const LEDGER_UNIQUE_KEY = "arc-reaper-ledger";
 /** The default directory and address; `workerd serve -d ledger-storage=… -s http=…` overrides them. */
 const DEFAULT_DIRECTORY = "/var/lib/arc-reaper";
+const SERVICE_ACCOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
 const DEFAULT_ADDRESS = "*:8080";
 const LIMITER_MODULE = "arc-reaper:front-door";
 
@@ -86,6 +89,9 @@ const config :Workerd.Config = (
   services = [
     (name = "arc-reaper", worker = .arcReaper),
     (name = ${text(LEDGER_DIRECTORY)}, disk = (path = ${text(DEFAULT_DIRECTORY)}, writable = true)),
+    (name = ${text(SERVICE_ACCOUNT_DIRECTORY)}, disk = (path = ${text(SERVICE_ACCOUNT_PATH)})),
+    # Every request the Worker sends; with KUBE_TOKEN=service-account-token-file it brings the projected token.
+    (name = "outbound", worker = .outbound),
     # The API server and GitHub's API only, over the Worker's fetch; "private" reaches the API server's address.
     (name = "internet", network = (allow = ["public", "private"], tlsOptions = (${tls}))),
   ],
@@ -101,6 +107,18 @@ const arcReaper :Workerd.Worker = (
   # One replica, one directory: a second server would be a second ledger.
   durableObjectNamespaces = ${list(namespaces, "  ")},
   durableObjectStorage = (localDisk = ${text(LEDGER_DIRECTORY)}),
+  globalOutbound = "outbound",
+);
+
+const outbound :Workerd.Worker = (
+  modules = [(name = ${text(OUTBOUND_FILE)}, esModule = embed ${text(OUTBOUND_FILE)})],
+  compatibilityDate = ${text(config.compatibility_date)},
+  bindings = [
+    (name = "SERVICE_ACCOUNT", service = ${text(SERVICE_ACCOUNT_DIRECTORY)}),
+    (name = "KUBE_API_URL", fromEnvironment = "KUBE_API_URL"),
+    (name = "KUBE_TOKEN", fromEnvironment = "KUBE_TOKEN"),
+  ],
+  globalOutbound = "internet",
 );
 `;
 }

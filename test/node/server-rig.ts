@@ -4,7 +4,7 @@
 // against the stand-in GitHub and Kubernetes servers. Not wrangler dev.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,10 +30,14 @@ export interface ServerWorld {
   /** Starts workerd on `dataDir` (a fresh one unless given) with the world's settings over `settings`; one at a time. */
   start(o?: { dataDir?: string; settings?: Record<string, string | undefined> }): Promise<RunningServer>;
   sign(body: string): Promise<string>;
+  /** The ServiceAccount's token file the server reads with KUBE_TOKEN=service-account-token-file (the kubelet rotates it). */
+  writeServiceAccountToken(token: string): void;
+  /** A token the stand-in accepts for arc-reaper's ServiceAccount (its Role). */
+  kubeToken: string;
   close(): Promise<void>;
 }
 
-export interface RunningServer {
+interface RunningServer {
   url: string;
   pid: number;
   dataDir: string;
@@ -68,6 +72,10 @@ export async function serverWorld(): Promise<ServerWorld> {
   const adminToken = `server-admin-${randomBytes(18).toString("base64url")}`;
   const webhookSecret = `server-webhook-${randomBytes(18).toString("base64url")}`;
   const children = new Set<ChildProcess>();
+  const serviceAccountDir = join(work, "service-account");
+  mkdirSync(serviceAccountDir);
+  const writeServiceAccountToken = (token: string) => writeFileSync(join(serviceAccountDir, "token"), token);
+  writeServiceAccountToken(kubeToken);
 
   const base: Record<string, string> = {
     GITHUB_WEBHOOK_SECRET: webhookSecret,
@@ -88,7 +96,7 @@ export async function serverWorld(): Promise<ServerWorld> {
     for (const [k, v] of Object.entries({ ...base, ...o.settings })) if (v !== undefined) settings[k] = v;
     // Only the settings and PATH: nothing of this process's environment reaches the server.
     const env = serverEnv({ PATH: process.env.PATH ?? "", ...settings });
-    const child = spawn(WORKERD, workerdArgs(outdir, dataDir, `127.0.0.1:${port}`), { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(WORKERD, workerdArgs(outdir, dataDir, `127.0.0.1:${port}`, serviceAccountDir), { env, stdio: ["ignore", "pipe", "pipe"] });
     children.add(child);
     const log: Record<string, unknown>[] = [];
     const raw: string[] = [];
@@ -145,6 +153,8 @@ export async function serverWorld(): Promise<ServerWorld> {
     outdir,
     start,
     sign: (body) => new Webhooks({ secret: webhookSecret }).sign(body),
+    writeServiceAccountToken,
+    kubeToken,
     async close() {
       for (const child of children) child.kill("SIGKILL");
       await Promise.all([githubStandin?.close(), kubeStandin?.close()]);

@@ -115,4 +115,24 @@ describe("the in-cluster server", () => {
       await server.kill();
     }
   });
+
+  it("reaches the API server with the ServiceAccount's token file, read again at each request", async () => {
+    const server = await world.start({ settings: { KUBE_TOKEN: "service-account-token-file" } });
+    const namespaceCheck = async () => {
+      const res = await fetch(`${server.url}/healthz/deep`, { headers: { authorization: `Bearer ${world.adminToken}` } });
+      return ((await res.json()) as { checks: { name: string; ok: boolean }[] }).checks.find((c) => c.name === `namespace ${NAMESPACE}`)?.ok;
+    };
+    try {
+      expect(await namespaceCheck()).toBe(true);
+      world.writeServiceAccountToken("a-token-the-api-server-refuses");
+      expect(await namespaceCheck()).toBe(false);
+      world.writeServiceAccountToken(world.kubeToken);
+      expect(await namespaceCheck()).toBe(true);
+      // The token is the file's, never the marker: every call the stand-in saw came as arc-reaper's ServiceAccount or was refused.
+      const users = new Set((await world.kube.calls()).map((c) => c.user));
+      expect([...users].every((u) => u === null || u === "system:serviceaccount:arc-reaper:arc-reaper" || u === "admin")).toBe(true);
+    } finally {
+      await server.kill();
+    }
+  });
 });
