@@ -43,12 +43,11 @@ export function buildServer(outdir: string, opts: { kubeCa?: string } = {}): str
   });
   rmSync(join(out, "README.md"), { force: true });
   rmSync(join(out, "index.js.map"), { force: true });
-  for (const [from, to] of [
+  const embedded: [string, string][] = [
     ["front-door-limiter.ts", LIMITER_FILE],
     ["kube-token-outbound.ts", OUTBOUND_FILE],
-  ]) {
-    writeFileSync(join(out, to), stripTypeScriptTypes(readFileSync(join(ROOT, "src/server", from), "utf8")));
-  }
+  ];
+  for (const [from, to] of embedded) writeFileSync(join(out, to), stripTypeScriptTypes(readFileSync(join(ROOT, "src/server", from), "utf8")));
   const caFile = opts.kubeCa === undefined ? undefined : relative(out, resolve(opts.kubeCa));
   writeFileSync(join(out, CONFIG_FILE), workerdConfig(readWranglerConfig(), { settingNames: SETTING_NAMES, ...(caFile ? { caFile } : {}) }));
   return out;
