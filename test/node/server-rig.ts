@@ -28,7 +28,7 @@ export interface ServerWorld {
   /** The built server's directory (bundle, limiter, config). */
   outdir: string;
   /** Starts workerd on `dataDir` (a fresh one unless given) with the world's settings over `settings`; one at a time. */
-  start(o?: { dataDir?: string; settings?: Record<string, string | undefined> }): Promise<RunningServer>;
+  start(o?: { dataDir?: string; settings?: Record<string, string | undefined>; outdir?: string }): Promise<RunningServer>;
   sign(body: string): Promise<string>;
   /** The ServiceAccount's token file the server reads with KUBE_TOKEN=service-account-token-file (the kubelet rotates it). */
   writeServiceAccountToken(token: string): void;
@@ -96,7 +96,7 @@ export async function serverWorld(): Promise<ServerWorld> {
     for (const [k, v] of Object.entries({ ...base, ...o.settings })) if (v !== undefined) settings[k] = v;
     // Only the settings and PATH: nothing of this process's environment reaches the server.
     const env = serverEnv({ PATH: process.env.PATH ?? "", ...settings });
-    const child = spawn(WORKERD, workerdArgs(outdir, dataDir, `127.0.0.1:${port}`, serviceAccountDir), { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(WORKERD, workerdArgs(o.outdir ?? outdir, dataDir, `127.0.0.1:${port}`, serviceAccountDir), { env, stdio: ["ignore", "pipe", "pipe"] });
     children.add(child);
     const log: Record<string, unknown>[] = [];
     const raw: string[] = [];
