@@ -3,12 +3,12 @@
 // bundle, the config), a non-root numeric user, workerd serving the config; the
 // build context holds what the build stage copies; workerd is pinned at the
 // version the workers tests run on. The image's size is estimated from the
-// content of its one added layer (printed; the base image adds its own).
+// content of its one added layer (printed, uncompressed; gzip makes workerd's
+// 145 MiB about 43 MiB; the base image adds its own, about 20 MiB).
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/server/build.ts";
 
@@ -75,9 +75,8 @@ describe("Dockerfile.server", () => {
     const binary = readFileSync(join(ROOT, "node_modules/.bin/workerd"));
     const files = [...built.map((f) => readFileSync(join(app, f))), binary];
     const bytes = files.reduce((n, b) => n + b.length, 0);
-    const gzipped = files.reduce((n, b) => n + gzipSync(b, { level: 1 }).length, 0);
     process.stdout.write(
-      `server image layer: ${(bytes / 2 ** 20).toFixed(1)} MiB (${(gzipped / 2 ** 20).toFixed(1)} MiB with gzip -1, above what a registry stores): workerd ${(binary.length / 2 ** 20).toFixed(1)} MiB, bundle ${(readFileSync(join(app, "index.js")).length / 2 ** 20).toFixed(2)} MiB\n`,
+      `server image layer: ${(bytes / 2 ** 20).toFixed(1)} MiB uncompressed: workerd ${(binary.length / 2 ** 20).toFixed(1)} MiB, bundle ${(readFileSync(join(app, "index.js")).length / 2 ** 20).toFixed(2)} MiB\n`,
     );
     // Well under what a node image and its modules would weigh (the agent's image: ~250 MB).
     expect(bytes).toBeLessThan(200 * 2 ** 20);
