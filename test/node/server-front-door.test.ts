@@ -23,6 +23,20 @@ async function windowStart(): Promise<void> {
   if (into > 500) await new Promise((r) => setTimeout(r, PERIOD_MS - into + 50));
 }
 
+/**
+ * Runs `send` from the start of a window until one run fits inside a single window (at most 3 tries:
+ * on a loaded machine 650 requests may outlast what is left of one). Each try gets its attempt number.
+ */
+async function inOneWindow<T>(send: (attempt: number) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    await windowStart();
+    const window = Math.floor(Date.now() / PERIOD_MS);
+    const result = await send(attempt);
+    // Else the next window starts afresh (the limiter's windows are fixed), and the next try waits for it.
+    if (Math.floor(Date.now() / PERIOD_MS) === window || attempt === 2) return result;
+  }
+}
+
 /** `n` requests, `concurrency` at a time; the statuses in order. */
 async function flood(n: number, concurrency: number, one: () => Promise<number>): Promise<number[]> {
   const statuses: number[] = [];
@@ -37,12 +51,14 @@ describe("the in-cluster server's front door", () => {
     const server = await world.start({ settings: { REAPER_CLIENT_ADDRESS_HEADER: "X-Forwarded-For", REAPER_TRUSTED_PROXIES: "1" } });
     const proxy = await trustedProxy(server.url);
     try {
-      await windowStart();
-      const statuses = await flood(LIMIT + 50, 25, async () => (await proxy.via("127.0.0.2", "/agent")).status);
+      const { statuses, flooder } = await inOneWindow((attempt) => {
+        const client = `127.0.0.${2 + 10 * attempt}`;
+        return flood(LIMIT + 50, 25, async () => (await proxy.via(client, "/agent")).status).then((statuses) => ({ statuses, flooder: client }));
+      });
       expect(shed(statuses)).toBe(50);
       // A forged X-Forwarded-For does not let the flooder out of its bucket, nor another client into it.
-      expect((await proxy.via("127.0.0.2", "/agent", { headers: { "x-forwarded-for": "192.0.2.77" } })).status).toBe(429);
-      expect((await proxy.via("127.0.0.3", "/agent", { headers: { "x-forwarded-for": "127.0.0.2" } })).status).not.toBe(429);
+      expect((await proxy.via(flooder, "/agent", { headers: { "x-forwarded-for": "192.0.2.77" } })).status).toBe(429);
+      expect((await proxy.via("127.0.0.3", "/agent", { headers: { "x-forwarded-for": flooder } })).status).not.toBe(429);
       // A signed delivery from another address is recorded meanwhile.
       const runner = "arc-runners-door-runner-1";
       const payload = workflowJobPayload("in_progress", {
@@ -92,12 +108,13 @@ describe("the in-cluster server's front door", () => {
     try {
       const deep = await fetch(`${server.url}/healthz/deep`, { headers: { authorization: `Bearer ${world.adminToken}` } });
       expect(((await deep.json()) as { warnings?: string[] }).warnings).toContain(ADDRESS_NOT_SET);
-      await windowStart();
-      const statuses = await flood(LIMIT + 50, 25, async () => {
-        const res = await fetch(`${server.url}/agent`, { headers: { "x-forwarded-for": "198.51.100.1" } });
-        await res.arrayBuffer();
-        return res.status;
-      });
+      const statuses = await inOneWindow(() =>
+        flood(LIMIT + 50, 25, async () => {
+          const res = await fetch(`${server.url}/agent`, { headers: { "x-forwarded-for": "198.51.100.1" } });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
       expect(shed(statuses)).toBe(50);
     } finally {
       await server.kill();
