@@ -134,6 +134,10 @@ async function runSetup(flags: Flags): Promise<number> {
   }
 }
 
+// The in-cluster home has a setup of its own (cluster-target.ts): no Cloudflare on that path.
+if (process.argv.slice(2).some((a) => a === "--target" || a.startsWith("--target="))) {
+  process.exit(await (await import("./cluster-target.ts")).clusterTarget(process.argv.slice(2), ROOT, process.env));
+}
 let flags: Flags;
 try {
   flags = parseFlags(process.argv.slice(2));

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { DNS_LABEL } from "../model/dns-label.ts";
 import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
+import { CLUSTER_HOME_SETTINGS, readHome, type Home } from "./home.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
 export type ClusterSettings =
@@ -69,6 +70,8 @@ export interface Settings {
   ledgerName: string;
   /** Settings that work but should change (old names): logged once and shown in /healthz/deep. */
   warnings: string[];
+  /** On Cloudflare, or in the cluster on workerd (its sweep period and client address source). */
+  home: Home;
 }
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
@@ -231,6 +234,9 @@ const directSchema = v.pipe(
 const agentSchema = v.object(eachStopsAtFirst({ ...BEFORE_CLUSTER, ...AGENT, ...AFTER_CLUSTER }));
 const ORDER = [...Object.keys(BEFORE_CLUSTER), ...Object.keys(DIRECT), ...Object.keys(AGENT), ...Object.keys(AFTER_CLUSTER)];
 
+/** Every setting the Worker reads from its env, by name (the in-cluster server binds each from its environment). */
+export const SETTING_NAMES: readonly string[] = [...ORDER, ...CLUSTER_HOME_SETTINGS];
+
 type Common = v.InferOutput<v.ObjectSchema<typeof BEFORE_CLUSTER & typeof AFTER_CLUSTER, undefined>>;
 
 /** The cap under its new name, else under its old name (with a warning), else the default. */
@@ -250,7 +256,10 @@ export function readSettings(env: Source): SettingsResult {
   const mode = v.parse(clusterMode, typeof env.CLUSTER_MODE === "string" ? env.CLUSTER_MODE : undefined);
   const input = Object.fromEntries(ORDER.map((k) => [k, env[k]]));
   const parsed = mode === "agent" ? v.safeParse(agentSchema, input) : v.safeParse(directSchema, input);
-  if (!parsed.success) return { ok: false, errors: messagesOf(parsed.issues, ORDER) };
+  const home = readHome(env);
+  if (!parsed.success || !home.ok) {
+    return { ok: false, errors: [...(parsed.success ? [] : messagesOf(parsed.issues, ORDER)), ...(home.ok ? [] : home.errors)] };
+  }
   const s = parsed.output;
   const cluster: ClusterSettings =
     "AGENT_TOKEN" in s
@@ -262,7 +271,7 @@ export function readSettings(env: Source): SettingsResult {
           ...(s.KUBE_ACCESS_CLIENT_ID ? { access: { clientId: s.KUBE_ACCESS_CLIENT_ID, clientSecret: s.KUBE_ACCESS_CLIENT_SECRET } } : {}),
           name: s.KUBE_CLUSTER_NAME,
         };
-  const warnings: string[] = [];
+  const warnings: string[] = [...home.warnings];
   return {
     ok: true,
     settings: {
@@ -289,6 +298,7 @@ export function readSettings(env: Source): SettingsResult {
       ...(s.REAPER_FAILED_SECONDS !== "" ? { failedSeconds: Number(s.REAPER_FAILED_SECONDS) } : {}),
       finishStuck: s.REAPER_FINISH_STUCK,
       idleAlertSeconds: s.REAPER_IDLE_ALERT_SECONDS,
+      home: home.home,
     },
   };
 }

@@ -11,7 +11,7 @@ import { runnerQuery } from "./admin-runners-route.ts";
 import { logLine } from "../log.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";
 import { checkOrigin } from "./origin-check.ts";
-import { clientAddress } from "./client-address.ts";
+import { doorClient } from "./request-client.ts";
 
 const MAX_LOGIN_BYTES = 4096;
 
@@ -87,7 +87,7 @@ export async function adminLoginForm(c: Context<AppEnv>, settings: Settings): Pr
 /** POST /admin/login: Origin, then the ledger's throttle (5 failures a minute per address), then the token. */
 export async function adminLogin(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   const headers = await pageHeaders();
-  const client = clientAddress(c.req.header("cf-connecting-ip"));
+  const client = doorClient(c).key;
   const origin = checkOrigin(c, false);
   if (!origin.ok) {
     logLine({ msg: "admin login refused", client, why: origin.why });

@@ -11,7 +11,7 @@ import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { admitsCluster } from "./agent-token.ts";
 import { bearerToken } from "./constant-time.ts";
-import { clientAddress } from "./client-address.ts";
+import { doorClient } from "./request-client.ts";
 import { countAgentRefusal } from "./door-tally.ts";
 import { DNS_LABEL } from "../model/dns-label.ts";
 
@@ -27,7 +27,7 @@ export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Prom
     const why = !validName ? "the cluster is not a DNS label" : token ? "the token does not admit this cluster" : "no bearer token";
     // The label's values are bounded: an unknown name (anyone can send one) counts as "other".
     const known = validName && (cluster === DEFAULT_CLUSTER || settings.cluster.expectedClusters.includes(cluster));
-    logLine({ msg: "agent refused", cluster: validName ? cluster : "(invalid)", why, client: clientAddress(c.req.header("cf-connecting-ip")) });
+    logLine({ msg: "agent refused", cluster: validName ? cluster : "(invalid)", why, client: doorClient(c).key });
     countAgentRefusal(c, settings.ledgerName, known ? cluster : "other");
     const error = validName
       ? `a valid agent token for cluster ${cluster} is required (AGENT_TOKEN admits only default; another cluster needs the token made for it)`

@@ -7,7 +7,7 @@ import { logLine } from "../log.ts";
 import { ledgerFor, withSessions } from "../ledger/ledger-for.ts";
 import type { BearerOutcome } from "../ledger/sessions-table.ts";
 import type { AppEnv } from "./app-env.ts";
-import { clientAddress } from "./client-address.ts";
+import { doorClient } from "./request-client.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 
 /** Middleware (after requireSettings): `accepts` says which tokens this route takes. */
@@ -17,7 +17,7 @@ export function throttleBearer(accepts: "admin" | "metrics") {
     if (token === undefined) return next();
     const settings = c.get("settings");
     const expected = accepts === "metrics" ? settings.metricsToken : settings.adminToken;
-    const client = clientAddress(c.req.header("cf-connecting-ip"));
+    const client = doorClient(c).key;
     const attempt = { client, tokenMatches: constantTimeEqual(token, expected), now: Date.now() };
     const outcome: BearerOutcome = await withSessions(
       ledgerFor(c.env, settings.ledgerName),

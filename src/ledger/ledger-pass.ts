@@ -18,7 +18,8 @@ import type { SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
-const SWEEP_RAN_KEY = "sweep-ran-at";
+/** When the last sweep started (the real clock); the in-cluster sweep clock counts from it (sweep-clock.ts). */
+export const SWEEP_RAN_KEY = "sweep-ran-at";
 
 export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; clusterCalls: number; durationMs: number });
 

@@ -28,6 +28,7 @@ import { ledgerPass, type PassClients, type PassHost, type PassOutcome } from ".
 import { LedgerSessions } from "./ledger-sessions.ts";
 import { LedgerStore } from "./ledger-store.ts";
 import { migrate } from "./schema.ts";
+import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
 import { Sql, type SqlCost } from "./sql.ts";
 import { tokenCacheFor } from "./token-cache.ts";
 import { errorText } from "../model/error-text.ts";
@@ -66,7 +67,11 @@ export class Ledger extends DurableObject<WorkerEnv> {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
     this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: (cluster) => void this.wakeAfterAgent(cluster) });
-    void ctx.blockConcurrencyWhile(async () => migrate(this.sql));
+    void ctx.blockConcurrencyWhile(async () => {
+      migrate(this.sql);
+      // In the cluster the alarm is also the sweep's clock: a ledger woken with none set starts it.
+      if (sweepEveryMs(env) !== undefined && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+    });
   }
 
   /** A signed delivery: a replay is only counted; its facts are recorded idempotently, and the delivery counted. */
@@ -110,7 +115,12 @@ export class Ledger extends DurableObject<WorkerEnv> {
 
   /** Fires at the earliest due time; delivered at least once, so it is safe to run twice. */
   override async alarm(): Promise<void> {
-    await this.exclusive(() => ledgerPass(this.host(), "alarm", Date.now()));
+    await this.exclusive(async () => {
+      await ledgerPass(this.host(), "alarm", Date.now());
+      // In the cluster: the sweep too, when its time has come (sweep-clock.ts).
+      const every = sweepEveryMs(this.env);
+      if (every !== undefined && Date.now() >= nextSweepAt(new MemoryTable(this.sql), every, Date.now())) await ledgerPass(this.host(), "sweep", Date.now());
+    });
   }
 
   /** Resolves once no sweep or alarm is running (tests and the local demo wait on it). */
@@ -202,9 +212,10 @@ export class Ledger extends DurableObject<WorkerEnv> {
     if (current === null || earliest < current) await this.ctx.storage.setAlarm(earliest);
   }
 
-  /** Ensures the alarm is at the earliest due time (now when already due). */
+  /** Ensures the alarm is at the earliest due time (now when already due), or the next sweep's in the cluster. */
   private async rearm(state: LedgerStore): Promise<void> {
-    const next = state.nextDue();
+    const every = sweepEveryMs(this.env);
+    const next = alarmTime(state.nextDue(), every === undefined ? undefined : nextSweepAt(state.memory, every, Date.now()));
     const current = await this.ctx.storage.getAlarm();
     if (next === null) {
       if (current !== null) await this.ctx.storage.deleteAlarm();

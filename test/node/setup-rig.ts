@@ -16,12 +16,15 @@ export interface SetupRun {
   exited: Promise<number>;
 }
 
-/** Setup as a user runs it; never on the repository's own wrangler.toml (a copy, unless --wrangler-config or the kept answers name one). */
+/** Setup as a user runs it; never on the repository's own wrangler.toml (a copy, unless --wrangler-config, the kept answers or --target cluster say otherwise). */
 export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
   const stateDir = args[args.indexOf("--state-dir") + 1];
   const kept = args.includes("--state-dir") && stateDir !== undefined && existsSync(join(stateDir, "answers.json"));
+  // The in-cluster target writes no wrangler config (no Cloudflare on that path).
   const config =
-    args.includes("--wrangler-config") || (kept && readFileSync(join(stateDir, "answers.json"), "utf8").includes('"wrangler-config"'))
+    args.includes("--target") ||
+    args.includes("--wrangler-config") ||
+    (kept && readFileSync(join(stateDir, "answers.json"), "utf8").includes('"wrangler-config"'))
       ? []
       : ["--wrangler-config", configCopy(mkdtempSync(join(tmpdir(), "arc-reaper-config-")))];
   const child = spawn(process.execPath, [join(ROOT, "scripts/setup/main.ts"), ...config, ...args], {
