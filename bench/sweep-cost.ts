@@ -178,7 +178,7 @@ async function seedHistory(stack: LocalStack, count: number): Promise<void> {
   }
 }
 
-async function measureOne(
+export async function measureOne(
   stack: LocalStack,
   tenants: readonly KubeTenant[],
   pids: readonly number[],
