@@ -2,6 +2,7 @@
 // hold a slot (state failed), closed (reaped, gone) and pruned REAPER_HISTORY_DAYS later.
 import type { FailedRunner } from "../model/failed.ts";
 import type { StoryEntry } from "../model/runner.ts";
+import { scaleSetKey } from "../model/failed.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 interface Row extends SqlRow {
@@ -118,17 +119,17 @@ export class FailedTable {
       .map((r) => ({ cluster: r.cluster, namespace: r.namespace, scaleSet: r.scale_set ?? "", n: Number(r.n) }));
   }
 
-  /** Failed runners of one scale set we deleted since `since` (ms): replacements that keep failing. */
-  deletedSince(cluster: string, namespace: string, scaleSet: string | undefined, since: number): number {
-    return Number(
-      this.sql.first<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM failed_runners WHERE cluster = ? AND namespace = ? AND scale_set IS ? AND deleted_at >= ?",
-        cluster,
-        namespace,
-        scaleSet ?? null,
-        since,
-      )?.n ?? 0,
+  /**
+   * Failed runners we deleted since `since` (ms), counted per (cluster, namespace, scale set) in one
+   * statement: replacements that keep failing. The partial index on deleted_at reads only those deletions,
+   * never the rest of the history.
+   */
+  deletedSince(since: number): Map<string, number> {
+    const rows = this.sql.all<{ cluster: string; namespace: string; scale_set: string | null; n: number }>(
+      "SELECT cluster, namespace, scale_set, COUNT(*) AS n FROM failed_runners WHERE deleted_at >= ? GROUP BY cluster, namespace, scale_set",
+      since,
     );
+    return new Map(rows.map((r) => [scaleSetKey(r.cluster, r.namespace, r.scale_set ?? undefined), Number(r.n)]));
   }
 
   /** Closed rows older than the history: removed. */

@@ -245,6 +245,11 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE agent_view ADD COLUMN arc TEXT`,
     `ALTER TABLE agent_snapshot ADD COLUMN arc TEXT`,
   ],
+  [
+    // Failed runners we deleted, by when: the sweep counts a scale set's recent deletions from these
+    // alone, never from the whole Failed history.
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_deleted ON failed_runners (deleted_at) WHERE deleted_at IS NOT NULL`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

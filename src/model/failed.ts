@@ -28,3 +28,6 @@ export interface FailedRunner {
   closedAt?: number;
   story: StoryEntry[];
 }
+
+/** One scale set's key among Failed runners' counts (cluster, namespace, scale set; unlabelled is ""). */
+export const scaleSetKey = (cluster: string, namespace: string, scaleSet: string | undefined): string => `${cluster}\u0000${namespace}\u0000${scaleSet ?? ""}`;

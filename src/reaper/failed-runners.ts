@@ -5,7 +5,7 @@
 // deletion cap shared with the pass, cause "failed"). A row whose object left
 // (on a fresh list) closes: reaped when we deleted it, else gone.
 import { isFailed } from "../cluster/arc-failure.ts";
-import type { FailedRunner } from "../model/failed.ts";
+import { scaleSetKey, type FailedRunner } from "../model/failed.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import { verdictKey } from "../model/verdict.ts";
 import type { Lookup } from "../model/view.ts";
@@ -72,9 +72,11 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
 
   // The deletion window is stamped with the real clock at each delete (deps.clock), never the pass's time.
   const deletions = deps.ledger.deletions(deps.clock());
+  // One count of recent deletions per scale set for the whole look (never one per runner: it grew with the history).
+  const recent = new Map(settings.failedSeconds === undefined || seen.length === 0 ? [] : port.deletedSince(now - settings.failedSeconds * 1000));
   for (const { row, runner, isNew } of seen) {
-    const since = now - (settings.failedSeconds ?? 0) * 1000;
-    const recentlyDeleted = settings.failedSeconds === undefined ? 0 : port.deletedSince(row.cluster, row.namespace, row.scaleSet, since);
+    const scaleSet = scaleSetKey(row.cluster, row.namespace, row.scaleSet);
+    const recentlyDeleted = recent.get(scaleSet) ?? 0;
     const verdict = judgeFailed({ row, runner, now, failedSeconds: settings.failedSeconds, recentlyDeleted });
     let reason = verdict.reason;
     let deleted = false;
@@ -91,6 +93,7 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
         if (outcome.kind === "deleted") {
           deleted = true;
           row.deletedAt = now;
+          recent.set(scaleSet, recentlyDeleted + 1);
           reason = `deleted (cause failed): ${reason}`;
         } else if (outcome.kind === "gone") reason = `${reason}; already gone (404)`;
         else reason = `${reason}; delete failed, retried next sweep: ${outcome.why}`;

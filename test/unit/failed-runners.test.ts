@@ -3,7 +3,7 @@
 // says so (within the cap, never in dry run or paused), closed on a fresh look.
 import { describe, expect, it } from "vitest";
 import type { Cluster, DeleteContext, DeleteOutcome } from "../../src/cluster/ephemeral-runners.ts";
-import type { FailedRunner } from "../../src/model/failed.ts";
+import { scaleSetKey, type FailedRunner } from "../../src/model/failed.ts";
 import type { ClusterRunner } from "../../src/model/runner.ts";
 import type { Lookup } from "../../src/model/view.ts";
 import { SlidingWindow } from "../../src/model/window.ts";
@@ -62,7 +62,7 @@ function world(
     store: (row, change) => stored.push({ row: structuredClone(row), change }),
     deletedSince: (...args) => {
       deletedSinceAsked.push(args);
-      return o.recent ?? 0;
+      return new Map([[scaleSetKey("default", "arc", "set-a"), o.recent ?? 0]]);
     },
   };
   const cluster = {
@@ -165,7 +165,7 @@ describe("lookAtFailed", () => {
     const reason =
       "ARC marked it Failed 600s ago (PodCreateFailed: denied); it holds a slot of scale set set-a; failed at least REAPER_FAILED_SECONDS=300 ago: deleted so ARC can make a new one";
     expect(w.deletes).toEqual([{ uid: "u-1", context: { reason, cause: "failed" } }]);
-    expect(w.deletedSinceAsked).toEqual([["default", "arc", "set-a", NOW - 300_000]]);
+    expect(w.deletedSinceAsked).toEqual([[NOW - 300_000]]);
     expect(w.stored).toHaveLength(1);
     expect(w.stored[0]).toMatchObject({
       row: { id: 1, deletedAt: NOW, reason: `deleted (cause failed): ${reason}`, firstSeen: NOW - 600_000 },
@@ -179,6 +179,22 @@ describe("lookAtFailed", () => {
     const w = world({ failedSeconds: 300, recent: 2 });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.stored[0]?.row.reason).toMatch(/; replacements keep failing: 2 of scale set set-a deleted in the last 300s$/);
+  });
+
+  it("recent deletions are counted once per look, not once per Failed runner (a count scanned the Failed history each time)", async () => {
+    const objects = Array.from({ length: 500 }, (_, i) => failedObj({ name: `f-${i}`, uid: `u-${i}` }));
+    const w = world({ failedSeconds: 300, recent: 2, cap: 2 });
+    const report = await lookAtFailed(listing(objects), w.deps);
+    expect(report).toMatchObject({ failed: 500, deleted: 2 });
+    expect(w.deletedSinceAsked).toEqual([[NOW - 300_000]]);
+    // The count still includes this look's own deletes, as a count per runner did.
+    const churn = w.stored.map((s) => /replacements keep failing: (\d+) of/.exec(s.row.reason)?.[1]);
+    expect(churn.slice(0, 3)).toEqual(["2", "3", "4"]);
+    expect(churn.at(-1)).toBe("4");
+    // No Failed runner in the lists: nothing counted at all.
+    const none = world({ failedSeconds: 300 });
+    await lookAtFailed(listing([]), none.deps);
+    expect(none.deletedSinceAsked).toEqual([]);
   });
 
   it("dry run, paused, the cap reached: said, never deleted", async () => {

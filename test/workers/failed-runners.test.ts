@@ -4,10 +4,14 @@
 // each ARC version's CRD.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { FailedTable } from "../../src/ledger/failed-table.ts";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
+import { Sql } from "../../src/ledger/sql.ts";
+import { scaleSetKey } from "../../src/model/failed.ts";
+import { seedFailedHistory } from "../hooks/seed-history.ts";
 import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
-import { adminRunners, call, ADMIN_TOKEN, evictLedger, ledgerOf, runScheduled } from "./support/worker.ts";
+import { adminRunners, call, ADMIN_TOKEN, configureLedger, evictLedger, ledgerOf, runScheduled, testEnv } from "./support/worker.ts";
 import { agentEnv, connect, runner as agentRunner } from "./support/fake-agent.ts";
 
 const NOW = Date.now() + 86_400_000;
@@ -134,6 +138,33 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
   });
 });
 
+describe("recent deletions of Failed runners", () => {
+  it("are counted per scale set in one statement that reads the recent deletions only, not the Failed history", async () => {
+    const env = testEnv();
+    await configureLedger(env);
+    const now = Date.now();
+    const { counts, rowsRead } = await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const sql = new Sql(state.storage.sql);
+      // 10,000 deleted over a week in set-a, about 60 of them within the last hour (a deletion every 60.48 s);
+      // one recent deletion in set-b, one Failed row never deleted.
+      seedFailedHistory(sql, 0, 10_000, now, "set-a", 7 * 86_400_000);
+      seedFailedHistory(sql, 20_000, 1, now, "set-b", 1);
+      const table = new FailedTable(sql);
+      table.put({ cluster: "default", namespace: "x", name: "open-1", uid: "u-open", failedAt: now, firstSeen: now, state: "failed", reason: "", story: [] });
+      const read0 = sql.cost.rowsRead;
+      const counts = table.deletedSince(now - 3_600_000);
+      return { counts: Object.fromEntries(counts), rowsRead: sql.cost.rowsRead - read0 };
+    });
+    const recentA = counts[scaleSetKey("default", "set-a", "set-a")] ?? 0;
+    expect(recentA).toBeGreaterThanOrEqual(59);
+    expect(recentA).toBeLessThanOrEqual(61);
+    expect(counts[scaleSetKey("default", "set-b", "set-b")]).toBe(1);
+    expect(Object.keys(counts)).toHaveLength(2);
+    // The index on deleted_at: about the recent rows, never the 10,000 of the history.
+    expect(rowsRead).toBeLessThan(2 * (recentA + 1) + 10);
+  });
+});
+
 describe("the failed_runners migration", () => {
   it("a ledger of the release before it is read and worked on after it: its job rows judged, Failed runners seen", async () => {
     const s = await stack({ REAPER_FAILED_SECONDS: "600" }, { autoFinalize: true });
@@ -148,7 +179,8 @@ describe("the failed_runners migration", () => {
         "ALTER TABLE agent_snapshot DROP COLUMN arc",
       ])
         state.storage.sql.exec(statement);
-      state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 1);
+      // Before the failed_runners migration (the one after it, its deletion index, runs again too).
+      state.storage.sql.exec("UPDATE schema_version SET version = ?", SCHEMA_VERSION - 2);
     });
     await evictLedger(s.env);
     await failedRunner(s, "0.14.2", "arc-runners-x-runner-fail1", { failedAt: NOW - 3_600_000 });
