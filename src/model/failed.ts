@@ -25,6 +25,9 @@ export interface FailedRunner {
   reason: string;
   /** When we sent its DELETE (ms): never sent twice. */
   deletedAt?: number;
+  /** DELETEs that failed in a row, and when the next may be sent (1 minute doubling to 1 hour): no cap slot before. */
+  deleteFailures?: number;
+  retryAt?: number;
   closedAt?: number;
   story: StoryEntry[];
 }

@@ -220,14 +220,15 @@ describe("lookAtFailed", () => {
     expect(gone.stored[0]?.row.deletedAt).toBeUndefined();
     const failed = world({ failedSeconds: 300, outcome: { kind: "failed", status: 500, why: "HTTP 500" } });
     expect((await lookAtFailed(listing([failedObj()]), failed.deps)).deleted).toBe(0);
-    expect(failed.stored[0]?.row.reason).toMatch(/; delete failed, retried next sweep: HTTP 500$/);
+    expect(failed.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at 2026-12-01T12:01:00.000Z: HTTP 500$/);
+    expect(failed.stored[0]?.row).toMatchObject({ deleteFailures: 1, retryAt: NOW + 60_000 });
   });
 
   it("a runner in a cluster not watched is never deleted", async () => {
     const w = world({ failedSeconds: 300, cluster: "east" });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.deletes).toEqual([]);
-    expect(w.stored[0]?.row.reason).toMatch(/; delete failed, retried next sweep: no cluster named default is watched$/);
+    expect(w.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at .*: no cluster named default is watched$/);
   });
 
   it("a row seen again with the same reason (its ages aside): stored without a story line or a log", async () => {
@@ -303,5 +304,75 @@ describe("lookAtFailed", () => {
       other.deps,
     );
     expect(o.closed).toBe(1);
+  });
+  it("a failed DELETE backs off per row, 1 minute doubling to 1 hour, taking no slot of the cap meanwhile; a delete that goes through clears it", async () => {
+    const backingOff = world({ failedSeconds: 300, open: [openRow({ deleteFailures: 3, retryAt: NOW + 1 })] });
+    expect((await lookAtFailed(listing([failedObj()]), backingOff.deps)).deleted).toBe(0);
+    expect(backingOff.deletes).toEqual([]);
+    expect(backingOff.saved()).toEqual([]);
+    expect(backingOff.stored[0]?.row.reason).toMatch(/; its delete failed \(3 in a row\): tried again at 2026-12-01T12:00:00.001Z$/);
+    const again = world({
+      failedSeconds: 300,
+      open: [openRow({ deleteFailures: 3, retryAt: NOW })],
+      outcome: { kind: "failed", status: 503, why: "HTTP 503" },
+    });
+    await lookAtFailed(listing([failedObj()]), again.deps);
+    expect(again.stored[0]?.row).toMatchObject({ deleteFailures: 4, retryAt: NOW + 8 * 60_000 });
+    const capped = world({
+      failedSeconds: 300,
+      open: [openRow({ deleteFailures: 9, retryAt: NOW })],
+      outcome: { kind: "failed", status: 503, why: "HTTP 503" },
+    });
+    await lookAtFailed(listing([failedObj()]), capped.deps);
+    expect(capped.stored[0]?.row).toMatchObject({ deleteFailures: 10, retryAt: NOW + 3_600_000 });
+    for (const outcome of [{ kind: "deleted" as const }, { kind: "gone" as const }]) {
+      const through = world({ failedSeconds: 300, open: [openRow({ deleteFailures: 2, retryAt: NOW - 1 })], outcome });
+      await lookAtFailed(listing([failedObj()]), through.deps);
+      expect(through.stored[0]?.row).not.toHaveProperty("deleteFailures");
+      expect(through.stored[0]?.row).not.toHaveProperty("retryAt");
+    }
+  });
+
+  it("cap-many Failed runners whose DELETE keeps failing do not hold back ordinary reaping (an hour of sweeps, an alarm 30 s after each)", async () => {
+    const CAP = 5;
+    let rows = new Map<string, FailedRunner>();
+    let times: number[] = [];
+    const attempts = new Map<string, number>();
+    const objects = Array.from({ length: CAP }, (_, i) => failedObj({ name: `f-${i}`, uid: `u-${i}` }));
+    let heldBack = 0;
+    for (let minute = 0; minute < 60; minute++) {
+      const now = NOW + minute * 60_000;
+      const port: FailedPort = {
+        open: () => [...rows.values()].map((r) => structuredClone(r)),
+        store: (row) => void rows.set(row.uid, structuredClone(row)),
+        deletedSince: () => new Map(),
+      };
+      const cluster = {
+        deleteRunner: async (r: Pick<ClusterRunner, "uid">) => {
+          attempts.set(r.uid, (attempts.get(r.uid) ?? 0) + 1);
+          return { kind: "failed", status: 500, why: "HTTP 500" } as const;
+        },
+      } as unknown as Cluster;
+      const ledger = {
+        failed: port,
+        paused: () => false,
+        deletions: (at: number) => new SlidingWindow(times, CAP, at),
+        saveDeletions: (w: SlidingWindow) => (times = w.toJSON()),
+      } as unknown as LedgerPort;
+      const deps = {
+        ledger,
+        watched: [{ name: "default", cluster, namespaces: ["arc"] }],
+        settings: { failedSeconds: 300, dryRun: false },
+        now,
+        clock: () => now + 7,
+      } as unknown as PassDeps;
+      await lookAtFailed({ ...listing(objects, { absentAsOf: now }) }, deps);
+      rows = new Map([...rows].filter(([, r]) => r.state === "failed"));
+      // The alarm 30 s later wants to delete one ordinary runner: the window must have room.
+      if (new SlidingWindow(times, CAP, now + 30_000).left(now + 30_000) === 0) heldBack++;
+    }
+    // Tried at minutes 0, 1, 3, 7, 15 and 31 (back-off 1, 2, 4, 8, 16, 32 minutes), not 60 times.
+    expect([...attempts.values()]).toEqual(Array(CAP).fill(6));
+    expect(heldBack).toBe(6);
   });
 });

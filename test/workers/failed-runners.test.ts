@@ -165,6 +165,40 @@ describe("recent deletions of Failed runners", () => {
   });
 });
 
+describe("a Failed runner's DELETE back-off", () => {
+  it("is kept with its open row, read back by the sweep's look, and cleared by a delete that goes through or a close", async () => {
+    const env = testEnv();
+    await configureLedger(env);
+    const now = Date.now();
+    const seen = await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const table = new FailedTable(new Sql(state.storage.sql));
+      const row = {
+        cluster: "default",
+        namespace: NS,
+        name: "f-1",
+        uid: "u-1",
+        failedAt: now,
+        firstSeen: now,
+        state: "failed" as const,
+        reason: "r",
+        story: [],
+      };
+      const out: unknown[] = [];
+      table.put({ ...row, deleteFailures: 2, retryAt: now + 120_000 });
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 3, retryAt: now + 240_000 });
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put(row);
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 1, retryAt: now + 60_000 });
+      table.put({ ...row, state: "gone", closedAt: now, deleteFailures: 1, retryAt: now + 60_000 });
+      out.push(state.storage.sql.exec("SELECT COUNT(*) AS n FROM failed_delete_backoff").one().n);
+      return out;
+    });
+    expect(seen).toEqual([[[2, now + 120_000]], [[3, now + 240_000]], [[undefined, undefined]], 0]);
+  });
+});
+
 describe("the failed_runners migration", () => {
   it("a ledger of the release before it is read and worked on after it: its job rows judged, Failed runners seen", async () => {
     const s = await stack({ REAPER_FAILED_SECONDS: "600" }, { autoFinalize: true });
