@@ -70,7 +70,7 @@ export class NamespaceStates {
     const s = this.states.get(namespace);
     if (!s) return false;
     const before = skippedWhy(s.skipped ?? new Map());
-    (s.skipped ??= new Map()).set(name, why);
+    s.skipped = new Map(s.skipped).set(name, why);
     return skippedWhy(s.skipped) !== before;
   }
 

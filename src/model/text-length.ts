@@ -4,7 +4,7 @@
 // one side and units on the other let a message with an emoji pass the cut and fail the schema.
 
 /** The length the bounds are in: UTF-16 code units. */
-export const textLength = (text: string): number => text.length;
+const textLength = (text: string): number => text.length;
 
 /** Whether `text` fits a bound of `max`. */
 export const fitsText = (text: string, max: number): boolean => textLength(text) <= max;
