@@ -96,10 +96,10 @@ export class FailedTable {
     );
     const id = stored?.id ?? f.id;
     if (id === undefined) return;
-    // A back-off lives while the row is open and its last DELETE failed.
-    if (f.state === "failed" && f.deleteFailures !== undefined && f.retryAt !== undefined)
+    // A back-off lives while the row is open and its last DELETE failed; one that ended (0) or a close drops it.
+    if (f.state === "failed" && f.deleteFailures && f.retryAt !== undefined)
       this.sql.run("INSERT OR REPLACE INTO failed_delete_backoff (row_id, failures, retry_at) VALUES (?, ?, ?)", id, f.deleteFailures, f.retryAt);
-    else this.sql.run("DELETE FROM failed_delete_backoff WHERE row_id = ?", id);
+    else if (f.deleteFailures !== undefined || f.state !== "failed") this.sql.run("DELETE FROM failed_delete_backoff WHERE row_id = ?", id);
   }
 
   /** A page of one state, newest first (id below `before`), for the admin listing. */

@@ -25,7 +25,7 @@ export interface FailedRunner {
   reason: string;
   /** When we sent its DELETE (ms): never sent twice. */
   deletedAt?: number;
-  /** DELETEs that failed in a row, and when the next may be sent (1 minute doubling to 1 hour): no cap slot before. */
+  /** DELETEs that failed in a row, and when the next may be sent (1 minute doubling to 1 hour): no cap slot before. 0: its back-off just ended. */
   deleteFailures?: number;
   retryAt?: number;
   closedAt?: number;

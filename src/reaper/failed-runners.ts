@@ -106,8 +106,9 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
           row.retryAt = now + backoffMs(row.deleteFailures);
           reason = `${reason}; delete failed (${row.deleteFailures} in a row), tried again at ${iso(row.retryAt)}: ${outcome.why}`;
         }
-        if (outcome.kind !== "failed") {
-          delete row.deleteFailures;
+        // Through (or gone): its back-off ends (0 tells the ledger to drop it).
+        if (outcome.kind !== "failed" && row.deleteFailures !== undefined) {
+          row.deleteFailures = 0;
           delete row.retryAt;
         }
       }

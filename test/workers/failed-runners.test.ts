@@ -188,14 +188,16 @@ describe("a Failed runner's DELETE back-off", () => {
       out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
       table.put({ ...row, deleteFailures: 3, retryAt: now + 240_000 });
       out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
-      table.put(row);
+      table.put(row); // no word of a back-off: it stays
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 0 }); // ended
       out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
       table.put({ ...row, deleteFailures: 1, retryAt: now + 60_000 });
       table.put({ ...row, state: "gone", closedAt: now, deleteFailures: 1, retryAt: now + 60_000 });
       out.push(state.storage.sql.exec("SELECT COUNT(*) AS n FROM failed_delete_backoff").one().n);
       return out;
     });
-    expect(seen).toEqual([[[2, now + 120_000]], [[3, now + 240_000]], [[undefined, undefined]], 0]);
+    expect(seen).toEqual([[[2, now + 120_000]], [[3, now + 240_000]], [[3, now + 240_000]], [[undefined, undefined]], 0]);
   });
 });
 
