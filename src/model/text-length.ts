@@ -13,8 +13,8 @@ export const fitsText = (text: string, max: number): boolean => textLength(text)
 export function cutText(text: string, max: number, ellipsis = "…"): string {
   if (fitsText(text, max)) return text;
   let end = Math.max(0, max - textLength(ellipsis));
+  // A high surrogate whose low half would be cut off goes with it (before the start there is none: NaN).
   const last = text.charCodeAt(end - 1);
-  // A high surrogate whose low half would be cut off goes with it.
-  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--;
+  if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, end)}${ellipsis}`;
 }

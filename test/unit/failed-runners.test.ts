@@ -325,6 +325,10 @@ describe("lookAtFailed", () => {
     });
     await lookAtFailed(listing([failedObj()]), capped.deps);
     expect(capped.stored[0]?.row).toMatchObject({ deleteFailures: 10, retryAt: NOW + 3_600_000 });
+    // A row that never backed off says nothing of one.
+    const fresh = world({ failedSeconds: 300 });
+    await lookAtFailed(listing([failedObj()]), fresh.deps);
+    expect(fresh.stored[0]?.row).not.toHaveProperty("deleteFailures");
     for (const outcome of [{ kind: "deleted" as const }, { kind: "gone" as const }]) {
       const through = world({ failedSeconds: 300, open: [openRow({ deleteFailures: 2, retryAt: NOW - 1 })], outcome });
       await lookAtFailed(listing([failedObj()]), through.deps);
