@@ -36,7 +36,7 @@ export interface Report {
   loadBefore: string;
   loadAfter: string;
   /** 1-minute load average before and after each table's measurement. */
-  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet" | "snapshot" | "alarm", [string, string]>>;
+  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet" | "snapshot" | "alarm" | "failed", [string, string]>>;
   seconds: number;
   intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];

@@ -7,14 +7,16 @@
 //   5. recorded deliveries one ledger sustains, the ledger alone (measured)
 //   6. a direct-mode sweep over 50,000 live runners, first and steady (measured); the agent's
 //      snapshot of 50,000 runners applied by the ledger, and one alarm run over a full batch (measured)
+//   7. a sweep with 500 runners ARC marked Failed and 10,000 Failed rows of history (measured; printed only)
 // Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 90 minutes.
-//   npm run bench -- --only=intake,history,sweep,day,ledger,fleet   run some tables; BENCHMARKS.md is written only when all ran
+//   npm run bench -- --only=intake,history,sweep,day,ledger,fleet,failed   run some tables; BENCHMARKS.md is written only when all ran
 //   (each table's figures also go to .bench/bench-<table>.json, with its load average)
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
 import { ALARM_BATCH, measureAlarmBatch } from "./alarm-batch.ts";
 import { measureAlarmLatency } from "./alarm-latency.ts";
+import { FAILED_HISTORY, FAILED_SLOTS, failedSweepLine, measureFailedSweep } from "./failed-sweep.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
 import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
@@ -52,7 +54,7 @@ export const ALARM_BACKGROUND = 10_000;
 const only = process.argv
   .find((a) => a.startsWith("--only="))
   ?.slice("--only=".length)
-  .split(",") ?? ["intake", "history", "sweep", "day", "ledger", "fleet"];
+  .split(",") ?? ["intake", "history", "sweep", "day", "ledger", "fleet", "failed"];
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 // The stacks kill their process groups on exit, so exiting here leaves nothing behind.
@@ -146,6 +148,11 @@ if (only.includes("ledger")) {
   log("\n5. Recorded deliveries one ledger sustains (wrangler dev, the ledger alone)");
   ledger = await section("ledger", () => measureLedgerRate(log));
   log(`\n${ledgerRateTable(ledger)}`);
+}
+
+if (only.includes("failed")) {
+  log(`\n7. A sweep with ${FAILED_SLOTS} Failed runners and ${FAILED_HISTORY.toLocaleString("en-US")} Failed rows of history (REAPER_FAILED_SECONDS set)`);
+  log(failedSweepLine(await section("failed", () => measureFailedSweep(log))));
 }
 
 const seconds = (performance.now() - started) / 1000;

@@ -55,7 +55,7 @@ export interface SweepCost {
   profile?: { totalMs: number; top: ProfileLine[] };
 }
 
-// The values of wrangler.toml [vars]: what a deployment runs with.
+// What a deployment runs with: the code's defaults (wrangler.toml leaves them out), dry run off.
 export const PRODUCTION_SETTINGS: Record<string, string> = {
   REAPER_GRACE_SECONDS: "300",
   REAPER_MAX_JOB_SECONDS: "432000",
@@ -178,7 +178,7 @@ async function seedHistory(stack: LocalStack, count: number): Promise<void> {
   }
 }
 
-async function measureOne(
+export async function measureOne(
   stack: LocalStack,
   tenants: readonly KubeTenant[],
   pids: readonly number[],

@@ -130,10 +130,12 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   };
 
   const events = {
-    listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number) {
+    listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number, skipped: { name: string; why: string }[]) {
       view.replace(namespace, runners);
       // Said with the snapshot that carries the list, never before it (the old view must not look that fresh).
       states.whole(namespace, startedAt);
+      // An object it could not read is missing from the view: the namespace is unreadable, never whole.
+      states.listedSkipped(namespace, skipped);
       // The first full view, or a fresh list after 410: the ledger gets the whole view again.
       if (relist || !live) sendSnapshot();
       else sendState(namespace);
@@ -147,13 +149,18 @@ export function startAgent(opts: AgentOptions): RunningAgent {
     failed(namespace: string, why: string) {
       if (states.failed(namespace, why)) sendState(namespace);
     },
+    unreadable(namespace: string, name: string, why: string, gone: boolean) {
+      if (gone ? states.read(namespace, name) : states.skipped(namespace, name, why)) sendState(namespace);
+    },
     added(runner: AgentRunner) {
       if (view.upsert(runner)) sendLive({ type: "upsert", runner });
+      if (states.read(runner.namespace, runner.name)) sendState(runner.namespace);
     },
     removed(runner: AgentRunner) {
       if (view.remove(runner.namespace, runner.name, runner.uid) !== undefined) {
         sendLive({ type: "remove", namespace: runner.namespace, name: runner.name, uid: runner.uid });
       }
+      if (states.read(runner.namespace, runner.name)) sendState(runner.namespace);
     },
   };
   const watches = settings.namespaces.map(

@@ -19,6 +19,8 @@ export type FinishResult = { outcome: FinishOrderOutcome; why: string };
 interface RunnerList {
   runners: AgentRunner[];
   resourceVersion: string;
+  /** Objects of the list the agent could not read (its namespace is then unreadable, never whole). */
+  skipped: { name: string; why: string }[];
 }
 
 export interface KubeRunners {
@@ -58,11 +60,19 @@ function statusMessage(e: ApiException<unknown>): string {
   return isFields(body) && typeof body["message"] === "string" ? body["message"] : `HTTP ${e.code}`;
 }
 
+/** An object's metadata.name, for saying which could not be read. */
+export function objectName(obj: unknown): string {
+  const meta = typeof obj === "object" && obj !== null ? (obj as { metadata?: unknown }).metadata : undefined;
+  const name = typeof meta === "object" && meta !== null ? (meta as { name?: unknown }).name : undefined;
+  return typeof name === "string" && name !== "" ? name.slice(0, 253) : "(unnamed)";
+}
+
 export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOUT_MS): KubeRunners {
   const api = kc.makeApiClient(CustomObjectsApi);
   return {
     async list(namespace) {
       const runners: AgentRunner[] = [];
+      const skipped: RunnerList["skipped"] = [];
       let cont: string | undefined;
       let resourceVersion = "";
       do {
@@ -89,13 +99,14 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
             runners.push(toAgentRunner(item));
           } catch (e) {
             log("warn", "skipping an EphemeralRunner the ledger could not read", { namespace, problem: errorText(e) });
+            skipped.push({ name: objectName(item), why: errorText(e).slice(0, 300) });
           }
         }
         resourceVersion = read.metadata?.resourceVersion ?? "";
         cont = read.metadata?.continue || undefined;
       } while (cont !== undefined);
       if (resourceVersion === "") throw new Error(`list ${namespace}: the answer has no resourceVersion`);
-      return { runners, resourceVersion };
+      return { runners, resourceVersion, skipped };
     },
 
     async read(namespace, name) {

@@ -10,6 +10,15 @@ interface State {
   wholeAt?: number;
   /** Why the last list or watch failed; cleared by the next that works. */
   unreadable?: string;
+  /** Objects the agent could not read (name: why): the cache lacks them, so the namespace is unreadable until each is read or gone. */
+  skipped?: Map<string, string>;
+}
+
+/** What the ledger is told of a namespace with objects the agent could not read. */
+function skippedWhy(skipped: ReadonlyMap<string, string>): string | undefined {
+  const [first] = skipped;
+  if (!first) return undefined;
+  return `${skipped.size} EphemeralRunner${skipped.size === 1 ? "" : "s"} could not be read (${first[0]}: ${first[1]})`.slice(0, 500);
 }
 
 export class NamespaceStates {
@@ -47,8 +56,32 @@ export class NamespaceStates {
     return true;
   }
 
+  /** The objects of `namespace` a list could not read: exactly these now; returns whether that changed what is reported. */
+  listedSkipped(namespace: string, skipped: readonly { name: string; why: string }[]): boolean {
+    const s = this.states.get(namespace);
+    if (!s) return false;
+    const before = skippedWhy(s.skipped ?? new Map());
+    s.skipped = new Map(skipped.map((k) => [k.name, k.why]));
+    return skippedWhy(s.skipped) !== before;
+  }
+
+  /** A watch event brought an object the agent could not read; returns whether that changed what is reported. */
+  skipped(namespace: string, name: string, why: string): boolean {
+    const s = this.states.get(namespace);
+    if (!s) return false;
+    const before = skippedWhy(s.skipped ?? new Map());
+    s.skipped = new Map(s.skipped).set(name, why);
+    return skippedWhy(s.skipped) !== before;
+  }
+
+  /** An object was read (or went): it no longer makes its namespace unreadable; returns whether that changed what is reported. */
+  read(namespace: string, name: string): boolean {
+    const s = this.states.get(namespace);
+    return s?.skipped?.delete(name) === true;
+  }
+
   unreadable(): string[] {
-    return [...this.states].filter(([, s]) => s.unreadable !== undefined).map(([ns]) => ns);
+    return [...this.states].filter(([, s]) => (s.unreadable ?? skippedWhy(s.skipped ?? new Map())) !== undefined).map(([ns]) => ns);
   }
 
   /** What the ledger is told, as of `now` (ages, not times: the two clocks need not agree). */
@@ -58,7 +91,8 @@ export class NamespaceStates {
       if (only && !only.includes(namespace)) continue;
       const f: NamespaceFreshness = { namespace };
       if (s.wholeAt !== undefined) f.wholeMsAgo = Math.max(0, Math.round(now - s.wholeAt));
-      if (s.unreadable !== undefined) f.unreadable = s.unreadable;
+      const unreadable = s.unreadable ?? skippedWhy(s.skipped ?? new Map());
+      if (unreadable !== undefined) f.unreadable = unreadable;
       out.push(f);
     }
     return out;

@@ -8,14 +8,16 @@ import { isFields } from "../cluster/agent-message-fields.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, sleep, type BackoffPolicy } from "./backoff.ts";
 import { GROUP, PLURAL, VERSION } from "../cluster/ephemeral-runner.ts";
-import { ListExpiredError, type KubeRunners } from "./kube-runners.ts";
+import { ListExpiredError, objectName, type KubeRunners } from "./kube-runners.ts";
 import { errorText } from "../model/error-text.ts";
 import type { Log } from "./log.ts";
 import { toAgentRunner } from "./runner-view.ts";
 
 export interface RunnerEvents {
-  /** A full (re)list of the namespace, started at `startedAt` (agent clock): its runners are exactly these. */
-  listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number): void;
+  /** A full (re)list of the namespace, started at `startedAt` (agent clock): its runners are exactly these, and `skipped` could not be read. */
+  listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number, skipped: { name: string; why: string }[]): void;
+  /** A watch event brought an object the agent could not read (`gone`: a DELETED one, no longer missing). */
+  unreadable(namespace: string, name: string, why: string, gone: boolean): void;
   added(runner: AgentRunner): void;
   removed(runner: AgentRunner): void;
   /** A watch bookmark: every event up to now has arrived (the cache is whole as of now). */
@@ -71,7 +73,7 @@ export class NamespaceWatch extends BackgroundLoop {
           if (signal.aborted) return;
           this.rv = list.resourceVersion;
           this.log("info", listedOnce ? "listed again" : "listed", { namespace: this.namespace, runners: list.runners.length, resourceVersion: this.rv });
-          this.events.listed(this.namespace, list.runners, listedOnce, startedAt);
+          this.events.listed(this.namespace, list.runners, listedOnce, startedAt, list.skipped);
           listedOnce = true;
         } catch (e) {
           const wait = this.backoff.next();
@@ -137,6 +139,7 @@ export class NamespaceWatch extends BackgroundLoop {
             runner = toAgentRunner(obj);
           } catch (e) {
             this.log("warn", "skipping an EphemeralRunner the ledger could not read", { namespace: this.namespace, problem: errorText(e) });
+            this.events.unreadable(this.namespace, objectName(obj), errorText(e).slice(0, 300), type === "DELETED");
             if (next !== undefined) this.rv = next;
             return;
           }

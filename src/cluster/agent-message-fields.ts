@@ -4,6 +4,7 @@
 // (messages carry no secrets): "hello.namespaces[0]: expected a namespace name
 // (DNS label), got "Arc_Runners"".
 import * as v from "valibot";
+import { fitsText } from "../model/text-length.ts";
 
 export class AgentMessageError extends Error {
   override readonly name = "AgentMessageError";
@@ -111,7 +112,15 @@ export function ageSchema(max: number) {
 
 export function textSchema(max = 2000) {
   const what = `a string of 1 to ${max} characters`;
-  return field(v.pipe(string(what), v.minLength(1, what), v.maxLength(max, what)), what);
+  // The same length rule as the agent's cut (model/text-length.ts): UTF-16 units.
+  return field(
+    v.pipe(
+      string(what),
+      v.minLength(1, what),
+      v.check((t) => fitsText(t, max), what),
+    ),
+    what,
+  );
 }
 
 export function arraySchema<S extends v.GenericSchema>(item: S, max: number, min = 0, fewer = "") {

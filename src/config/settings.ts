@@ -163,7 +163,7 @@ const AGENT = {
   AGENT_CLUSTERS: labelList("AGENT_CLUSTERS", "cluster", { required: false, unique: true }),
 };
 
-/** The per-minute caps, each under its name or the old `..._PER_SWEEP` one (the same number, with a warning). */
+/** The per-minute caps, each under its name or the old `..._PER_SWEEP` one (the same number, with a warning; both set: the stricter). */
 const CAPS = {
   REAPER_MAX_DELETIONS_PER_MINUTE: wholeNumber("REAPER_MAX_DELETIONS_PER_MINUTE", 50),
   REAPER_MAX_DELETIONS_PER_SWEEP: wholeNumber("REAPER_MAX_DELETIONS_PER_SWEEP", 50),
@@ -242,14 +242,19 @@ type Common = v.InferOutput<v.ObjectSchema<typeof BEFORE_CLUSTER & typeof AFTER_
 /** The cap under its new name, else under its old name (with a warning), else the default. */
 function perMinute<N extends keyof typeof CAPS, O extends keyof typeof CAPS>(env: Source, vars: Common, now: N, old: O, warnings: string[]): number {
   const given = (k: string) => v.is(required(k), env[k]);
-  if (given(old)) {
-    warnings.push(
-      given(now)
-        ? `${old} is ignored: ${now} is set (drop ${old})`
-        : `${old} is the old name of ${now} (the same number: a cap per minute, shared by the sweep and the alarm); rename it`,
-    );
+  if (!given(old)) return vars[now];
+  if (!given(now)) {
+    warnings.push(`${old} is the old name of ${now} (the same number: a cap per minute, shared by the sweep and the alarm); rename it`);
+    return vars[old];
   }
-  return given(now) || !given(old) ? vars[now] : vars[old];
+  // Both set (an upgraded config beside a merged one): a cap the user set never loosens, so the stricter holds.
+  const [a, b] = [vars[old], vars[now]];
+  warnings.push(
+    a === b
+      ? `${old} is the old name of ${now}, both set to ${a}: drop ${old}`
+      : `${old}=${a} and ${now}=${b} are both set and differ: the stricter, ${Math.min(a, b)}, holds (a cap never loosens on upgrade); set ${now} alone`,
+  );
+  return Math.min(a, b);
 }
 
 export function readSettings(env: Source): SettingsResult {

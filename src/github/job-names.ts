@@ -3,8 +3,9 @@
 // strings: they are cleaned and bounded here, once, before they are stored;
 // the pages escape them again when they show them.
 import type { JobNames } from "../model/facts.ts";
+import { cutText } from "../model/text-length.ts";
 
-/** Longest name kept, in characters; longer ones end in an ellipsis. */
+/** Longest name kept, in UTF-16 units (model/text-length.ts); longer ones end in an ellipsis. */
 export const MAX_NAME_CHARS = 200;
 /** A longer URL is dropped rather than cut (a cut URL leads somewhere else). */
 const MAX_URL_CHARS = 1000;
@@ -21,14 +22,14 @@ export function boundName(value: unknown): string | undefined {
   return boundText(value, MAX_NAME_CHARS);
 }
 
-/** Any author- or controller-written text cleaned the same way, bounded to `max` characters. */
+/** Any author- or controller-written text cleaned the same way, bounded to `max` UTF-16 units. */
 export function boundText(value: unknown, max: number): string | undefined {
   if (typeof value !== "string") return undefined;
   // Tabs and newlines become spaces first; spaces left side by side by a dropped character become one.
   const clean = value.replace(/\s+/g, " ").replace(UNSAFE, "").replace(/ {2,}/g, " ").trim();
   if (clean === "") return undefined;
-  const chars = Array.from(clean); // by code point: never half a surrogate pair
-  return chars.length <= max ? clean : `${chars.slice(0, max - 1).join("")}…`;
+  // In UTF-16 units, as the agent protocol's schemas count (model/text-length.ts); never half a surrogate pair.
+  return cutText(clean, max);
 }
 
 /** An https URL as given, or undefined: nothing else is ever made a link. */

@@ -11,7 +11,7 @@ export function failedPort(sql: Sql, counters: CountersTable, log: (line: Decisi
   const table = new FailedTable(sql);
   return {
     open: () => table.open(),
-    deletedSince: (cluster, namespace, scaleSet, since) => table.deletedSince(cluster, namespace, scaleSet, since),
+    deletedSince: (since) => table.deletedSince(since),
     store(row: FailedRunner, change) {
       table.put(row);
       if (change.deleted) {

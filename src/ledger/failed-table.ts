@@ -2,6 +2,7 @@
 // hold a slot (state failed), closed (reaped, gone) and pruned REAPER_HISTORY_DAYS later.
 import type { FailedRunner } from "../model/failed.ts";
 import type { StoryEntry } from "../model/runner.ts";
+import { scaleSetKey } from "../model/failed.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 interface Row extends SqlRow {
@@ -22,6 +23,9 @@ interface Row extends SqlRow {
   deleted_at: number | null;
   closed_at: number | null;
   story: string;
+  /** From failed_delete_backoff, where the query joins it (open rows); absent elsewhere. */
+  delete_failures: number | null;
+  retry_at: number | null;
 }
 
 const toFailed = (r: Row): FailedRunner => ({
@@ -42,6 +46,7 @@ const toFailed = (r: Row): FailedRunner => ({
   ...(r.run_id !== null ? { runId: r.run_id } : {}),
   ...(r.deleted_at !== null ? { deletedAt: r.deleted_at } : {}),
   ...(r.closed_at !== null ? { closedAt: r.closed_at } : {}),
+  ...(typeof r.delete_failures === "number" && typeof r.retry_at === "number" ? { deleteFailures: r.delete_failures, retryAt: r.retry_at } : {}),
 });
 
 /** A story keeps its last entries only: a runner failing for days must not grow its row without end. */
@@ -55,17 +60,23 @@ export class FailedTable {
 
   /** Every runner that holds a slot now (state failed). */
   open(): FailedRunner[] {
-    return this.sql.all<Row>("SELECT * FROM failed_runners WHERE state = 'failed' ORDER BY id").map(toFailed);
+    return this.sql
+      .all<Row>(
+        `SELECT f.*, b.failures AS delete_failures, b.retry_at FROM failed_runners f LEFT JOIN failed_delete_backoff b ON b.row_id = f.id
+         WHERE f.state = 'failed' ORDER BY f.id`,
+      )
+      .map(toFailed);
   }
 
   put(f: FailedRunner): void {
     const story = JSON.stringify(f.story.slice(-MAX_STORY));
-    this.sql.run(
+    const stored = this.sql.first<{ id: number }>(
       `INSERT INTO failed_runners (cluster, namespace, name, uid, scale_set, arc_reason, arc_message, failed_at, first_seen, created_at, run_id, state, reason, deleted_at, closed_at, story)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (cluster, namespace, name, uid) DO UPDATE SET scale_set = excluded.scale_set, arc_reason = excluded.arc_reason, arc_message = excluded.arc_message,
          failed_at = excluded.failed_at, created_at = excluded.created_at, run_id = excluded.run_id, state = excluded.state, reason = excluded.reason,
-         deleted_at = excluded.deleted_at, closed_at = excluded.closed_at, story = excluded.story`,
+         deleted_at = excluded.deleted_at, closed_at = excluded.closed_at, story = excluded.story
+       RETURNING id`,
       f.cluster,
       f.namespace,
       f.name,
@@ -83,6 +94,12 @@ export class FailedTable {
       f.closedAt ?? null,
       story,
     );
+    const id = stored?.id ?? f.id;
+    if (id === undefined) return;
+    // A back-off lives while the row is open and its last DELETE failed; one that ended (0) or a close drops it.
+    if (f.state === "failed" && f.deleteFailures && f.retryAt !== undefined)
+      this.sql.run("INSERT OR REPLACE INTO failed_delete_backoff (row_id, failures, retry_at) VALUES (?, ?, ?)", id, f.deleteFailures, f.retryAt);
+    else if (f.deleteFailures !== undefined || f.state !== "failed") this.sql.run("DELETE FROM failed_delete_backoff WHERE row_id = ?", id);
   }
 
   /** A page of one state, newest first (id below `before`), for the admin listing. */
@@ -118,17 +135,17 @@ export class FailedTable {
       .map((r) => ({ cluster: r.cluster, namespace: r.namespace, scaleSet: r.scale_set ?? "", n: Number(r.n) }));
   }
 
-  /** Failed runners of one scale set we deleted since `since` (ms): replacements that keep failing. */
-  deletedSince(cluster: string, namespace: string, scaleSet: string | undefined, since: number): number {
-    return Number(
-      this.sql.first<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM failed_runners WHERE cluster = ? AND namespace = ? AND scale_set IS ? AND deleted_at >= ?",
-        cluster,
-        namespace,
-        scaleSet ?? null,
-        since,
-      )?.n ?? 0,
+  /**
+   * Failed runners we deleted since `since` (ms), counted per (cluster, namespace, scale set) in one
+   * statement: replacements that keep failing. The partial index on deleted_at reads only those deletions,
+   * never the rest of the history.
+   */
+  deletedSince(since: number): Map<string, number> {
+    const rows = this.sql.all<{ cluster: string; namespace: string; scale_set: string | null; n: number }>(
+      "SELECT cluster, namespace, scale_set, COUNT(*) AS n FROM failed_runners WHERE deleted_at >= ? GROUP BY cluster, namespace, scale_set",
+      since,
     );
+    return new Map(rows.map((r) => [scaleSetKey(r.cluster, r.namespace, r.scale_set ?? undefined), Number(r.n)]));
   }
 
   /** Closed rows older than the history: removed. */

@@ -253,6 +253,14 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE agent_view ADD COLUMN runner_id INTEGER`,
     `ALTER TABLE agent_snapshot ADD COLUMN runner_id INTEGER`,
   ],
+  [
+    // Failed runners we deleted, by when: the sweep counts a scale set's recent deletions from these
+    // alone, never from the whole Failed history.
+    `CREATE INDEX IF NOT EXISTS failed_runners_by_deleted ON failed_runners (deleted_at) WHERE deleted_at IS NOT NULL`,
+    // A Failed runner's DELETE that failed backs off per row (1 minute doubling to 1 hour), as a failed ask
+    // does: its failures in a row and when the next DELETE may go, while it is open.
+    `CREATE TABLE IF NOT EXISTS failed_delete_backoff (row_id INTEGER PRIMARY KEY, failures INTEGER NOT NULL, retry_at INTEGER NOT NULL)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

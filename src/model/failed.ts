@@ -25,6 +25,12 @@ export interface FailedRunner {
   reason: string;
   /** When we sent its DELETE (ms): never sent twice. */
   deletedAt?: number;
+  /** DELETEs that failed in a row, and when the next may be sent (1 minute doubling to 1 hour): no cap slot before. 0: its back-off just ended. */
+  deleteFailures?: number;
+  retryAt?: number;
   closedAt?: number;
   story: StoryEntry[];
 }
+
+/** One scale set's key among Failed runners' counts (cluster, namespace, scale set; unlabelled is ""). */
+export const scaleSetKey = (cluster: string, namespace: string, scaleSet: string | undefined): string => `${cluster}\u0000${namespace}\u0000${scaleSet ?? ""}`;

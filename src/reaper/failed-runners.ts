@@ -2,10 +2,12 @@
 // in the lists gets a row (state failed, ARC's reason and message, when it
 // failed, its scale set), judged by judge-failed.ts; with REAPER_FAILED_SECONDS
 // set, those failed long enough are deleted once (uid precondition, within the
-// deletion cap shared with the pass, cause "failed"). A row whose object left
+// deletion cap shared with the pass, cause "failed"); a DELETE that failed backs
+// off per row (1 minute doubling to 1 hour) before it takes a slot again. A row whose object left
 // (on a fresh list) closes: reaped when we deleted it, else gone.
 import { isFailed } from "../cluster/arc-failure.ts";
-import type { FailedRunner } from "../model/failed.ts";
+import { scaleSetKey, type FailedRunner } from "../model/failed.ts";
+import { backoffMs } from "../model/next-look.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import { verdictKey } from "../model/verdict.ts";
 import type { Lookup } from "../model/view.ts";
@@ -72,15 +74,20 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
 
   // The deletion window is stamped with the real clock at each delete (deps.clock), never the pass's time.
   const deletions = deps.ledger.deletions(deps.clock());
+  // One count of recent deletions per scale set for the whole look (never one per runner: it grew with the history).
+  const recent = new Map(settings.failedSeconds === undefined || seen.length === 0 ? [] : port.deletedSince(now - settings.failedSeconds * 1000));
   for (const { row, runner, isNew } of seen) {
-    const since = now - (settings.failedSeconds ?? 0) * 1000;
-    const recentlyDeleted = settings.failedSeconds === undefined ? 0 : port.deletedSince(row.cluster, row.namespace, row.scaleSet, since);
+    const scaleSet = scaleSetKey(row.cluster, row.namespace, row.scaleSet);
+    const recentlyDeleted = recent.get(scaleSet) ?? 0;
     const verdict = judgeFailed({ row, runner, now, failedSeconds: settings.failedSeconds, recentlyDeleted });
     let reason = verdict.reason;
     let deleted = false;
     if (verdict.verdict === "delete") {
       if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
       else if (deps.ledger.paused()) reason = `paused: would delete: ${reason}`;
+      // A DELETE that failed waits out its back-off before it takes a slot of the cap again.
+      else if (row.retryAt !== undefined && now < row.retryAt)
+        reason = `${reason}; its delete failed (${row.deleteFailures ?? 1} in a row): tried again at ${iso(row.retryAt)}`;
       else if (deletions.left(deps.clock()) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
       else {
         deletions.take(deps.clock());
@@ -91,9 +98,19 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
         if (outcome.kind === "deleted") {
           deleted = true;
           row.deletedAt = now;
+          recent.set(scaleSet, recentlyDeleted + 1);
           reason = `deleted (cause failed): ${reason}`;
         } else if (outcome.kind === "gone") reason = `${reason}; already gone (404)`;
-        else reason = `${reason}; delete failed, retried next sweep: ${outcome.why}`;
+        else {
+          row.deleteFailures = (row.deleteFailures ?? 0) + 1;
+          row.retryAt = now + backoffMs(row.deleteFailures);
+          reason = `${reason}; delete failed (${row.deleteFailures} in a row), tried again at ${iso(row.retryAt)}: ${outcome.why}`;
+        }
+        // Through (or gone): its back-off ends (0 tells the ledger to drop it).
+        if (outcome.kind !== "failed" && row.deleteFailures !== undefined) {
+          row.deleteFailures = 0;
+          delete row.retryAt;
+        }
       }
     }
     const changed = isNew || verdictKey({ verdict: "keep", reason }) !== verdictKey({ verdict: "keep", reason: row.reason });

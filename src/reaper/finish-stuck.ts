@@ -3,7 +3,8 @@
 // read now, has ARC's finalizers removed by a JSON patch that tests the uid and
 // those finalizers (finish-patch.ts); the row then closes reaped with how long
 // ARC held it. Never while GitHub says the job runs or cannot be asked, never
-// when the object changed (the patch's tests), never a finalizer not ARC's. A
+// when the object changed (the patch's tests), never a finalizer not ARC's, never
+// in a dry run or a pause, and each finish takes a slot of the deletion cap. A
 // 403 (the Role overlay is not applied) is shown on the row and in
 // /healthz/deep, and tried again only at the next look (REAPER_STUCK_SECONDS).
 import { isArcFinalizer } from "../cluster/finish-patch.ts";
@@ -42,6 +43,13 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
   } catch (e) {
     return keep(`GitHub could not be read (${errorText(e)})`);
   }
+  // Removing finalizers completes a deletion: never in a dry run or a pause, and a slot of the deletion cap each.
+  if (deps.settings.dryRun) return keep(`dry run: would remove ARC's finalizers (GitHub says ${says})`);
+  if (deps.ledger.paused()) return keep(`paused: would remove ARC's finalizers (GitHub says ${says})`);
+  const deletions = deps.ledger.deletions(deps.clock());
+  if (deletions.left(deps.clock()) <= 0) return keep(`deletion cap of ${deletions.limit} in 60s reached, held back (GitHub says ${says})`);
+  deletions.take(deps.clock());
+  deps.ledger.saveDeletions(deletions);
   const outcome = await cluster.finishDeletion(runner, finalizers);
   deps.ledger.countFinish?.(outcome.kind === "gone" ? "finished" : outcome.kind);
   const heldFor = Math.max(0, Math.round((deps.now - w.deletedAt) / 1000));

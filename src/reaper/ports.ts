@@ -53,6 +53,6 @@ export interface FailedPort {
   open(): FailedRunner[];
   /** Stores the row; logs a decision line when its reason (without ages) changed, and counts a delete or a close. */
   store(row: FailedRunner, change: { deleted?: boolean; closed?: boolean; logged?: boolean }): void;
-  /** Failed runners of one scale set deleted since `since` (ms). */
-  deletedSince(cluster: string, namespace: string, scaleSet: string | undefined, since: number): number;
+  /** Failed runners deleted since `since` (ms), per scale set (model/failed.ts scaleSetKey): asked once a sweep. */
+  deletedSince(since: number): ReadonlyMap<string, number>;
 }

@@ -1,6 +1,7 @@
 // The Worker as tests and the bench run it: the production entry, the test
 // ledger (test-ledger.ts) and the bench's routes, all 404 unless ARC_REAPER_TEST_HOOKS=on:
 //   POST /test/seed-history?from=&count=   closed rows of history in bulk (admin bearer)
+//        [&failed=<scale set>&spreadMs=]     ... of Failed runners of that scale set, deleted over the last spreadMs
 //   POST /test/ledger-receive[?dry=1|rpc=1] a workflow_job body straight to the ledger,
 //        without the signature check or the door: what one ledger sustains
 //   POST /test/ledger-loop?count=&first=    recorded deliveries made inside the ledger
@@ -34,6 +35,8 @@ const routes: Record<string, Route> = {
     if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 1 || count > MAX_COUNT) {
       return bad(`from must be a whole number and count 1 to ${MAX_COUNT}`);
     }
+    const failed = url.searchParams.get("failed");
+    if (failed) return Response.json({ written: await ledger.seedFailedHistory(from, count, failed, Number(url.searchParams.get("spreadMs") ?? 3_600_000)) });
     return Response.json({ written: await ledger.seedHistory(from, count) });
   },
   "/test/ledger-receive": async (request, url, ledger) => {

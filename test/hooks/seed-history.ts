@@ -61,3 +61,34 @@ function insertRows(sql: Sql, from: number, count: number, now: number): number 
     STORY,
   );
 }
+
+/**
+ * Inserts `count` closed rows of runners ARC marked Failed, as a churning scale set leaves them: each was
+ * deleted by arc-reaper (cause failed) and went, spread over the last `spreadMs`, in namespace and scale set
+ * `scaleSet`; pruned REAPER_HISTORY_DAYS after they closed. Answers the rows written.
+ */
+export function seedFailedHistory(sql: Sql, from: number, count: number, now: number, scaleSet: string, spreadMs: number): number {
+  // Row i was deleted ((i * 7919) mod count) steps ago: a permutation of 0..count-1 (7919 is prime), evenly over spreadMs.
+  const step = Math.max(1, Math.floor(spreadMs / count));
+  const ago = `((i * 7919) % ${Math.max(1, Math.floor(count))}) * ${step}`;
+  return sql.run(
+    `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+     INSERT INTO failed_runners (cluster, namespace, name, uid, scale_set, arc_reason, arc_message, failed_at, first_seen, created_at, state, reason, deleted_at, closed_at, story)
+     SELECT 'default', ?, ? || '-failed-' || i, 'uid-failed-history-' || i, ?, 'PodCreateFailed', 'admission webhook denied the request',
+       ? - ${ago} - 600000, ? - ${ago} - 600000, ? - ${ago} - 700000, 'reaped',
+       'ARC marked it Failed 600s ago (PodCreateFailed: admission webhook denied the request); it went 20s after our delete',
+       ? - ${ago}, ? - ${ago} + 20000, ?
+     FROM n`,
+    from,
+    from + count - 1,
+    scaleSet,
+    scaleSet,
+    scaleSet,
+    now,
+    now,
+    now,
+    now,
+    now,
+    STORY,
+  );
+}

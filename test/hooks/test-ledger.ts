@@ -3,7 +3,7 @@
 // class under the production name, so wrangler.toml's binding finds it).
 //  - useTestSettings: each test's ledger gets the settings of its stand-in tenants;
 //  - alarmAt: the alarm's work at a simulated time (the randomized fleets);
-//  - seedHistory: closed rows in bulk (the bench's sweep against history);
+//  - seedHistory, seedFailedHistory: closed rows in bulk (the bench's sweeps against history);
 //  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate);
 //  - ARC_REAPER_TEST_LOG_BATCH: the bench's log lines several to a console.log (batch-console-logs.ts).
 import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
@@ -11,7 +11,7 @@ import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
 import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
-import { seedHistory } from "./seed-history.ts";
+import { seedFailedHistory, seedHistory } from "./seed-history.ts";
 import { batchConsoleLogs } from "./batch-console-logs.ts";
 import type { WorkerEnv } from "../../src/env.ts";
 
@@ -39,6 +39,12 @@ export class Ledger extends ProductionLedger {
   async seedHistory(from: number, count: number): Promise<number> {
     this.refuseUnlessTesting("seedHistory");
     return seedHistory(this.sql, from, count, Date.now());
+  }
+
+  /** Closed Failed-runner rows of one scale set, deleted over the last `spreadMs` (the bench's Failed sweep). */
+  async seedFailedHistory(from: number, count: number, scaleSet: string, spreadMs: number): Promise<number> {
+    this.refuseUnlessTesting("seedFailedHistory");
+    return seedFailedHistory(this.sql, from, count, Date.now(), scaleSet, spreadMs);
   }
 
   /** Recorded deliveries in bulk, each through receive() as a webhook's (the bench's 50,000 live runners). */

@@ -5,6 +5,7 @@
 // fresh: a relist of another namespace re-sends its cache with its old time.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NamespaceFreshness } from "../../src/cluster/agent-protocol.ts";
+import { makeEphemeralRunner } from "../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../standins/kube/server.ts";
 import { waitFor } from "./agent-ledger-standin.ts";
 import { connected, NS, NS2, ofType, seedRunner, startRig, type Rig, type RigOptions } from "./agent-rig.ts";
@@ -92,5 +93,40 @@ describe("agent: how whole each namespace is", () => {
     expect(of(relisted.namespaces, NS2)?.unreadable).toMatch(/403/);
     expect(of(relisted.namespaces, NS2)?.wholeMsAgo).toBeGreaterThanOrEqual(sentAt - lostAt - 50);
     expect(relisted.runners.map((x) => x.name)).not.toContain("created-while-forbidden");
+  });
+
+  it("a Failed runner with a long ARC message with emoji is sent (cut to the protocol's length), and an object it cannot read makes its namespace unreadable, not whole, until it goes", async () => {
+    const message = `admission webhook denied 🚫: ${"quota exceeded 📦 ".repeat(80)}`;
+    const r = await rig({
+      before: async (t) => {
+        await t.seed(
+          makeEphemeralRunner({
+            namespace: NS,
+            scaleSet: "arc-runners",
+            name: "arc-runners-x-runner-emoji",
+            phase: "Failed",
+            status: { ready: false, reason: "PodCreateFailed", message, failures: { p: "2026-12-01T10:00:00Z" } },
+          }),
+        );
+        await t.seed(seedRunner("arc-runners-x-runner-badrepo", { namespace: NS2 }));
+        // A repository name the protocol refuses: the agent cannot put this object on the wire.
+        await t.patchStatus(NS2, "arc-runners-x-runner-badrepo", { workflowRunId: 5, jobRepositoryName: "not a repository" });
+      },
+    });
+    const conn = await connected(r);
+    const last = ofType(conn, "snapshot").at(-1);
+    const sent = last?.runners.find((x) => x.name === "arc-runners-x-runner-emoji");
+    expect(sent?.arc?.message?.length).toBeLessThanOrEqual(1000);
+    expect(sent?.arc?.message?.endsWith("…")).toBe(true);
+    expect(of(last?.namespaces, NS)?.unreadable).toBeUndefined();
+    expect(last?.runners.map((x) => x.name)).not.toContain("arc-runners-x-runner-badrepo");
+    expect(of(last?.namespaces, NS2)?.unreadable).toMatch(/^1 EphemeralRunner could not be read \(arc-runners-x-runner-badrepo: /);
+    // The object goes: its namespace is readable again.
+    await r.tenant.remove(NS2, "arc-runners-x-runner-badrepo");
+    await waitFor("NS2 said readable again", () =>
+      ofType(conn, "namespaces")
+        .flatMap((m) => m.namespaces)
+        .find((n) => n.namespace === NS2 && n.unreadable === undefined),
+    );
   });
 });

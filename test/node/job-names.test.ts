@@ -1,6 +1,6 @@
 // Author-written names (workflow, job, branch) and the run's page, as they are
 // stored: cleaned of control and bidirectional-override characters, cut to 200
-// characters by code point, and only https URLs of that very run kept.
+// UTF-16 units (the agent protocol's rule), never through a surrogate pair, and only https URLs of that very run kept.
 import { describe, expect, it } from "vitest";
 import { boundName, httpsUrl, MAX_NAME_CHARS, namesOfJob, namesOfRun } from "../../src/github/job-names.ts";
 
@@ -23,12 +23,16 @@ describe("boundName", () => {
     for (const v of [null, undefined, 42, {}, ["x"]]) expect(boundName(v)).toBeUndefined();
   });
 
-  it("cuts at 200 characters with an ellipsis, never through a surrogate pair", () => {
+  it("cuts at 200 UTF-16 units with an ellipsis, never through a surrogate pair", () => {
     expect(boundName("x".repeat(MAX_NAME_CHARS))).toBe("x".repeat(MAX_NAME_CHARS));
+    // 199 units before the ellipsis would split the 100th emoji: it goes whole.
     const cut = boundName("😀".repeat(300))!;
-    expect(Array.from(cut)).toHaveLength(MAX_NAME_CHARS);
-    expect(cut).toBe(`${"😀".repeat(MAX_NAME_CHARS - 1)}…`);
+    expect(cut).toBe(`${"😀".repeat(99)}…`);
+    expect(cut.length).toBeLessThanOrEqual(MAX_NAME_CHARS);
     expect(encodeURIComponent(cut)).toBeTruthy(); // throws on a lone surrogate
+    const odd = boundName(`x${"😀".repeat(300)}`)!;
+    expect(odd).toBe(`x${"😀".repeat(99)}…`);
+    expect(odd.length).toBe(MAX_NAME_CHARS);
   });
 });
 

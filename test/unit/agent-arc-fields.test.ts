@@ -26,6 +26,20 @@ describe("the agent's arc field", () => {
     });
   });
 
+  it("a long ARC message with emoji is cut to what the ledger's parser takes (one length rule: UTF-16 units), never dropped", () => {
+    const message = `admission webhook denied 🚫: ${"quota exceeded 📦 ".repeat(80)}`;
+    expect(Array.from(message).length).toBeLessThan(2000);
+    const runner = toAgentRunner(obj({ phase: "Failed", reason: "PodCreateFailed", message }));
+    const sent = runner.arc?.message ?? "";
+    expect(sent.length).toBeLessThanOrEqual(1000);
+    expect(sent.length).toBeGreaterThanOrEqual(998);
+    expect(sent.endsWith("…")).toBe(true);
+    expect(encodeURIComponent(sent)).toBeTruthy(); // no half surrogate pair
+    expect(parseAgentRunner(JSON.parse(JSON.stringify(runner)), "snapshot.runners[0]").arc?.message).toBe(sent);
+    // 1000 code points of emoji alone (2000 units): still cut to fit, not refused.
+    expect(toAgentRunner(obj({ phase: "Failed", message: "😀".repeat(1000) })).arc?.message).toBe(`${"😀".repeat(499)}…`);
+  });
+
   it("is absent for a busy runner, and carries no other phase (ARC 0.15's listener-owned Running included)", () => {
     expect(toAgentRunner(obj({ phase: "Running", workflowRunId: 5 }))).not.toHaveProperty("arc");
     // An idle runner carries only what the count of runners that never work needs: its scale set, and its version if told.

@@ -3,7 +3,7 @@
 // says so (within the cap, never in dry run or paused), closed on a fresh look.
 import { describe, expect, it } from "vitest";
 import type { Cluster, DeleteContext, DeleteOutcome } from "../../src/cluster/ephemeral-runners.ts";
-import type { FailedRunner } from "../../src/model/failed.ts";
+import { scaleSetKey, type FailedRunner } from "../../src/model/failed.ts";
 import type { ClusterRunner } from "../../src/model/runner.ts";
 import type { Lookup } from "../../src/model/view.ts";
 import { SlidingWindow } from "../../src/model/window.ts";
@@ -62,7 +62,7 @@ function world(
     store: (row, change) => stored.push({ row: structuredClone(row), change }),
     deletedSince: (...args) => {
       deletedSinceAsked.push(args);
-      return o.recent ?? 0;
+      return new Map([[scaleSetKey("default", "arc", "set-a"), o.recent ?? 0]]);
     },
   };
   const cluster = {
@@ -165,7 +165,7 @@ describe("lookAtFailed", () => {
     const reason =
       "ARC marked it Failed 600s ago (PodCreateFailed: denied); it holds a slot of scale set set-a; failed at least REAPER_FAILED_SECONDS=300 ago: deleted so ARC can make a new one";
     expect(w.deletes).toEqual([{ uid: "u-1", context: { reason, cause: "failed" } }]);
-    expect(w.deletedSinceAsked).toEqual([["default", "arc", "set-a", NOW - 300_000]]);
+    expect(w.deletedSinceAsked).toEqual([[NOW - 300_000]]);
     expect(w.stored).toHaveLength(1);
     expect(w.stored[0]).toMatchObject({
       row: { id: 1, deletedAt: NOW, reason: `deleted (cause failed): ${reason}`, firstSeen: NOW - 600_000 },
@@ -179,6 +179,22 @@ describe("lookAtFailed", () => {
     const w = world({ failedSeconds: 300, recent: 2 });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.stored[0]?.row.reason).toMatch(/; replacements keep failing: 2 of scale set set-a deleted in the last 300s$/);
+  });
+
+  it("recent deletions are counted once per look, not once per Failed runner (a count scanned the Failed history each time)", async () => {
+    const objects = Array.from({ length: 500 }, (_, i) => failedObj({ name: `f-${i}`, uid: `u-${i}` }));
+    const w = world({ failedSeconds: 300, recent: 2, cap: 2 });
+    const report = await lookAtFailed(listing(objects), w.deps);
+    expect(report).toMatchObject({ failed: 500, deleted: 2 });
+    expect(w.deletedSinceAsked).toEqual([[NOW - 300_000]]);
+    // The count still includes this look's own deletes, as a count per runner did.
+    const churn = w.stored.map((s) => /replacements keep failing: (\d+) of/.exec(s.row.reason)?.[1]);
+    expect(churn.slice(0, 3)).toEqual(["2", "3", "4"]);
+    expect(churn.at(-1)).toBe("4");
+    // No Failed runner in the lists: nothing counted at all.
+    const none = world({ failedSeconds: 300 });
+    await lookAtFailed(listing([]), none.deps);
+    expect(none.deletedSinceAsked).toEqual([]);
   });
 
   it("dry run, paused, the cap reached: said, never deleted", async () => {
@@ -204,14 +220,15 @@ describe("lookAtFailed", () => {
     expect(gone.stored[0]?.row.deletedAt).toBeUndefined();
     const failed = world({ failedSeconds: 300, outcome: { kind: "failed", status: 500, why: "HTTP 500" } });
     expect((await lookAtFailed(listing([failedObj()]), failed.deps)).deleted).toBe(0);
-    expect(failed.stored[0]?.row.reason).toMatch(/; delete failed, retried next sweep: HTTP 500$/);
+    expect(failed.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at 2026-12-01T12:01:00.000Z: HTTP 500$/);
+    expect(failed.stored[0]?.row).toMatchObject({ deleteFailures: 1, retryAt: NOW + 60_000 });
   });
 
   it("a runner in a cluster not watched is never deleted", async () => {
     const w = world({ failedSeconds: 300, cluster: "east" });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.deletes).toEqual([]);
-    expect(w.stored[0]?.row.reason).toMatch(/; delete failed, retried next sweep: no cluster named default is watched$/);
+    expect(w.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at .*: no cluster named default is watched$/);
   });
 
   it("a row seen again with the same reason (its ages aside): stored without a story line or a log", async () => {
@@ -287,5 +304,79 @@ describe("lookAtFailed", () => {
       other.deps,
     );
     expect(o.closed).toBe(1);
+  });
+  it("a failed DELETE backs off per row, 1 minute doubling to 1 hour, taking no slot of the cap meanwhile; a delete that goes through clears it", async () => {
+    const backingOff = world({ failedSeconds: 300, open: [openRow({ deleteFailures: 3, retryAt: NOW + 1 })] });
+    expect((await lookAtFailed(listing([failedObj()]), backingOff.deps)).deleted).toBe(0);
+    expect(backingOff.deletes).toEqual([]);
+    expect(backingOff.saved()).toEqual([]);
+    expect(backingOff.stored[0]?.row.reason).toMatch(/; its delete failed \(3 in a row\): tried again at 2026-12-01T12:00:00.001Z$/);
+    const again = world({
+      failedSeconds: 300,
+      open: [openRow({ deleteFailures: 3, retryAt: NOW })],
+      outcome: { kind: "failed", status: 503, why: "HTTP 503" },
+    });
+    await lookAtFailed(listing([failedObj()]), again.deps);
+    expect(again.stored[0]?.row).toMatchObject({ deleteFailures: 4, retryAt: NOW + 8 * 60_000 });
+    const capped = world({
+      failedSeconds: 300,
+      open: [openRow({ deleteFailures: 9, retryAt: NOW })],
+      outcome: { kind: "failed", status: 503, why: "HTTP 503" },
+    });
+    await lookAtFailed(listing([failedObj()]), capped.deps);
+    expect(capped.stored[0]?.row).toMatchObject({ deleteFailures: 10, retryAt: NOW + 3_600_000 });
+    // A row that never backed off says nothing of one.
+    const fresh = world({ failedSeconds: 300 });
+    await lookAtFailed(listing([failedObj()]), fresh.deps);
+    expect(fresh.stored[0]?.row).not.toHaveProperty("deleteFailures");
+    for (const outcome of [{ kind: "deleted" as const }, { kind: "gone" as const }]) {
+      const through = world({ failedSeconds: 300, open: [openRow({ deleteFailures: 2, retryAt: NOW - 1 })], outcome });
+      await lookAtFailed(listing([failedObj()]), through.deps);
+      expect(through.stored[0]?.row.deleteFailures).toBe(0);
+      expect(through.stored[0]?.row).not.toHaveProperty("retryAt");
+    }
+  });
+
+  it("cap-many Failed runners whose DELETE keeps failing do not hold back ordinary reaping (an hour of sweeps, an alarm 30 s after each)", async () => {
+    const CAP = 5;
+    let rows = new Map<string, FailedRunner>();
+    let times: number[] = [];
+    const attempts = new Map<string, number>();
+    const objects = Array.from({ length: CAP }, (_, i) => failedObj({ name: `f-${i}`, uid: `u-${i}` }));
+    let heldBack = 0;
+    for (let minute = 0; minute < 60; minute++) {
+      const now = NOW + minute * 60_000;
+      const port: FailedPort = {
+        open: () => [...rows.values()].map((r) => structuredClone(r)),
+        store: (row) => void rows.set(row.uid, structuredClone(row)),
+        deletedSince: () => new Map(),
+      };
+      const cluster = {
+        deleteRunner: async (r: Pick<ClusterRunner, "uid">) => {
+          attempts.set(r.uid, (attempts.get(r.uid) ?? 0) + 1);
+          return { kind: "failed", status: 500, why: "HTTP 500" } as const;
+        },
+      } as unknown as Cluster;
+      const ledger = {
+        failed: port,
+        paused: () => false,
+        deletions: (at: number) => new SlidingWindow(times, CAP, at),
+        saveDeletions: (w: SlidingWindow) => (times = w.toJSON()),
+      } as unknown as LedgerPort;
+      const deps = {
+        ledger,
+        watched: [{ name: "default", cluster, namespaces: ["arc"] }],
+        settings: { failedSeconds: 300, dryRun: false },
+        now,
+        clock: () => now + 7,
+      } as unknown as PassDeps;
+      await lookAtFailed({ ...listing(objects, { absentAsOf: now }) }, deps);
+      rows = new Map([...rows].filter(([, r]) => r.state === "failed"));
+      // The alarm 30 s later wants to delete one ordinary runner: the window must have room.
+      if (new SlidingWindow(times, CAP, now + 30_000).left(now + 30_000) === 0) heldBack++;
+    }
+    // Tried at minutes 0, 1, 3, 7, 15 and 31 (back-off 1, 2, 4, 8, 16, 32 minutes), not 60 times.
+    expect([...attempts.values()]).toEqual(Array(CAP).fill(6));
+    expect(heldBack).toBe(6);
   });
 });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { FinishOutcome } from "../../src/cluster/finish-patch.ts";
 import type { DeletionWatch } from "../../src/model/runner.ts";
+import { SlidingWindow } from "../../src/model/window.ts";
 import { finishStuck } from "../../src/reaper/finish-stuck.ts";
 import type { PassDeps } from "../../src/reaper/reconcile-all.ts";
 
@@ -23,9 +24,18 @@ const watch: DeletionWatch = {
 const ARC = ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"];
 const stuck = { kind: "stuck" as const, reason: "stuck: deleted 1000s ago", dueAt: NOW + 900_000, newly: false };
 
-function deps(o: { job?: { status: string; conclusion: string | null } | Error; github?: Error; outcome?: FinishOutcome }) {
+function deps(o: {
+  job?: { status: string; conclusion: string | null } | Error;
+  github?: Error;
+  outcome?: FinishOutcome;
+  dryRun?: boolean;
+  paused?: boolean;
+  cap?: number;
+  times?: readonly number[];
+}) {
   const patches: string[][] = [];
   const counted: string[] = [];
+  let saved: number[] | undefined;
   const github = o.github ?? {
     job: async () => {
       if (o.job instanceof Error) throw o.job;
@@ -42,23 +52,46 @@ function deps(o: { job?: { status: string; conclusion: string | null } | Error; 
   const d = {
     watched: [{ name: "default", cluster, namespaces: ["arc"] }],
     github,
-    settings: { stuckSeconds: 900 },
+    settings: { stuckSeconds: 900, dryRun: o.dryRun ?? false },
     now: NOW,
-    ledger: { countFinish: (k: string) => counted.push(k) },
+    clock: () => NOW + 5,
+    ledger: {
+      countFinish: (k: string) => counted.push(k),
+      paused: () => o.paused ?? false,
+      deletions: (now: number) => new SlidingWindow([...(o.times ?? [])], o.cap ?? 10, now),
+      saveDeletions: (w: SlidingWindow) => (saved = w.toJSON()),
+    },
   } as unknown as PassDeps;
-  return { d, patches, counted };
+  return { d, patches, counted, saved: () => saved };
 }
 const runner = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", finalizers });
 
 describe("finishStuck", () => {
-  it("finishes once GitHub says completed: ARC's finalizers, exactly those seen, and how long ARC held it", async () => {
-    const { d, patches, counted } = deps({});
+  it("finishes once GitHub says completed: ARC's finalizers, exactly those seen, and how long ARC held it; a slot of the deletion cap taken", async () => {
+    const { d, patches, counted, saved } = deps({ times: [NOW - 1000] });
     expect(await finishStuck(watch, runner(), stuck, d)).toEqual({
       kind: "went",
       reason: `finished: ARC held it 1000s after our delete; GitHub says job 7 is completed (success), so its finalizers (${ARC.join(", ")}) were removed (REAPER_FINISH_STUCK)`,
     });
     expect(patches).toEqual([ARC]);
     expect(counted).toEqual(["finished"]);
+    expect(saved()).toEqual([NOW - 1000, NOW + 5]);
+  });
+
+  it.each([
+    ["in a dry run", { dryRun: true }, /not finished: dry run: would remove ARC's finalizers \(GitHub says job 7 is completed \(success\)\)$/],
+    ["while paused", { paused: true }, /not finished: paused: would remove ARC's finalizers \(GitHub says job 7 is completed \(success\)\)$/],
+    [
+      "with the deletion cap reached",
+      { cap: 2, times: [NOW - 1000, NOW - 2000] },
+      /not finished: deletion cap of 2 in 60s reached, held back \(GitHub says job 7 is completed \(success\)\)$/,
+    ],
+  ] as const)("never %s: no patch, no slot taken, still stuck", async (_what, o, reason) => {
+    const { d, patches, counted, saved } = deps(o);
+    expect(await finishStuck(watch, runner(), stuck, d)).toMatchObject({ kind: "stuck", reason: expect.stringMatching(reason) });
+    expect(patches).toEqual([]);
+    expect(counted).toEqual([]);
+    expect(saved()).toBeUndefined();
   });
 
   it.each([

@@ -35,4 +35,26 @@ describe("NamespaceStates", () => {
     expect(s.whole("a", 1_050)).toBe(true);
     expect(s.report(1_100)).toEqual([{ namespace: "a", wholeMsAgo: 50 }]);
   });
+
+  it("a namespace with an object it could not read is said unreadable (naming it) until that object is read or gone, whatever bookmarks say", () => {
+    const s = new NamespaceStates(["a"]);
+    s.whole("a", 100);
+    expect(s.listedSkipped("a", [{ name: "r-1", why: "arc.message: too long" }])).toBe(true);
+    expect(s.report(1_100)).toEqual([{ namespace: "a", wholeMsAgo: 1_000, unreadable: "1 EphemeralRunner could not be read (r-1: arc.message: too long)" }]);
+    expect(s.unreadable()).toEqual(["a"]);
+    // A bookmark, or the watch answering again, does not bring the object into the cache.
+    s.whole("a", 1_000);
+    s.readable("a");
+    expect(s.report(1_100)[0]?.unreadable).toMatch(/^1 EphemeralRunner could not be read/);
+    expect(s.skipped("a", "r-2", "uid: missing")).toBe(true);
+    expect(s.report(1_100)[0]?.unreadable).toBe("2 EphemeralRunners could not be read (r-1: arc.message: too long)");
+    expect(s.read("a", "r-1")).toBe(true);
+    expect(s.read("a", "r-1")).toBe(false);
+    expect(s.report(1_100)[0]?.unreadable).toBe("1 EphemeralRunner could not be read (r-2: uid: missing)");
+    // A relist says exactly which objects it could not read: none.
+    expect(s.listedSkipped("a", [])).toBe(true);
+    expect(s.report(1_100)).toEqual([{ namespace: "a", wholeMsAgo: 100 }]);
+    expect(s.unreadable()).toEqual([]);
+    expect(s.listedSkipped("elsewhere", [{ name: "x", why: "y" }])).toBe(false);
+  });
 });

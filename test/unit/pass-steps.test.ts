@@ -176,7 +176,7 @@ describe("gatherListed (the sweep)", () => {
     });
     w.ledger.watches = [deletionWatch("gone"), deletionWatch("still"), deletionWatch("due", { dueAt: T0 })];
     const stored: string[] = [];
-    const failed: FailedPort = { open: () => [], store: (row, change) => stored.push(`${row.name} ${JSON.stringify(change)}`), deletedSince: () => 0 };
+    const failed: FailedPort = { open: () => [], store: (row, change) => stored.push(`${row.name} ${JSON.stringify(change)}`), deletedSince: () => new Map() };
     w.ledger.failed = failed;
     const deps = w.deps();
     deps.settings.failedSeconds = 60;

@@ -57,6 +57,16 @@ describe("GET /healthz/deep", () => {
     expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries", "runner ids"]);
   });
 
+  it("says which cap holds when both names of one are set and differ (the stricter)", async () => {
+    const s = await underRole(NS);
+    s.env.REAPER_MAX_DELETIONS_PER_MINUTE = "50";
+    s.env.REAPER_MAX_DELETIONS_PER_SWEEP = "2";
+    const body = (await (await deep(s.env)).json()) as Health & { warnings?: string[] };
+    expect(body.warnings).toEqual([
+      "REAPER_MAX_DELETIONS_PER_SWEEP=2 and REAPER_MAX_DELETIONS_PER_MINUTE=50 are both set and differ: the stricter, 2, holds (a cap never loosens on upgrade); set REAPER_MAX_DELETIONS_PER_MINUTE alone",
+    ]);
+  });
+
   it("answers 503 naming a namespace outside the Role and a refused token, and still reports what worked", async () => {
     const s = await underRole(`${NS},other-runners`);
     expect((await s.jobStarted({ runner: "arc-runners-abcde-runner-h2", runId: 2, jobId: 20, startedAt: before(Date.now(), 60) })).status).toBe(202);

@@ -4,10 +4,14 @@
 // each ARC version's CRD.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { FailedTable } from "../../src/ledger/failed-table.ts";
 import { SCHEMA_VERSION } from "../../src/ledger/schema.ts";
+import { Sql } from "../../src/ledger/sql.ts";
+import { scaleSetKey } from "../../src/model/failed.ts";
+import { seedFailedHistory } from "../hooks/seed-history.ts";
 import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
-import { adminRunners, call, ADMIN_TOKEN, evictLedger, ledgerOf, runScheduled } from "./support/worker.ts";
+import { adminRunners, call, ADMIN_TOKEN, configureLedger, evictLedger, ledgerOf, runScheduled, testEnv } from "./support/worker.ts";
 import { agentEnv, connect, runner as agentRunner } from "./support/fake-agent.ts";
 
 const NOW = Date.now() + 86_400_000;
@@ -136,6 +140,68 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
 
 /** The migration (1-based) that made failed_runners. */
 const FAILED_RUNNERS_MIGRATION = 11;
+describe("recent deletions of Failed runners", () => {
+  it("are counted per scale set in one statement that reads the recent deletions only, not the Failed history", async () => {
+    const env = testEnv();
+    await configureLedger(env);
+    const now = Date.now();
+    const { counts, rowsRead } = await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const sql = new Sql(state.storage.sql);
+      // 10,000 deleted over a week in set-a, about 60 of them within the last hour (a deletion every 60.48 s);
+      // one recent deletion in set-b, one Failed row never deleted.
+      seedFailedHistory(sql, 0, 10_000, now, "set-a", 7 * 86_400_000);
+      seedFailedHistory(sql, 20_000, 1, now, "set-b", 1);
+      const table = new FailedTable(sql);
+      table.put({ cluster: "default", namespace: "x", name: "open-1", uid: "u-open", failedAt: now, firstSeen: now, state: "failed", reason: "", story: [] });
+      const read0 = sql.cost.rowsRead;
+      const counts = table.deletedSince(now - 3_600_000);
+      return { counts: Object.fromEntries(counts), rowsRead: sql.cost.rowsRead - read0 };
+    });
+    const recentA = counts[scaleSetKey("default", "set-a", "set-a")] ?? 0;
+    expect(recentA).toBeGreaterThanOrEqual(59);
+    expect(recentA).toBeLessThanOrEqual(61);
+    expect(counts[scaleSetKey("default", "set-b", "set-b")]).toBe(1);
+    expect(Object.keys(counts)).toHaveLength(2);
+    // The index on deleted_at: about the recent rows, never the 10,000 of the history.
+    expect(rowsRead).toBeLessThan(2 * (recentA + 1) + 10);
+  });
+});
+
+describe("a Failed runner's DELETE back-off", () => {
+  it("is kept with its open row, read back by the sweep's look, and cleared by a delete that goes through or a close", async () => {
+    const env = testEnv();
+    await configureLedger(env);
+    const now = Date.now();
+    const seen = await runInDurableObject(ledgerOf(env), (_i, state) => {
+      const table = new FailedTable(new Sql(state.storage.sql));
+      const row = {
+        cluster: "default",
+        namespace: NS,
+        name: "f-1",
+        uid: "u-1",
+        failedAt: now,
+        firstSeen: now,
+        state: "failed" as const,
+        reason: "r",
+        story: [],
+      };
+      const out: unknown[] = [];
+      table.put({ ...row, deleteFailures: 2, retryAt: now + 120_000 });
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 3, retryAt: now + 240_000 });
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put(row); // no word of a back-off: it stays
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 0 }); // ended
+      out.push(table.open().map((f) => [f.deleteFailures, f.retryAt]));
+      table.put({ ...row, deleteFailures: 1, retryAt: now + 60_000 });
+      table.put({ ...row, state: "gone", closedAt: now, deleteFailures: 1, retryAt: now + 60_000 });
+      out.push(state.storage.sql.exec("SELECT COUNT(*) AS n FROM failed_delete_backoff").one().n);
+      return out;
+    });
+    expect(seen).toEqual([[[2, now + 120_000]], [[3, now + 240_000]], [[3, now + 240_000]], [[undefined, undefined]], 0]);
+  });
+});
 
 describe("the failed_runners migration", () => {
   it("a ledger of the release before it is read and worked on after it: its job rows judged, Failed runners seen", async () => {
@@ -155,6 +221,7 @@ describe("the failed_runners migration", () => {
         "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
       ])
         state.storage.sql.exec(statement);
+      // Before the failed_runners migration: it and every later one (runner ids, the deletion index) run again.
       state.storage.sql.exec("UPDATE schema_version SET version = ?", FAILED_RUNNERS_MIGRATION - 1);
     });
     await evictLedger(s.env);

@@ -90,6 +90,34 @@ describe.each(ARC_VERSIONS_HOLDING_DELETIONS)("ARC %s: held deletions finished",
     expect(await calls(s, "PATCH")).toHaveLength(1);
   });
 
+  it("never while paused: the held deletion stays stuck, saying so, until resumed", async () => {
+    const s = await stack({ REAPER_STUCK_SECONDS: "60", REAPER_FINISH_STUCK: "true" }, { arcVersion: version, autoFinalize: true });
+    await s.kube.setJobsStillRunning(true);
+    await heldRunner(s, version, "held-paused", 713, 7130);
+    await s.sweep(NOW);
+    expect(await calls(s, "DELETE")).toEqual(["200 held-paused"]);
+    await s.github.putJob({
+      repo: REPO,
+      id: 7130,
+      run_id: 713,
+      status: "completed",
+      conclusion: "cancelled",
+      runner_name: "held-paused",
+      started_at: before(NOW, 900),
+      completed_at: before(NOW, 30),
+    });
+    expect((await call(s.env, new Request("https://arc-reaper.test/admin/pause", { method: "POST", headers: bearer }))).status).toBe(200);
+    await s.sweep(NOW + 61_000);
+    expect(await calls(s, "PATCH")).toEqual([]);
+    expect(await rowOf(s, "held-paused")).toMatchObject({
+      state: "stuck",
+      reason: expect.stringMatching(/; not finished: paused: would remove ARC's finalizers \(GitHub says job 7130 is completed \(cancelled\)\)$/),
+    });
+    expect((await call(s.env, new Request("https://arc-reaper.test/admin/resume", { method: "POST", headers: bearer }))).status).toBe(200);
+    await s.sweep(NOW + 122_000);
+    expect(await calls(s, "PATCH")).toEqual(["200 held-paused"]);
+  });
+
   it("a 403 on the patch (the overlay not applied) is shown on the row and in /healthz/deep with the overlay's command, and not retried in a loop", async () => {
     const s = await stack({ REAPER_STUCK_SECONDS: "60", REAPER_FINISH_STUCK: "true" }, { arcVersion: version, autoFinalize: true });
     const rbac = inject("reaperRbac"); // infra/kubernetes's default Role: get, list, delete

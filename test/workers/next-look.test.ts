@@ -10,6 +10,42 @@ import { adminRunners, configureLedger, evictLedger, ledgerOf, ran, runAlarm, se
 type S = Awaited<ReturnType<typeof stack>>;
 const deletes = async (s: S) => (await s.kube.calls()).filter((c) => c.method === "DELETE");
 
+/** `n` runners whose jobs completed an hour ago, their facts written as a webhook would (no alarm set: only the sweep acts). */
+async function completedAnHourAgo(s: S, n: number, first: number): Promise<void> {
+  const now = Date.now();
+  for (let i = 0; i < n; i++) await s.runner({ name: `arc-runners-late${i}-runner-lt`, workflowRunId: first + i });
+  await configureLedger(s.env);
+  await runInDurableObject(ledgerOf(s.env), (_i, state) => {
+    for (let i = 0; i < n; i++) {
+      state.storage.sql.exec(
+        `INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, state, reason, due_at, story, fact_at)
+         VALUES (?, ?, ?, ?, 1, ?, ?, 'success', 'finished', '', ?, '[]', ?)`,
+        `arc-runners-late${i}-runner-lt`,
+        first * 10 + i,
+        REPO,
+        first + i,
+        before(now, 7200),
+        before(now, 3600),
+        now - 3300_000,
+        now - 3600_000,
+      );
+    }
+  });
+}
+
+describe("an upgrading user's cap under its old name", () => {
+  it("REAPER_MAX_DELETIONS_PER_SWEEP=2 beside the new name at its old shipped default (50): a sweep deletes 2 of 5", async () => {
+    const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "50", REAPER_MAX_DELETIONS_PER_SWEEP: "2" });
+    await completedAnHourAgo(s, 5, 1700);
+    await ledgerOf(s.env).sweep(Date.now());
+    await settleAlarms(s.env);
+    expect(await deletes(s)).toHaveLength(2);
+    const held = (await adminRunners(s.env, "?state=finished")).runners;
+    expect(held).toHaveLength(3);
+    for (const r of held) expect(r.reason).toMatch(/^deletion cap of 2 in 60s reached, held back: /);
+  });
+});
+
 describe("one clock per pass, windows on the real clock", () => {
   it("three late sweeps (scheduled 180, 120 and 60 s ago) back to back delete at most the cap of 2; the queued ones run once", async () => {
     const s = await stack({ REAPER_MAX_DELETIONS_PER_MINUTE: "2" });

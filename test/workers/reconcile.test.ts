@@ -122,8 +122,12 @@ describe("reconcile: busy runners without facts", () => {
     expect(await accepted(s)).toEqual([]);
   });
 
-  it("spends at most REAPER_MAX_GITHUB_CALLS_PER_MINUTE, oldest runner first, and finishes over later sweeps", async () => {
-    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" });
+  it.each([
+    ["REAPER_MAX_GITHUB_CALLS_PER_MINUTE", { REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "4" }],
+    // An upgrading user's config: the old name, beside the new one at the default the shipped wrangler.toml once set.
+    ["the old name beside the new at 100", { REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "4", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "100" }],
+  ])("spends at most 4 a minute (%s), oldest runner first, and finishes over later sweeps", async (_what, settings) => {
+    const s = await stack(settings);
     const names: string[] = [];
     for (let i = 0; i < 6; i++) {
       const name = `arc-runners-abcde-runner-b${i}`;

@@ -195,9 +195,35 @@ describe("the per-minute caps under their old names", () => {
     ]);
   });
 
-  it("both names: the new one wins and the old one is named as ignored", () => {
-    const s = settingsOf({ REAPER_MAX_DELETIONS_PER_SWEEP: "3", REAPER_MAX_DELETIONS_PER_MINUTE: "8" });
+  it("both names, different: the stricter holds, whichever name carries it, and the warning says so", () => {
+    const older = settingsOf({ REAPER_MAX_DELETIONS_PER_SWEEP: "3", REAPER_MAX_DELETIONS_PER_MINUTE: "8" });
+    expect(older.maxDeletionsPerMinute).toBe(3);
+    expect(older.warnings).toEqual([
+      "REAPER_MAX_DELETIONS_PER_SWEEP=3 and REAPER_MAX_DELETIONS_PER_MINUTE=8 are both set and differ: the stricter, 3, holds (a cap never loosens on upgrade); set REAPER_MAX_DELETIONS_PER_MINUTE alone",
+    ]);
+    const newer = settingsOf({ REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "40", REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "9" });
+    expect(newer.maxGithubCallsPerMinute).toBe(9);
+    expect(newer.warnings).toEqual([
+      "REAPER_MAX_GITHUB_CALLS_PER_SWEEP=40 and REAPER_MAX_GITHUB_CALLS_PER_MINUTE=9 are both set and differ: the stricter, 9, holds (a cap never loosens on upgrade); set REAPER_MAX_GITHUB_CALLS_PER_MINUTE alone",
+    ]);
+  });
+
+  it("both names, the same number: that number, and the old name named to drop", () => {
+    const s = settingsOf({ REAPER_MAX_DELETIONS_PER_SWEEP: "8", REAPER_MAX_DELETIONS_PER_MINUTE: "8" });
     expect(s.maxDeletionsPerMinute).toBe(8);
-    expect(s.warnings).toEqual(["REAPER_MAX_DELETIONS_PER_SWEEP is ignored: REAPER_MAX_DELETIONS_PER_MINUTE is set (drop REAPER_MAX_DELETIONS_PER_SWEEP)"]);
+    expect(s.warnings).toEqual([
+      "REAPER_MAX_DELETIONS_PER_SWEEP is the old name of REAPER_MAX_DELETIONS_PER_MINUTE, both set to 8: drop REAPER_MAX_DELETIONS_PER_SWEEP",
+    ]);
+  });
+
+  it("an upgrading user's config (the old name set) keeps its cap even beside the new name at its default", () => {
+    // What the shipped wrangler.toml once set: the new names at their defaults.
+    const s = settingsOf({
+      REAPER_MAX_DELETIONS_PER_SWEEP: "2",
+      REAPER_MAX_DELETIONS_PER_MINUTE: "50",
+      REAPER_MAX_GITHUB_CALLS_PER_SWEEP: "5",
+      REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "100",
+    });
+    expect(s).toMatchObject({ maxDeletionsPerMinute: 2, maxGithubCallsPerMinute: 5 });
   });
 });
