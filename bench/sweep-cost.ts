@@ -208,7 +208,8 @@ export async function measureOne(
     clusterCalls: kubeCalls.length,
     clusterByVerb,
     githubCalls: (await stack.github.calls()).length,
-    decisionLines: decisions.length,
+    // Lines past the log budget of the invocation are counted in the sweep line, not written (src/log.ts).
+    decisionLines: decisions.length + (s.logSummarized?.["decision"] ?? 0),
     wallMs,
     cpuMs: cpu,
     deferred: s.deferred ?? 0,

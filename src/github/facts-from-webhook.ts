@@ -18,8 +18,11 @@ const GITHUB_HOSTED_GROUP = "GitHub Actions";
 const isText = (v: unknown): v is string => typeof v === "string" && v !== "";
 const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
 const isRepo = (v: unknown): v is string => typeof v === "string" && /^[^/\s]+\/[^/\s]+$/.test(v);
-// A Kubernetes object name: what ARC names the runner after.
-const isRunnerName = (v: unknown): v is string => typeof v === "string" && /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v);
+// A Kubernetes object name (a DNS subdomain of at most 253 characters): what ARC names the runner after.
+// The same rule as the agent protocol's name (src/cluster/agent-message-fields.ts; a test holds them equal),
+// so a runner recorded from a webhook can always be put in a read order.
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const isRunnerName = (v: unknown): v is string => typeof v === "string" && v.length <= 253 && DNS_SUBDOMAIN.test(v);
 
 const anObject = (path: string) => (issue: v.BaseIssue<unknown>) => `${path} must be an object, got ${shown(issue.input)}`;
 

@@ -7,8 +7,22 @@ import { RequestError } from "@octokit/request-error";
 import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "./call-budget.ts";
 import type { GithubCache } from "./installation-and-rate-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
-import { namesOfJob, namesOfRun } from "./job-names.ts";
-import type { JobNames } from "../model/facts.ts";
+import type * as v from "valibot";
+import { sameOriginFetch } from "./same-origin-fetch.ts";
+import {
+  DeliveriesAnswer,
+  InstallationAnswer,
+  JobAnswer,
+  readAnswer,
+  RunAnswer,
+  RunJobsAnswer,
+  RunsAnswer,
+  TokenAnswer,
+  toJob,
+  toRun,
+  type GithubJob,
+  type GithubRun,
+} from "./github-answers.ts";
 import { errorText } from "../model/error-text.ts";
 
 const TOKEN_PERMISSIONS = { actions: "read" } as const;
@@ -17,28 +31,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** A repository whose installation could not be found is asked about again after this long. */
 const INSTALLATION_RETRY_MS = 3_600_000;
 
-export interface GithubJob {
-  id: number;
-  runId: number;
-  runAttempt: number;
-  status: string;
-  conclusion: string | null;
-  startedAt: string | null;
-  completedAt: string | null;
-  runnerName: string | null;
-  /** The registration that took it (`runner_id`); absent: none yet, or GitHub sent null or 0. */
-  runnerId?: number;
-  names?: JobNames;
-}
-
-export interface GithubRun {
-  id: number;
-  runAttempt: number;
-  status: string;
-  conclusion: string | null;
-  updatedAt: string;
-  names?: JobNames;
-}
+export type { GithubJob, GithubRun } from "./github-answers.ts";
 
 /** A run as the repository's listing of runs shows it: its latest attempt and that attempt's status. */
 export interface ListedRun {
@@ -79,21 +72,24 @@ export type Github = ReturnType<typeof createGithub>;
 export function createGithub(opts: GithubOptions) {
   const timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const clientFor = (scope: string) =>
-    Octokit.defaults({ baseUrl: opts.apiUrl, request: { fetch: budgetedFetch(opts.budget, opts.cache.memory.rate(scope), timeoutMs) } });
+    Octokit.defaults({
+      baseUrl: opts.apiUrl,
+      request: { fetch: sameOriginFetch(opts.apiUrl, budgetedFetch(opts.budget, opts.cache.memory.rate(scope), timeoutMs)) },
+    });
   const Client = clientFor("app");
   const app = new App({ appId: opts.appId, privateKey: toPkcs8(opts.privateKey), Octokit: Client, log: quietLog });
 
   async function installationToken(installationId: number): Promise<string> {
     const cached = opts.cache.tokens.get(installationId);
     if (cached && cached.expiresAt - TOKEN_REFRESH_MARGIN_MS > Date.now()) return cached.token;
-    let data: { token: string; expires_at: string };
+    let data: v.InferOutput<typeof TokenAnswer>;
     try {
-      ({ data } = await call(`minting a token for installation ${installationId}`, () =>
+      data = await read(`minting a token for installation ${installationId}`, TokenAnswer, () =>
         app.octokit.request("POST /app/installations/{installation_id}/access_tokens", {
           installation_id: installationId,
           permissions: TOKEN_PERMISSIONS,
         }),
-      ));
+      );
     } catch (e) {
       // Uninstalled (404) or refused (401): the id is dead; its repositories are looked up again.
       if (e instanceof GithubError && (e.status === 401 || e.status === 404)) {
@@ -111,10 +107,16 @@ export function createGithub(opts: GithubOptions) {
   }
 
   /** A REST read as the installation: a 401 (the token was revoked) drops the token and the repository's installation. */
-  async function readAs<T>(repo: string, installationId: number, what: string, send: (octokit: Octokit) => Promise<T>): Promise<T> {
+  async function readAs<S extends v.GenericSchema>(
+    repo: string,
+    installationId: number,
+    what: string,
+    schema: S,
+    send: (octokit: Octokit) => Promise<{ data: unknown }>,
+  ): Promise<v.InferOutput<S>> {
     const octokit = await asInstallation(installationId);
     try {
-      return await call(what, () => send(octokit));
+      return await read(what, schema, () => send(octokit));
     } catch (e) {
       if (e instanceof GithubError && e.status === 401) {
         opts.cache.tokens.delete(installationId);
@@ -145,11 +147,11 @@ export function createGithub(opts: GithubOptions) {
       if (failedUntil > Date.now()) {
         throw new GithubError(null, `the installation for ${repo} could not be found; not asked again before ${new Date(failedUntil).toISOString()}`);
       }
-      let data: { id: number };
+      let data: v.InferOutput<typeof InstallationAnswer>;
       try {
-        ({ data } = await call(`looking up the installation for ${repo}`, () =>
+        data = await read(`looking up the installation for ${repo}`, InstallationAnswer, () =>
           app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
-        ));
+        );
       } catch (e) {
         // Not installed there (404) or not allowed (403): back off, so one such repository cannot eat every sweep's budget.
         if (e instanceof GithubError && (e.status === 404 || e.status === 403)) {
@@ -172,7 +174,7 @@ export function createGithub(opts: GithubOptions) {
     /** What GitHub says of an installation now (App JWT): 404 is deleted, `suspended_at` set is suspended. */
     async installationState(installationId: number): Promise<"live" | "suspended" | "deleted"> {
       try {
-        const { data } = await call(`reading installation ${installationId}`, () =>
+        const data = await read(`reading installation ${installationId}`, InstallationAnswer, () =>
           app.octokit.request("GET /app/installations/{installation_id}", { installation_id: installationId }),
         );
         return data.suspended_at ? "suspended" : "live";
@@ -185,7 +187,7 @@ export function createGithub(opts: GithubOptions) {
     /** The installation that covers a repository now (App JWT, no cache), or undefined when GitHub answers 404. */
     async repositoryInstallation(repo: string): Promise<number | undefined> {
       try {
-        const { data } = await call(`looking up the installation for ${repo}`, () =>
+        const data = await read(`looking up the installation for ${repo}`, InstallationAnswer, () =>
           app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
         );
         return data.id;
@@ -196,24 +198,17 @@ export function createGithub(opts: GithubOptions) {
     },
 
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
-      const { data } = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, (octokit) =>
+      const data = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, JobAnswer, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),
       );
       return toJob(data);
     },
 
     async run(repo: string, runId: number, installationId: number): Promise<GithubRun> {
-      const { data } = await readAs(repo, installationId, `reading run ${runId} in ${repo}`, (octokit) =>
+      const data = await readAs(repo, installationId, `reading run ${runId} in ${repo}`, RunAnswer, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
       );
-      return {
-        id: Number(data.id),
-        runAttempt: data.run_attempt ?? 1,
-        status: data.status ?? "",
-        conclusion: data.conclusion ?? null,
-        updatedAt: data.updated_at,
-        names: namesOfRun({ id: data.id, name: data.name, head_branch: data.head_branch, html_url: data.html_url }),
-      };
+      return toRun(data);
     },
 
     /**
@@ -223,7 +218,7 @@ export function createGithub(opts: GithubOptions) {
      */
     async runnerJob(repo: string, runId: number, runner: string, installationId: number, startedNotBefore?: number): Promise<GithubJob | undefined> {
       for (let page = 1; ; page++) {
-        const { data } = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, (octokit) =>
+        const data = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, RunJobsAnswer, (octokit) =>
           octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
             owner: ownerOf(repo),
             repo: nameOf(repo),
@@ -243,7 +238,7 @@ export function createGithub(opts: GithubOptions) {
 
     /** One page (100 jobs) of a run's latest attempt: the read that answers for every job of the run at once (src/reaper/recheck-runs.ts). */
     async runJobsPage(repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
-      const { data } = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, (octokit) =>
+      const data = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, RunJobsAnswer, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
           owner: ownerOf(repo),
           repo: nameOf(repo),
@@ -261,7 +256,7 @@ export function createGithub(opts: GithubOptions) {
      * read that answers a recheck "still running" for every tracked job of a listed run (src/reaper/running-runs.ts).
      */
     async inProgressRunsPage(repo: string, installationId: number, page: number): Promise<{ runs: ListedRun[]; last: boolean }> {
-      const { data } = await readAs(repo, installationId, `listing the runs in progress in ${repo}`, (octokit) =>
+      const data = await readAs(repo, installationId, `listing the runs in progress in ${repo}`, RunsAnswer, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs", {
           owner: ownerOf(repo),
           repo: nameOf(repo),
@@ -271,7 +266,7 @@ export function createGithub(opts: GithubOptions) {
           page,
         }),
       );
-      const runs = data.workflow_runs.map((r) => ({ id: Number(r.id), runAttempt: r.run_attempt ?? 1, status: r.status ?? "" }));
+      const runs = data.workflow_runs.map((r) => ({ id: r.id, runAttempt: r.run_attempt ?? 1, status: r.status ?? "" }));
       return { runs, last: data.workflow_runs.length < 100 || page * 100 >= data.total_count };
     },
 
@@ -288,7 +283,8 @@ export function createGithub(opts: GithubOptions) {
       let cursor = opts.cursor;
       for (let first = true; ; first = false) {
         if (!first && opts.stop?.()) return { deliveries, complete: false, cursor };
-        const response = await call(`listing ${opts.status ? `${opts.status} ` : ""}webhook deliveries`, () =>
+        const what = `listing ${opts.status ? `${opts.status} ` : ""}webhook deliveries`;
+        const response = await call(what, () =>
           app.octokit.request("GET /app/hook/deliveries", {
             per_page: 100,
             // failure: status codes 400-599 only; success: 200-399 (apps/list-webhook-deliveries).
@@ -298,7 +294,7 @@ export function createGithub(opts: GithubOptions) {
             request: { parseSuccessResponseBody: false },
           }),
         );
-        const page = parseDeliveries(await new Response(response.data as unknown as ReadableStream).text());
+        const page = parseDeliveries(await new Response(response.data as unknown as ReadableStream).text(), what);
         let older = false;
         for (const d of page) {
           if (Date.parse(d.deliveredAt) < since) older = true;
@@ -315,6 +311,19 @@ export function createGithub(opts: GithubOptions) {
       await call(`asking GitHub to redeliver ${deliveryId}`, () => app.octokit.request(`POST /app/hook/deliveries/${deliveryId}/attempts`));
     },
   };
+}
+
+/** An answer that is not the API's: kept and counted as an error by whoever asked. */
+function unreadable(what: string, why: string): GithubError {
+  return new GithubError(null, `${what}: GitHub's answer is not the API's (${why})`);
+}
+
+/** A request whose answer's body is read by `schema`: anything else is an error naming what is wrong. */
+async function read<S extends v.GenericSchema>(what: string, schema: S, send: () => Promise<{ data: unknown }>): Promise<v.InferOutput<S>> {
+  const { data } = await call(what, send);
+  const answer = readAnswer(schema, data);
+  if (!answer.ok) throw unreadable(what, answer.why);
+  return answer.value;
 }
 
 async function call<T>(what: string, send: () => Promise<T>): Promise<T> {
@@ -346,55 +355,25 @@ function toGithubError(what: string, e: unknown): GithubError | GithubBudgetExha
   return new GithubError(null, `${what}: ${reason}`, { cause: e });
 }
 
-function toJob(data: {
-  id: number | bigint;
-  run_id: number | bigint;
-  run_attempt?: number;
-  status: string;
-  conclusion: string | null;
-  started_at: string;
-  completed_at: string | null;
-  runner_name: string | null;
-  runner_id?: number | null;
-  name?: string;
-  workflow_name?: string | null;
-  head_branch?: string | null;
-  html_url?: string | null;
-}): GithubJob {
-  return {
-    id: Number(data.id),
-    runId: Number(data.run_id),
-    runAttempt: data.run_attempt ?? 0,
-    status: data.status,
-    conclusion: data.conclusion,
-    startedAt: data.started_at ?? null,
-    completedAt: data.completed_at,
-    runnerName: data.runner_name,
-    ...(typeof data.runner_id === "number" && Number.isSafeInteger(data.runner_id) && data.runner_id > 0 ? { runnerId: data.runner_id } : {}),
-    names: namesOfJob({ name: data.name, workflow_name: data.workflow_name, head_branch: data.head_branch, html_url: data.html_url, run_id: data.run_id }),
-  };
-}
-
-function parseDeliveries(text: string): HookDelivery[] {
+function parseDeliveries(text: string, what: string): HookDelivery[] {
   // Quote the id before JSON.parse sees it, so it survives as its exact digits.
   const safe = text.replace(/("id"\s*:\s*)(\d+)/g, '$1"$2"');
-  const raw = JSON.parse(safe) as {
-    id: string;
-    guid: string;
-    delivered_at: string;
-    redelivery: boolean;
-    status_code: number;
-    event: string;
-    action: string | null;
-  }[];
-  return raw.map((d) => ({
+  let json: unknown;
+  try {
+    json = JSON.parse(safe);
+  } catch {
+    throw unreadable(what, `a text of ${text.length} characters, not JSON`);
+  }
+  const read = readAnswer(DeliveriesAnswer, json);
+  if (!read.ok) throw unreadable(what, read.why);
+  return read.value.map((d) => ({
     id: d.id,
     guid: d.guid,
     deliveredAt: d.delivered_at,
     redelivery: d.redelivery,
     statusCode: d.status_code,
     event: d.event,
-    action: d.action ?? null,
+    action: d.action,
   }));
 }
 

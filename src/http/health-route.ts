@@ -1,15 +1,17 @@
 // GET /healthz tells anyone only whether arc-reaper is configured:
 // {"ok":true} (200) or {"ok":false} (503). The problems are always logged, and
-// listed in the answer only to the admin bearer token. GET /healthz/deep
+// listed in the answer only to the admin bearer token (under the bearer
+// throttle, whether the settings are valid or not). GET /healthz/deep
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
 // In the cluster the first /healthz (the probe) also wakes the ledger, which
 // starts its sweep clock (src/ledger/sweep-clock.ts).
 import type { Context } from "hono";
 import { settingsFor } from "../config/settings-for.ts";
-import { ledgerFor, rawLedgerName, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, rawLedgerName, withAdmin, withSessions } from "../ledger/ledger-for.ts";
 import { sweepEveryMs } from "../ledger/sweep-clock.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
+import { doorClient } from "./request-client.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
 
 /** The bearer is the env's ADMIN_TOKEN, read raw: the settings may be invalid, the token still good. */
@@ -22,7 +24,7 @@ function adminBearer(c: Context<AppEnv>): boolean {
 /** Whether this isolate has woken the ledger (in the cluster its constructor starts the sweep clock). */
 let ledgerWoken = false;
 
-export function healthz(c: Context<AppEnv>): Response {
+export async function healthz(c: Context<AppEnv>): Promise<Response> {
   // In the cluster nothing else calls the ledger after a start on an empty volume: the first probe does.
   if (!ledgerWoken && sweepEveryMs(c.env) !== undefined) {
     ledgerWoken = true;
@@ -35,7 +37,19 @@ export function healthz(c: Context<AppEnv>): Response {
   const result = settingsFor(c.env);
   if (result.ok) return c.json({ ok: true });
   logLine({ msg: "healthz: arc-reaper is misconfigured", errors: result.errors });
-  return adminBearer(c) ? c.json({ ok: false, errors: result.errors }, 503) : c.json({ ok: false }, 503);
+  if (bearerToken(c.req.header("authorization")) === undefined) return c.json({ ok: false }, 503);
+  // A bearer is checked under the throttle every bearer shares (bearer-throttle.ts), settings valid or not.
+  // The front door's bucket: CF-Connecting-IP on Cloudflare, the trusted proxy's header in the cluster.
+  const client = doorClient(c).key;
+  const attempt = { client, tokenMatches: adminBearer(c), now: Date.now() };
+  const outcome = await withSessions(ledgerFor(c.env, rawLedgerName(c.env)), async (sessions) => await sessions.bearer(attempt));
+  if (outcome.kind === "throttled") {
+    logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
+    const error = `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s`;
+    return c.json({ ok: false, error }, 429, { "retry-after": String(outcome.retryAfterSeconds) });
+  }
+  if (outcome.kind === "refused") logLine({ msg: "bearer refused", path: c.req.path, client, failures: outcome.failures });
+  return outcome.kind === "accepted" ? c.json({ ok: false, errors: result.errors }, 503) : c.json({ ok: false }, 503);
 }
 
 /** 200 when every check passed, else 503; each check says in words what it tried; settings to change (old names) are listed. */

@@ -84,8 +84,11 @@ export class LedgerAdmin extends RpcTarget {
   async deepHealth(): Promise<DeepHealth> {
     const settings = this.#host.settings();
     const state = this.#host.state(settings);
-    // A fresh token cache, so that each installation's token is really minted; an operator's check has a budget of its own.
-    const { watched, github } = this.#host.clients(settings, state, new Map(), settings.maxGithubCallsPerMinute);
+    // A fresh token cache, so that each installation's token is really minted. Its GitHub calls come out of the
+    // window the sweep and the alarm share (setup polls this every 2 s): never more than the cap in any 60 s.
+    const limit = settings.maxGithubCallsPerMinute;
+    const spent = state.githubTimes(Date.now(), limit).length;
+    const { watched, github, budget } = this.#host.clients(settings, state, new Map(), limit - spent);
     const connected =
       settings.cluster.mode === "agent"
         ? this.#host
@@ -106,7 +109,8 @@ export class LedgerAdmin extends RpcTarget {
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
     });
-    this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok) });
+    state.spendGithubCalls(Date.now(), budget.used, limit);
+    this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok), githubCalls: budget.used });
     return health;
   }
 }

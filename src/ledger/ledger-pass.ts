@@ -3,13 +3,16 @@
 // (max(scheduled time, Date.now())), the clients and windows built once, a sweep
 // that queued behind a pass run once (a sweep already ran after its scheduled
 // time: skipped, logged), then what the pass answered stored, the alarm re-armed
-// and one log line.
+// and one log line. The pass's own lines (a decision per runner on a sweep's
+// first looks) go through one log budget (src/log.ts): those past it are
+// counted, and the sweep or alarm line says how many.
 import type { SettingsResult } from "../config/settings.ts";
 import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import type { Settings } from "../config/settings.ts";
-import type { SweepLine } from "../reaper/log-lines.ts";
+import { logBudget } from "../log.ts";
+import type { DecisionLine, SweepLine } from "../reaper/log-lines.ts";
 import type { WatchedCluster } from "../reaper/look.ts";
 import { runPass, type PassKind, type PassReport } from "../reaper/run-pass.ts";
 import type { LedgerStore } from "./ledger-store.ts";
@@ -34,7 +37,8 @@ export interface PassClients {
 /** What a pass needs of the Durable Object: its settings, tables, clients and alarm. */
 export interface PassHost {
   settingsResult(): SettingsResult;
-  state(settings: Settings): LedgerStore;
+  /** The tables, their lines logged through `log` (a pass's log budget). */
+  state(settings: Settings, log?: (line: DecisionLine) => void): LedgerStore;
   clients(settings: Settings, state: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number): PassClients;
   rearm(state: LedgerStore): Promise<void>;
   cost(): SqlCost;
@@ -49,7 +53,8 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
     return { skipped: `arc-reaper is misconfigured: ${result.errors.join("; ")}` };
   }
   const settings = result.settings;
-  const state = host.state(settings);
+  const logs = logBudget();
+  const state = host.state(settings, logs.line);
   // One clock for the pass: a late cron measures ages from now, never from its scheduled time.
   const now = Math.max(scheduledTime, started);
   // The windows are stamped with the real clock at each call (in tests, a simulated future time may lead it).
@@ -83,8 +88,20 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
   const after = host.cost();
   const cost = { rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
   const { kind: _kind, ...fields } = report;
+  const { bytes: logBytes, summarized } = logs.spent();
+  // Lines past the budget, by msg: their runners' stories (the admin views) have each decision.
+  const logSummarized = Object.keys(summarized).length > 0 ? { logSummarized: summarized } : {};
   if (kind === "sweep") {
-    host.log({ msg: "sweep", ...fields, clusterCalls: clusterCalls(), rowsRead: cost.rowsRead, rowsWritten: cost.rowsWritten, durationMs } satisfies SweepLine);
+    host.log({
+      msg: "sweep",
+      ...fields,
+      clusterCalls: clusterCalls(),
+      rowsRead: cost.rowsRead,
+      rowsWritten: cost.rowsWritten,
+      durationMs,
+      logBytes,
+      ...logSummarized,
+    } satisfies SweepLine);
   } else if (report.checked > 0) {
     host.log({
       msg: "alarm",
@@ -95,6 +112,7 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
       clusterCalls: clusterCalls(),
       rowsRead: cost.rowsRead,
       rowsWritten: cost.rowsWritten,
+      ...logSummarized,
     });
   }
   return { ...report, cost, clusterCalls: clusterCalls(), durationMs };

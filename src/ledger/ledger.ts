@@ -13,6 +13,7 @@ import { newCallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/installation-and-rate-memory.ts";
 import { logLine } from "../log.ts";
+import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { WatchedCluster } from "../reaper/look.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
@@ -170,7 +171,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
   protected host(): PassHost {
     return {
       settingsResult: () => this.settingsResult(),
-      state: (settings) => this.state(settings),
+      state: (settings, log) => this.state(settings, log),
       clients: (settings, state, tokens, githubCalls) => this.clients(settings, state, tokens, githubCalls),
       rearm: (state) => this.rearm(state),
       cost: () => this.cost(),
@@ -245,7 +246,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     return result.settings;
   }
 
-  private state(settings: Settings): LedgerStore {
+  private state(settings: Settings, log: (line: DecisionLine) => void = logLine): LedgerStore {
     const policy = policyOf(settings);
     return new LedgerStore(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
@@ -253,7 +254,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,
       maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
-      log: logLine,
+      log,
     });
   }
 

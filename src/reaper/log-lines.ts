@@ -22,4 +22,13 @@ export interface DecisionLine {
 }
 
 /** One line per sweep: what it found and did, and what it cost. */
-export type SweepLine = { msg: "sweep" } & Omit<PassReport, "kind"> & { clusterCalls: number; rowsRead: number; rowsWritten: number; durationMs: number };
+export type SweepLine = { msg: "sweep" } & Omit<PassReport, "kind"> & {
+    clusterCalls: number;
+    rowsRead: number;
+    rowsWritten: number;
+    durationMs: number;
+    /** Bytes of the pass's own lines (within the log budget of one invocation, src/log.ts). */
+    logBytes: number;
+    /** Lines past that budget, not written, by msg (e.g. { decision: 9500 }); absent when none. */
+    logSummarized?: Record<string, number>;
+  };

@@ -133,6 +133,22 @@ describe("GET /healthz/deep", () => {
     });
   });
 
+  it("spends its GitHub calls from the window the sweep and the alarm share: never more than the cap in 60 s", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "2" });
+    expect((await s.jobStarted({ runner: "arc-runners-abcde-runner-h3", runId: 3, jobId: 30, startedAt: before(Date.now(), 60) })).status).toBe(202);
+    await deep(s.env); // a token minted for the installation, the deliveries listed: the cap of 2
+    expect(await s.github.calls()).toHaveLength(2);
+    const again = (await (await deep(s.env)).json()) as Health;
+    expect(await s.github.calls()).toHaveLength(2);
+    expect(again.checks.filter((c) => !c.name.startsWith("namespace") && c.name !== "runner ids")).toEqual([
+      { name: `installation ${INSTALLATION}`, ok: false, detail: expect.stringMatching(/budget of 0 GitHub requests/) },
+      { name: "deliveries", ok: false, detail: expect.stringMatching(/budget of 0 GitHub requests/) },
+    ]);
+    // A sweep within the minute asks GitHub nothing either.
+    await s.sweep();
+    expect(await s.github.calls()).toHaveLength(2);
+  });
+
   it("needs the admin bearer token", async () => {
     const s = await stack();
     expect((await deep(s.env, {})).status).toBe(401);

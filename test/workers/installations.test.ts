@@ -9,6 +9,7 @@ import { newCallBudget } from "../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../src/github/github-client.ts";
 import { newGithubCache } from "../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant } from "../standins/github/control.ts";
+import { CONFIRM_REPOS_AT_MOST } from "../../src/ledger/confirm-installation.ts";
 import { workflowJobPayload } from "./support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "./support/stack.ts";
 import { adminRunners, deliver, ledgerOf, testEnv } from "./support/worker.ts";
@@ -246,6 +247,39 @@ describe("installations from the source", () => {
     }
     expect((await deliver(s.env, "installation_repositories", removed)).status).toBe(202);
     expect(await memory(s.env)).toEqual({ "installation/octocat/Other": 2 });
+  });
+});
+
+describe("a captured installation_repositories delivery, replayed", () => {
+  it("naming more repositories than the budget, costs at most a few calls once a minute, whatever the GUID", async () => {
+    const s = await stack({ REAPER_MAX_GITHUB_CALLS_PER_MINUTE: "20" });
+    const examples = inject("webhookExamples");
+    const removed = structuredClone(examples.find((e) => e.name === "installation_repositories")!.examples.find((x) => x.action === "removed")!) as {
+      installation: { id: number };
+      repositories_removed: { full_name: string }[];
+    };
+    const repos = Array.from({ length: 30 }, (_, i) => `octo-org/r${i}`);
+    removed.repositories_removed = repos.map((full_name) => ({ full_name }));
+    await s.github.addInstallation({ id: removed.installation.id, repositories: repos });
+    // Remembered with that installation, as deliveries naming it would have left them.
+    await runInDurableObject(ledgerOf(s.env), (_i, state) => {
+      for (const r of repos) state.storage.sql.exec("INSERT INTO memory (key, value) VALUES (?, ?)", `installation/${r}`, String(removed.installation.id));
+    });
+    const asked = async () => (await s.github.calls()).filter((c) => c.path.endsWith("/installation")).length;
+    const checked = () =>
+      runInDurableObject(
+        ledgerOf(s.env),
+        (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM memory WHERE key LIKE 'github-checked/%'").one()["n"],
+      );
+
+    expect((await deliver(s.env, "installation_repositories", removed, { delivery: "replay-1" })).status).toBe(202);
+    // At most CONFIRM_REPOS_AT_MOST asked (before: the whole budget of 20), and the once-a-minute guard recorded.
+    expect(await asked()).toBe(CONFIRM_REPOS_AT_MOST);
+    expect(await checked()).toBe(1);
+    for (const guid of ["replay-2", "replay-3"]) await deliver(s.env, "installation_repositories", removed, { delivery: guid });
+    expect(await asked()).toBe(CONFIRM_REPOS_AT_MOST);
+    // Nothing forgotten: GitHub said each one asked is still covered; the rest were not asked.
+    expect(Object.keys(await memory(s.env))).toHaveLength(30);
   });
 });
 

@@ -60,6 +60,24 @@ describe("settings", () => {
     expect(await wrong.json()).toEqual({ ok: false });
   });
 
+  it("GET /healthz with a bearer is under the bearer throttle while the settings are invalid: guessing ADMIN_TOKEN is not free", async () => {
+    const env = testEnv(BROKEN);
+    const from = { "cf-connecting-ip": "198.51.100.7" };
+    for (let i = 0; i < 5; i++) {
+      const wrong = await get(env, "/healthz", { ...from, authorization: `Bearer wrong-token-wrong-token-${i}` });
+      expect(await wrong.json()).toEqual({ ok: false });
+    }
+    const right = await get(env, "/healthz", { ...from, authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(right.status).toBe(429);
+    expect(await right.json()).toEqual({ ok: false, error: expect.stringMatching(/^too many failed tokens from this address/) });
+    // Another address is not held back, and without a bearer nothing is counted.
+    expect(await (await get(env, "/healthz", { "cf-connecting-ip": "198.51.100.8", authorization: `Bearer ${ADMIN_TOKEN}` })).json()).toEqual({
+      ok: false,
+      errors: PROBLEMS,
+    });
+    expect((await get(env, "/healthz", from)).status).toBe(503);
+  });
+
   it("never echoes a secret in an error", () => {
     const result = readSettings({ ...testEnv(), GITHUB_APP_PRIVATE_KEY: "super-secret-key-material" });
     expect(result.ok).toBe(false);

@@ -50,6 +50,13 @@ describe("POST /webhook signature", () => {
     ]);
   });
 
+  it("a job delivered without run_attempt is attempt 0 (unknown), never a guessed attempt 1", () => {
+    const payload = started();
+    delete (payload["workflow_job"] as Record<string, unknown>)["run_attempt"];
+    const outcome = factsFromWebhook("workflow_job", "guid-no-attempt", payload);
+    expect(outcome).toMatchObject({ kind: "facts", facts: [expect.objectContaining({ runAttempt: 0 })] });
+  });
+
   it("rejects a payload signed with another secret: 401, nothing recorded", async () => {
     const env = testEnv();
     const res = await call(env, await signedDelivery("workflow_job", started(), { secret: "not-the-secret" }));

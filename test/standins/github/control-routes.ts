@@ -54,6 +54,12 @@ function faultFrom(body: Record<string, unknown>): FaultInput {
     times: optionalNumber(body, "times"),
   };
   if (typeof body.message === "string") fault.message = body.message;
+  for (const key of ["rawBody", "contentType", "location"] as const) {
+    const value = body[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw new StandinError(400, `${key} must be a string`);
+    fault[key] = value;
+  }
   return fault;
 }
 

@@ -196,6 +196,13 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
     tenant.calls.push(call);
     const fault = takeFault(tenant, method, `${path}${search}`);
     if (fault?.delayMs !== undefined && fault.delayMs > 0 && !(await delay(fault.delayMs))) return;
+    if (fault?.status !== undefined && (fault.rawBody !== undefined || fault.location !== undefined)) {
+      call.status = fault.status;
+      const headers: Record<string, string> = { "x-github-request-id": reqId, "content-type": fault.contentType ?? "application/json; charset=utf-8" };
+      if (fault.location !== undefined) headers.location = fault.location;
+      send(res, fault.status, fault.rawBody ?? "", headers);
+      return;
+    }
     const nowMs = Date.now();
     const answer =
       fault?.status !== undefined

@@ -158,6 +158,11 @@ export type FaultInput = {
   /** How many calls it hits; unlimited when omitted (until clearFaults). */
   times?: number;
   message?: string;
+  /** Answer this text as the body instead of GitHub's error (a 200 `{}`, an HTML page), as `contentType` (JSON by default). */
+  rawBody?: string;
+  contentType?: string;
+  /** A Location header (with a 3xx status: a redirect, absolute or relative to the request). */
+  location?: string;
 };
 
 export type AuthKind = "jwt" | "installation" | "none";
