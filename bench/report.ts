@@ -321,7 +321,8 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   strongly consistent); ${pct(a.lossRate)} fail (no 2xx) and show as failed deliveries ${a.failedListedAfterMs / 1000} s later.
   **The alarm**: each open runner is due when its facts say (\`scheduleFromFacts\`: the grace
   end of a completion or of its run's, else the bound); the alarm judges it at its due
-  time plus a latency drawn from the ${samples.length} measured samples above, and deletes at once
+  time plus a latency drawn from the ${samples.length} measured samples above (one per due time: runners due together are
+  judged in one alarm run, as the ledger reads them), and deletes at once
   (a cluster GET and DELETE, no GitHub call). **The sweep**, every ${a.sweepEveryMs / 1000} s, is the net: it
   judges every open runner against the cluster; every ${a.deliveriesEveryMs / 1000} s (REAPER_DELIVERIES_EVERY_SECONDS) it
   lists the failed deliveries (\`status=failure\`) since the previous listing minus ${a.listingOverlapMs / 60_000} minutes, ${a.deliveriesPerPage} a page (a page per
@@ -330,8 +331,9 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   (none in one day), busy without facts for ${a.settleMs / 60_000} minutes (the run, then its jobs), or running
   past the recheck (REAPER_RECHECK_SECONDS, ${int(DAY_POLICY.recheckSeconds ?? 0)} s) with no completion heard; a recheck, at the
   alarm or in a sweep, first lists the repository's runs in progress (once per repository and pass,
-  100 a page, at most ${a.maxListedRunPages * 100}: src/reaper/running-runs.ts): a listed run answers "still running"
-  for every open job of it, whose next recheck moves; a run not listed has its jobs read (100 a page;
+  100 a page, at most ${a.maxListedRunPages * 100}: src/reaper/running-runs.ts): a listed run with a job due has one page
+  of its attempt's jobs read (REAPER_RECHECK_LISTED_RUNS=read, the default; with listing it answers "still running"),
+  and its other open jobs, and those of every listed run, move their next recheck; a run not listed has its jobs read (100 a page;
   a job read when the job is its run's only open one), which answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once

@@ -7,7 +7,8 @@
 // - the alarm: each open runner is due when its facts say (scheduleFromFacts: the
 //   grace end of a completion, else the bound); the alarm fires at the due time
 //   plus a latency drawn from the samples measured under wrangler dev
-//   (bench/alarm-latency.ts), judges it with the real judge and deletes at once
+//   (bench/alarm-latency.ts), one per due time (rows due together are one alarm
+//   run, as gather-due.ts reads them), judges it with the real judge and deletes at once
 //   (a cluster GET and DELETE, 0 GitHub calls); a "wait" is due again at its time;
 // - a sweep a minute, the net: judge every open runner; every
 //   DELIVERIES_EVERY_MS list the failed deliveries (status=failure) since the previous
@@ -21,7 +22,11 @@
 //   a job running past the interval with no completion heard, due at the alarm or
 //   seen by a sweep, costs one read of its run's jobs (a page per 100 jobs; a job
 //   read when it is the run's only open job), which answers for every open job of
-//   the run: a completion becomes a fact, a running job's next recheck moves.
+//   the run: a completion becomes a fact, a running job's next recheck moves;
+//   first the repository's runs in progress are listed (running-runs.ts): a run
+//   listed has one page of its attempt read (REAPER_RECHECK_LISTED_RUNS=read) or
+//   is answered "still running" (listing); the listing moves the next recheck of
+//   every listed run's rows not due yet, and leaves rows due now to be asked.
 import { scheduleFromFacts } from "../../src/reaper/schedule-facts.ts";
 import { judge } from "../../src/reaper/judge.ts";
 import type { Policy } from "../../src/model/policy.ts";
@@ -61,8 +66,17 @@ interface Pending {
   run: number;
 }
 
-/** `alarmLatencyMs`: measured delays from a due time to the alarm's delete; one is drawn per firing. */
-export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, alarmLatencyMs: readonly number[]): ReaperOutcome {
+/**
+ * `alarmLatencyMs`: measured delays from a due time to the alarm's delete; one is drawn per firing.
+ * `listedRuns`: REAPER_RECHECK_LISTED_RUNS, how a recheck of a run listed in progress is answered.
+ */
+export function runArcReaper(
+  trace: Trace,
+  policy: Policy,
+  horizonMs: number,
+  alarmLatencyMs: readonly number[],
+  listedRuns: "read" | "listing" = "read",
+): ReaperOutcome {
   const m = ARC_REAPER_MODEL;
   const rng = seededRng(trace.spec.seed ^ 0x5eed);
   const cluster = new SimCluster(trace);
@@ -80,6 +94,13 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   let lastListingAt = -Infinity;
   const alarms = new Map<number, number>(); // job index → when the alarm judges it (due + latency)
   const latency = () => alarmLatencyMs[Math.floor(rng.next() * alarmLatencyMs.length)] ?? 0;
+  // One alarm run serves every row due at its time (gather-due.ts): rows due at one time share its latency.
+  const latencyAt = new Map<number, number>();
+  const latencyFor = (due: number) => {
+    let l = latencyAt.get(due);
+    if (l === undefined) latencyAt.set(due, (l = latency()));
+    return l;
+  };
   let alarmFirings = 0;
   let tokenExpiresAt = -Infinity;
   const installationsKnown = new Set<string>(); // installationFor() caches per repository
@@ -87,6 +108,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const checkedAt = new Map<number, number>(); // job index → when GitHub last answered for it (epoch ms)
   let rechecks = 0;
   let listedRechecks = 0;
+  let listedReads = 0;
   let wrongDeletions = 0;
   let nextDelivery = 0;
 
@@ -105,7 +127,8 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     const next = scheduleFromFacts(t0, at, policy).next;
     const due = "at" in next ? next.at : null;
     if (due === null) return;
-    alarms.set(index, Math.max(at, due - trace.epoch) + latency());
+    const dueMs = Math.max(at, due - trace.epoch);
+    alarms.set(index, dueMs + latencyFor(dueMs));
   };
   const close = (index: number) => {
     closed.add(index);
@@ -179,7 +202,8 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     listings.set(`${repo}@${t}`, listed);
     for (const r of listed) {
       for (const index of trace.runs[r]!.jobs) {
-        if (!open.has(index)) continue;
+        // A row due in this very alarm run is asked in it (reconcile-all.ts), not answered by the listing.
+        if (!open.has(index) || (alarms.get(index) ?? Infinity) <= t) continue;
         const t0 = tracked(trace.jobs[index]!, t);
         if (!t0 || t0.jobCompleted || t0.runCompleted) continue;
         checkedAt.set(index, trace.epoch + t);
@@ -192,22 +216,24 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
   const recheck = (runIndex: number, t: number, budget: { used: number }): "listed" | "read" | undefined => {
     const listed = listRunning(trace.runs[runIndex]!.repo, t, budget);
     if (!listed) return undefined;
-    if (listed.has(runIndex)) {
+    if (listed.has(runIndex) && listedRuns === "listing") {
       listedRechecks++;
       return "listed";
     }
-    return recheckRun(runIndex, t, budget) ? "read" : undefined;
+    // A listed run (REAPER_RECHECK_LISTED_RUNS=read): one page of the attempt's jobs, not every page.
+    return recheckRun(runIndex, t, budget, listed.has(runIndex)) ? "read" : undefined;
   };
 
   // A recheck of one run at t: one read of its jobs (a job read when it is the run's only open job)
   // answers for every open job of the run. False when the budget or the hour's limit refused it.
-  const recheckRun = (runIndex: number, t: number, budget: { used: number }): boolean => {
+  const recheckRun = (runIndex: number, t: number, budget: { used: number }, listed: boolean): boolean => {
     const run = trace.runs[runIndex]!;
     const members = run.jobs.filter((j) => open.has(j));
-    const kind = members.length > 1 ? "run jobs read" : "job read";
-    const pages = members.length > 1 ? Math.ceil(run.jobs.length / 100) : 1;
+    const kind = listed ? "attempt jobs read" : members.length > 1 ? "run jobs read" : "job read";
+    const pages = listed ? 1 : members.length > 1 ? Math.ceil(run.jobs.length / 100) : 1;
     for (let p = 0; p < pages; p++) if (!installationCall(t, budget, kind)) return false;
-    rechecks++;
+    if (listed) listedReads++;
+    else rechecks++;
     for (const index of members) {
       const job = trace.jobs[index]!;
       if (job.completedAt <= t) {
@@ -265,6 +291,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
           alarms.set(index, a + 60_000); // the window frees within a minute
           continue;
         }
+        if (how === "listed") checkedAt.set(index, trace.epoch + a);
         verdict = judge({ tracked: { ...t0, checkedAt: trace.epoch + a }, cluster: view, github: githubWord(job, a, how), now: trace.epoch + a, policy });
         if (closed.has(index)) continue;
       }
@@ -273,7 +300,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
         if (job.completedAt > a && verdict.cause !== "over-bound") wrongDeletions++;
         cluster.delete(job, a);
         close(index);
-      } else if (verdict.dueAt) alarms.set(index, verdict.dueAt - trace.epoch + latency());
+      } else if (verdict.dueAt) alarms.set(index, verdict.dueAt - trace.epoch + latencyFor(verdict.dueAt - trace.epoch));
     }
   };
 
@@ -433,6 +460,7 @@ export function runArcReaper(trace: Trace, policy: Policy, horizonMs: number, al
     alarmFirings,
     rechecks,
     listedRechecks,
+    listedReads,
   };
 }
 

@@ -17,4 +17,6 @@ export interface ReaperOutcome {
   rechecks?: number;
   /** Rechecks the repository's in-progress runs answered (arc-reaper only): no read of their own. */
   listedRechecks?: number;
+  /** Rechecks of a run listed in progress answered by one page of its attempt's jobs (arc-reaper only). */
+  listedReads?: number;
 }

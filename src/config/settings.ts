@@ -59,6 +59,12 @@ export interface Settings {
   deliveriesEverySeconds: number;
   /** A job in progress this long with no completion is re-read from GitHub, once per interval. */
   recheckSeconds: number;
+  /**
+   * How a recheck of a job whose run the repository lists in progress is answered: `read`, one page of the run's
+   * attempt's jobs once per interval (a completion lost inside a run that goes on is found then); `listing`, the
+   * listing's "still running" (found when the run ends, fewer calls).
+   */
+  recheckListedRuns: (typeof LISTED_RUNS)[number];
   /** Closed runners stay listed this many days, then are pruned. */
   historyDays: number;
   /** A runner we deleted that is still there this long after is "stuck" (shown, counted, never deleted again). */
@@ -145,6 +151,7 @@ function labelList(name: string, what: string, opts: { required: boolean; unique
 const MIN_FAILED_SECONDS = 60;
 
 const CLUSTER_MODES = ["direct", "agent"] as const;
+const LISTED_RUNS = ["read", "listing"] as const;
 const TRUE_FALSE = ["true", "false", "1", "0"];
 const clusterMode = v.pipe(withDefault("CLUSTER_MODE", "direct"), v.toLowerCase());
 
@@ -199,6 +206,11 @@ const AFTER_CLUSTER = {
   ),
   REAPER_DELIVERIES_EVERY_SECONDS: wholeNumber("REAPER_DELIVERIES_EVERY_SECONDS", 300, 1),
   REAPER_RECHECK_SECONDS: wholeNumber("REAPER_RECHECK_SECONDS", 3600, 60),
+  REAPER_RECHECK_LISTED_RUNS: v.pipe(
+    withDefault("REAPER_RECHECK_LISTED_RUNS", "read"),
+    v.toLowerCase(),
+    v.picklist(LISTED_RUNS, "REAPER_RECHECK_LISTED_RUNS must be read or listing"),
+  ),
   REAPER_HISTORY_DAYS: wholeNumber("REAPER_HISTORY_DAYS", 7, 1),
   REAPER_STUCK_SECONDS: wholeNumber("REAPER_STUCK_SECONDS", 900, 1),
   LEDGER_NAME: v.pipe(
@@ -294,6 +306,7 @@ export function readSettings(env: Source): SettingsResult {
       redeliveryLookbackSeconds: s.REAPER_REDELIVERY_LOOKBACK_SECONDS,
       deliveriesEverySeconds: s.REAPER_DELIVERIES_EVERY_SECONDS,
       recheckSeconds: s.REAPER_RECHECK_SECONDS,
+      recheckListedRuns: s.REAPER_RECHECK_LISTED_RUNS,
       historyDays: s.REAPER_HISTORY_DAYS,
       stuckSeconds: s.REAPER_STUCK_SECONDS,
       adminToken: s.ADMIN_TOKEN,

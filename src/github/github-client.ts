@@ -252,6 +252,23 @@ export function createGithub(opts: GithubOptions) {
     },
 
     /**
+     * The first page (100 jobs) of one attempt of a run: a recheck's read of a run still in progress, at the attempt
+     * its tracked jobs belong to (src/reaper/recheck-runs.ts). The attempt's endpoint takes no `filter`: it lists that attempt's jobs.
+     */
+    async attemptJobsPage(repo: string, runId: number, attempt: number, installationId: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
+      const data = await readAs(repo, installationId, `listing the jobs of run ${runId} attempt ${attempt} in ${repo}`, RunJobsAnswer, (octokit) =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", {
+          owner: ownerOf(repo),
+          repo: nameOf(repo),
+          run_id: runId,
+          attempt_number: attempt,
+          per_page: 100,
+        }),
+      );
+      return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || data.total_count <= 100 };
+    },
+
+    /**
      * One page (100 runs, newest first) of the repository's runs in progress, each at its latest attempt: the
      * read that answers a recheck "still running" for every tracked job of a listed run (src/reaper/running-runs.ts).
      */

@@ -1,7 +1,7 @@
 // Asking GitHub on the judge's behalf: a tracked job past the bound or due for
 // a recheck, or a busy runner no webhook told us about. What GitHub says is
 // recorded as facts (through `learn`), then judged like a webhook's word.
-import type { Github } from "../github/github-client.ts";
+import type { Github, GithubJob } from "../github/github-client.ts";
 import type { Fact } from "../model/facts.ts";
 import type { Policy } from "../model/policy.ts";
 import type { ClusterRunner, RunnerRecord } from "../model/runner.ts";
@@ -18,6 +18,11 @@ export interface AskDeps {
   learn: (facts: Fact[], runner?: ClusterRunner) => RunnerRecord | undefined;
   /** A recheck's answer from the repository's runs in progress (running-runs.ts); undefined: read the job. */
   listed?: (record: RunnerRecord, installationId: number) => Promise<GithubWord | undefined>;
+  /**
+   * A listed run's tracked job as the first page of its attempt's jobs shows it (recheck-runs.ts); undefined (not on
+   * that page): the listing's word stands. Unset (REAPER_RECHECK_LISTED_RUNS=listing): the listing's word stands.
+   */
+  attemptJob?: (record: RunnerRecord, installationId: number) => Promise<GithubJob | undefined>;
 }
 
 export interface Asked {
@@ -31,9 +36,11 @@ export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps:
   const installation = await deps.github.installationFor(record.repo, record.installationId);
   // A recheck within the bound: its run listed in progress answers "still running" (never a delete).
   const listed = recheck ? await deps.listed?.(record, installation) : undefined;
-  if (listed)
+  // Still in progress, yet this job may have ended inside it (its completion lost): the attempt's jobs say.
+  const shown = listed && (await deps.attemptJob?.(record, installation));
+  if (listed && !shown)
     return { record, verdict: judge({ tracked: { ...record, checkedAt: deps.now }, cluster: view, github: listed, now: deps.now, policy: deps.policy }) };
-  const job = await deps.github.job(record.repo, record.jobId, installation);
+  const job = shown || (await deps.github.job(record.repo, record.jobId, installation));
   let current = record;
   if (job.status === "completed" && job.completedAt) {
     // A completion GitHub reports counts like the webhook's would.

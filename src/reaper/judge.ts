@@ -14,7 +14,7 @@
 // | 7 | the very object seen busy on the job (its uid): `status.workflowRunId` names another run than the facts' | keep: runner moved on |
 // | 8 | no facts, `status.workflowRunId` set (busy, nobody told us), seen busy for 3 minutes | keep; ask GitHub (the run, then its jobs), record what it says, judge |
 // | 9 | the job, or its run (this attempt or a later one), completed | < grace ago: wait (due at the grace end); ≥ grace ago: delete "job J in owner/repo is <conclusion>, completed Ns ago" or "run X in owner/repo is <conclusion>, completed Ns ago" |
-// | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; ask GitHub: its run (this attempt) among the repository's in-progress runs answers "still running" (never a delete); else re-read the job (a completion it reports counts like the webhook's) |
+// | 10 | running past `REAPER_RECHECK_SECONDS` with no completion heard, not re-read within it, within the bound | keep; ask GitHub: its run (this attempt) among the repository's in-progress runs has that attempt's jobs read (one page, once per run and interval), else the job is re-read (a completion either reports counts like the webhook's); a job not on that page, or with `REAPER_RECHECK_LISTED_RUNS=listing`, is answered "still running" by the listing (never a delete) |
 // | 11 | running, started within the bound | keep (due at the bound or the next recheck) |
 // | 12 | running past the bound, GitHub not asked yet | keep; ask GitHub |
 // | 13 | GitHub unreachable, token refused, or an answer that is not the API's (a redirect, HTML, `{}`) | keep, counted as an error |

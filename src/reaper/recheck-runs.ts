@@ -9,8 +9,14 @@
 // together. A job the listing does not show (a re-run's older attempt) is read
 // on its own; a listing cut by the budget answers what it read, and the rest
 // is held for the budget like any ask and resumes at the next pass.
+// A run the repository's listing shows in progress (running-runs.ts) is read
+// too when one of its tracked jobs is due (the setting's "read", the default):
+// one page of the attempt its jobs belong to, once per run and pass, so a job
+// that completed inside a run that goes on, its completion lost, is found at
+// its first recheck after, not when the whole run ends.
 import type { Github, GithubJob, GithubRun } from "../github/github-client.ts";
 import type { Fact } from "../model/facts.ts";
+import type { Policy } from "../model/policy.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { LedgerPort } from "./ports.ts";
 import type { AskDeps } from "./ask-github.ts";
@@ -31,6 +37,8 @@ export interface RunReads {
   github: Github | Error;
   /** A recheck's answer from the repository's runs in progress, listed once per repository and pass (running-runs.ts). */
   listed?: AskDeps["listed"];
+  /** A listed run's tracked job as the first page of its attempt's jobs shows it (read once per run, attempt and pass). */
+  attemptJob?: AskDeps["attemptJob"];
   /** After the pass's results are stored: what the listings said of the runs' other open rows. */
   apply(results: readonly Result[], now: number): Promise<void>;
 }
@@ -39,13 +47,21 @@ type RunRows = Pick<LedgerPort, "learn"> & Partial<Pick<LedgerPort, "openOfRun" 
 
 const key = (repo: string, runId: number) => `${repo}#${runId}`;
 
-export function shareRunReads(items: readonly ReconcileInput[], github: Github | Error, ledger: RunRows): RunReads {
+export interface ShareOptions {
+  /** REAPER_RECHECK_LISTED_RUNS=read: a due recheck of a run listed in progress reads its attempt's first page of jobs. */
+  readListed?: boolean;
+  /** With readListed: the policy that says which rows are due for a recheck (the listing leaves those due). */
+  policy?: Policy;
+}
+
+export function shareRunReads(items: readonly ReconcileInput[], github: Github | Error, ledger: RunRows, options: ShareOptions = {}): RunReads {
   if (github instanceof Error) return { github, apply: async () => {} };
   // Indexed at the pass's first GitHub read: a steady sweep over 50,000 runners reads nothing.
   let index: PassIndex | undefined;
   const indexed = (): PassIndex => (index ??= indexPass(items));
   const listings = new Map<string, Promise<Listing>>();
-  const running = runningRunsOfPass(github);
+  const pages = new Map<string, Promise<Listing>>();
+  const running = runningRunsOfPass(github, options.readListed ? options.policy : undefined);
   const runs = new Map<string, Promise<GithubRun>>();
   const grouped = new Map<string, boolean>();
 
@@ -99,12 +115,27 @@ export function shareRunReads(items: readonly ReconcileInput[], github: Github |
     },
   };
 
+  const attemptJob: AskDeps["attemptJob"] = async (record, installationId) => {
+    const k = `${key(record.repo, record.runId)}@${record.runAttempt}`;
+    // Listed at this attempt, the run's latest: a read of its latest jobs in this pass answers as well.
+    let page = listings.get(key(record.repo, record.runId)) ?? pages.get(k);
+    if (!page) {
+      page = readAttemptPage(github, record, installationId);
+      pages.set(k, page);
+    }
+    const { jobs, error } = await page;
+    // The budget or a rate limit holds the recheck (resumed at the next pass); any other error fails it like a failed read.
+    if (error !== undefined) throw error;
+    return jobs.find((j) => j.id === record.jobId);
+  };
+
   return {
     github: shared,
     listed: running.word,
+    ...(options.readListed ? { attemptJob } : {}),
     async apply(results, now) {
       const asked = new Set(results.filter((r) => r.asked && r.record?.id !== undefined).map((r) => r.record!.id!));
-      await applyRunListings(listings, ledger, asked, now);
+      await applyRunListings([...listings.values(), ...pages.values()], ledger, asked, now);
       await running.apply(ledger, asked, now);
     },
   };
@@ -131,9 +162,9 @@ function indexPass(items: readonly ReconcileInput[]): PassIndex {
 }
 
 /** What the pass's listings of runs' jobs said of those runs' other open rows: completions learned, running jobs rechecked. */
-async function applyRunListings(listings: Map<string, Promise<Listing>>, ledger: RunRows, asked: ReadonlySet<number>, now: number): Promise<void> {
-  if (listings.size === 0 || !ledger.openOfRun) return;
-  for (const pending of listings.values()) {
+async function applyRunListings(listings: readonly Promise<Listing>[], ledger: RunRows, asked: ReadonlySet<number>, now: number): Promise<void> {
+  if (listings.length === 0 || !ledger.openOfRun) return;
+  for (const pending of listings) {
     const listing = await pending;
     const byId = new Map(listing.jobs.map((j) => [j.id, j]));
     const running: RunnerRecord[] = [];
@@ -160,6 +191,17 @@ async function readAll(github: Github, repo: string, runId: number, installation
     listing.error = e;
     return listing;
   }
+}
+
+/** The first page (100 jobs) of the attempt a tracked job belongs to; an error is kept for the rechecks that share it. */
+async function readAttemptPage(github: Github, record: RunnerRecord, installationId: number): Promise<Listing> {
+  const listing: Listing = { repo: record.repo, runId: record.runId, installationId, jobs: [] };
+  try {
+    listing.jobs = (await github.attemptJobsPage(record.repo, record.runId, record.runAttempt, installationId)).jobs;
+  } catch (e) {
+    listing.error = e;
+  }
+  return listing;
 }
 
 /** A completion the run's listing reports counts like the webhook's would (as askAboutJob records it). */

@@ -38,12 +38,13 @@ export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: 
   const deletions = ledger.deletions(deps.clock());
   const reapedUids = new Set<string>();
   // Rechecks grouped per run: one read of a run's jobs answers for all of them (issue 25).
-  const reads = shareRunReads(items, github, ledger);
+  const policy = policyOf(settings);
+  const reads = shareRunReads(items, github, ledger, { readListed: settings.recheckListedRuns === "read", policy });
   // One context for the pass: every runner shares its windows and what was deleted in it.
   const ctx: ReconcileContext = {
     now,
     clock: deps.clock,
-    policy: policyOf(settings),
+    policy,
     dryRun: settings.dryRun,
     paused: ledger.paused(),
     github: reads.github,
@@ -61,6 +62,7 @@ export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: 
     deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
     learn: (facts, runner) => ledger.learn(facts, runner),
     listed: reads.listed,
+    ...(reads.attemptJob ? { attemptJob: reads.attemptJob } : {}),
     reapedUids,
   };
   const results: Result[] = [];

@@ -68,6 +68,8 @@ export interface ReconcileContext {
   learn: AskDeps["learn"];
   /** A recheck's answer from the repository's runs in progress (running-runs.ts). */
   listed?: AskDeps["listed"];
+  /** A listed run's tracked job as its attempt's first page of jobs shows it (recheck-runs.ts). */
+  attemptJob?: AskDeps["attemptJob"];
   /** Objects deleted in this invocation: two open jobs naming one object are served by one delete. */
   reapedUids: Set<string>;
 }
@@ -166,7 +168,7 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   if (github instanceof Error)
     return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null, failed: true };
   try {
-    const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed };
+    const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed, attemptJob: ctx.attemptJob };
     const asked = r.record
       ? await askAboutJob(r.record, r.view, deps, r.verdict.recheck === true)
       : r.view.kind === "found"

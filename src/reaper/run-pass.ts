@@ -27,6 +27,8 @@ export interface PassReport {
   githubCalls: number;
   /** Runners left for the next sweep's first look (the sweep judges at most FIRST_LOOKS_PER_SWEEP new ones). */
   deferred?: number;
+  /** Runners whose ask to GitHub (a recheck, a run's read) the budget or a rate limit left for a later pass, oldest asked first. */
+  heldForBudget?: number;
   /** The sweep's redelivery of failed deliveries (the alarm redelivers nothing). */
   redelivery?: RedeliveryReport | { error: string };
   /** The places the sweep could not list, and why (the address and the runtime's words). */
@@ -65,6 +67,8 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
   };
   if (deferred) report.deferred = deferred;
   if (unreadable) report.unreadable = unreadable.why;
+  const heldForBudget = results.filter((r) => r.heldFor === "budget").length;
+  if (heldForBudget) report.heldForBudget = heldForBudget;
   if (redelivery) report.redelivery = redelivery;
   return report;
 }

@@ -9,6 +9,7 @@
 // recheck after it, which no longer finds the run listed) instead of at the
 // job's next recheck; past the bound the job itself is read.
 import type { Github } from "../github/github-client.ts";
+import type { Policy } from "../model/policy.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { GithubWord } from "../model/verdict.ts";
 import { listedWord, rowsStillRunning, type RunningRuns } from "./run-listing.ts";
@@ -34,7 +35,8 @@ export interface RunningRunsOfPass {
   ): Promise<void>;
 }
 
-export function runningRunsOfPass(github: Github): RunningRunsOfPass {
+/** `leaveDue`: the policy by which rows already due for a recheck are left due by `apply` (rowsStillRunning). */
+export function runningRunsOfPass(github: Github, leaveDue?: Policy): RunningRunsOfPass {
   const listings = new Map<string, Promise<RunningListing>>();
   const listing = (repo: string, installationId: number): Promise<RunningListing> => {
     const known = listings.get(repo);
@@ -59,7 +61,7 @@ export function runningRunsOfPass(github: Github): RunningRunsOfPass {
       for (const pending of listings.values()) {
         const l = await pending;
         for (const runId of l.running.keys()) {
-          const rows = rowsStillRunning(ledger.openOfRun(l.repo, runId), l.running as RunningRuns, asked);
+          const rows = rowsStillRunning(ledger.openOfRun(l.repo, runId), l.running as RunningRuns, asked, leaveDue && { policy: leaveDue, now });
           if (rows.length > 0) ledger.rechecked(rows, now);
         }
       }

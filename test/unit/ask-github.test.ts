@@ -220,6 +220,61 @@ describe("askAboutJob", () => {
   });
 });
 
+describe("askAboutJob: a recheck of a run listed in progress", () => {
+  const listedWord = { kind: "run-running" as const, runId: 7, runAttempt: 1 };
+  const due = () => record({ startedAt: iso(NOW - 7_200_000) });
+
+  it("its attempt's page shows the job completed: recorded like the webhook's, judged on it, no job read", async () => {
+    const { d, calls, learned } = deps({});
+    const done = {
+      id: 70,
+      runId: 7,
+      runAttempt: 1,
+      status: "completed",
+      conclusion: "success",
+      startedAt: null,
+      completedAt: iso(NOW - 120_000),
+      runnerName: "r-1",
+    };
+    const asked = await askAboutJob(due(), view, { ...d, listed: async () => listedWord, attemptJob: async () => done }, true);
+    expect(calls).toEqual(["installationFor octo/repo"]);
+    expect(learned[0]?.[0]).toMatchObject({ type: "job-completed", jobId: 70, completedAt: done.completedAt, source: "rest" });
+    expect(asked.verdict).toMatchObject({ verdict: "wait", dueAt: NOW + 180_000 });
+  });
+
+  it("the page shows it running, or not at all: kept, next recheck an interval on; never read on its own", async () => {
+    for (const shown of [
+      { id: 70, runId: 7, runAttempt: 1, status: "in_progress", conclusion: null, startedAt: null, completedAt: null, runnerName: "r-1" },
+      undefined,
+    ]) {
+      const { d, calls } = deps({});
+      const asked = await askAboutJob(due(), view, { ...d, listed: async () => listedWord, attemptJob: async () => shown }, true);
+      expect(calls).toEqual(["installationFor octo/repo"]);
+      expect(asked.verdict).toMatchObject({ verdict: "keep", dueAt: NOW + 3_600_000 });
+    }
+  });
+
+  it("a run not listed: the attempt is not read, the job is", async () => {
+    const { d, calls } = deps({ job: { status: "in_progress" } });
+    let pages = 0;
+    await askAboutJob(
+      due(),
+      view,
+      {
+        ...d,
+        listed: async () => undefined,
+        attemptJob: async () => {
+          pages++;
+          return undefined;
+        },
+      },
+      true,
+    );
+    expect(pages).toBe(0);
+    expect(calls).toEqual(["installationFor octo/repo", "job 70"]);
+  });
+});
+
 describe("askAboutRunner", () => {
   it("GitHub cannot place it: kept with why, nothing recorded", async () => {
     const { d, learned } = deps({ runnerJob: undefined });

@@ -307,3 +307,38 @@ describe("shareRunReads", () => {
     expect(alone.calls).toEqual(["job 70"]);
   });
 });
+
+describe("shareRunReads: a listed run's attempt (REAPER_RECHECK_LISTED_RUNS)", () => {
+  it("read: one page of the attempt answers every due job of the run; the run's other rows learn it", async () => {
+    const done = ghJob({ id: 71, status: "completed", conclusion: "success", completedAt: iso(NOW - 120_000) });
+    const gh = setup({ attemptPage: [ghJob({ id: 70 }), done, ghJob({ id: 72 })] });
+    const l = ledger([rec(70), rec(71), rec(72), rec(73)]);
+    const reads = shareRunReads([item(rec(70)), item(rec(72))], gh.github, l.port, { readListed: true });
+    expect(reads.attemptJob).toBeDefined();
+    const [a, b, missing] = await Promise.all([reads.attemptJob!(rec(70), 1), reads.attemptJob!(rec(72), 1), reads.attemptJob!(rec(73), 1)]);
+    expect([a?.id, b?.id, missing]).toEqual([70, 72, undefined]);
+    expect(gh.calls).toEqual(["jobs of run 7 attempt 1"]);
+    await reads.apply([], NOW);
+    expect(l.learned.map((f) => f[0])).toEqual([expect.objectContaining({ type: "job-completed", jobId: 71, completedAt: done.completedAt })]);
+    expect(l.rechecked).toEqual([{ ids: [70, 72], now: NOW }]);
+  });
+
+  it("read: each attempt is its own page; a page that failed throws its error for every job sharing it", async () => {
+    const gh = setup({ attemptPage: [ghJob({ id: 80, runAttempt: 2 })] });
+    const reads = shareRunReads([], gh.github, ledger().port, { readListed: true });
+    await reads.attemptJob!(rec(70), 1);
+    await reads.attemptJob!(rec(80, { runAttempt: 2 }), 1);
+    expect(gh.calls).toEqual(["jobs of run 7 attempt 1", "jobs of run 7 attempt 2"]);
+    const failing = setup({ throws: new Error("budget spent") });
+    const cut = shareRunReads([], failing.github, ledger().port, { readListed: true });
+    await expect(cut.attemptJob!(rec(70), 1)).rejects.toThrow("budget spent");
+    await expect(cut.attemptJob!(rec(71), 1)).rejects.toThrow("budget spent");
+    expect(failing.calls).toEqual(["jobs of run 7 attempt 1"]);
+  });
+
+  it("listing (or no setting): no attempt is read", () => {
+    const gh = setup({});
+    expect(shareRunReads([], gh.github, ledger().port).attemptJob).toBeUndefined();
+    expect(shareRunReads([], gh.github, ledger().port, { readListed: false }).attemptJob).toBeUndefined();
+  });
+});

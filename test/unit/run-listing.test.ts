@@ -54,6 +54,18 @@ describe("rowsStillRunning: the rows a listing counts as rechecked", () => {
     ];
     expect(rowsStillRunning(rows, running, new Set([4])).map((r) => r.id)).toEqual([1]);
   });
+
+  it("leaving due rows due (read): a row due for its recheck is not put off; one not due yet is moved", () => {
+    const running = new Map([[700, 1]]);
+    const rows = [
+      row({ id: 1, checkedAt: NOW - RECHECK_MS }), // due right now
+      row({ id: 2, checkedAt: NOW - RECHECK_MS + 1 }), // due a millisecond from now
+      row({ id: 3, startedAt: iso(NOW - RECHECK_MS - 1) }), // never checked, past its first recheck
+      row({ id: 4, startedAt: iso(NOW - 60_000) }), // started a minute ago
+    ];
+    expect(rowsStillRunning(rows, running, new Set(), { policy, now: NOW }).map((r) => r.id)).toEqual([2, 4]);
+    expect(rowsStillRunning(rows, running, new Set()).map((r) => r.id)).toEqual([1, 2, 3, 4]);
+  });
 });
 
 describe("the judge on a run listed in progress (row 10)", () => {

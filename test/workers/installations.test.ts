@@ -112,7 +112,8 @@ describe("installations from the source", () => {
     );
     await s.sweep(NOW);
     expect(await mints(s)).toEqual([`${REINSTALLED} 201`]);
-    expect(await actionsReads(s)).toEqual([200]);
+    // The runs in progress, then the listed run's attempt (its jobs), both as the new installation.
+    expect(await actionsReads(s)).toEqual([200, 200]);
     expect((await adminRunners(s.env)).runners.find((r) => r.jobId === Number(job.id))).toMatchObject({ state: "running" });
   });
 
@@ -131,6 +132,7 @@ describe("installations from the source", () => {
       `GET /repos/${REPO}/installation 200`,
       `POST /app/installations/${REINSTALLED}/access_tokens 201`,
       `GET /repos/${REPO}/actions/runs 200`,
+      `GET /repos/${REPO}/actions/runs/962/attempts/1/jobs 200`,
     ]);
     expect((await memory(s.env))[`installation/${REPO}`]).toBe(REINSTALLED);
   });

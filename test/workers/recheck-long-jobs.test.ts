@@ -1,9 +1,11 @@
-// The long-jobs day (issue 25): builds of hours whose completions were lost.
-// Rechecks ask the repository's runs in progress once, not each run: a run
-// still listed answers "still running" for its jobs; a run that ended is no
-// longer listed and its jobs are read. A job that completed inside a run still
-// in progress (its completion lost) is found when the run has ended, at the
-// first recheck after; a long job still running is never deleted.
+// The long-jobs day: builds of hours whose completions were lost, with
+// REAPER_RECHECK_LISTED_RUNS=listing (the fewest calls). Rechecks ask the
+// repository's runs in progress once, not each run: a run still listed answers
+// "still running" for its jobs; a run that ended is no longer listed and its
+// jobs are read. A job that completed inside a run still in progress (its
+// completion lost) is found when the run has ended, at the first recheck
+// after; a long job still running is never deleted. The default (read) finds
+// it at its own first recheck: recheck-lost-in-run.test.ts.
 import { describe, expect, it } from "vitest";
 import { NOW, deletes } from "./support/kube-calls.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
@@ -44,7 +46,7 @@ async function longJob(s: S, name: string, runId: number, startedSecondsAgo: num
 
 describe("rechecks on the long-jobs day", () => {
   it("one listing of the runs in progress answers the running builds; a lost completion is found once its run ended, and a running build is never deleted", async () => {
-    const s = await stack({ REAPER_RECHECK_SECONDS: "3600" }, { autoFinalize: true });
+    const s = await stack({ REAPER_RECHECK_SECONDS: "3600", REAPER_RECHECK_LISTED_RUNS: "listing" }, { autoFinalize: true });
     // A matrix build of three jobs (run 8001), a one-job build that ended (8002), a 5-hour build running throughout (8003).
     const [a, b, c] = [
       await longJob(s, "arc-runners-abcde-l8001-a", 8001, 3700),

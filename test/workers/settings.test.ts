@@ -26,6 +26,7 @@ describe("a bad value is named, never echoed", () => {
     ["REAPER_REDELIVERY_LOOKBACK_SECONDS", "marker-7f3a", "REAPER_REDELIVERY_LOOKBACK_SECONDS must be a whole number >= 0"],
     ["REAPER_DELIVERIES_EVERY_SECONDS", "marker-7f3a", "REAPER_DELIVERIES_EVERY_SECONDS must be a whole number >= 1"],
     ["REAPER_RECHECK_SECONDS", "marker-7f3a", "REAPER_RECHECK_SECONDS must be a whole number >= 60"],
+    ["REAPER_RECHECK_LISTED_RUNS", "marker-7f3a", "REAPER_RECHECK_LISTED_RUNS must be read or listing"],
     ["REAPER_HISTORY_DAYS", "marker-7f3a", "REAPER_HISTORY_DAYS must be a whole number >= 1"],
     ["REAPER_DRY_RUN", "marker-7f3a", "REAPER_DRY_RUN must be true or false"],
     [

@@ -264,6 +264,21 @@ export class FakeGithub {
         const running = new Set([...self.jobs.values()].filter((j) => j.status === "in_progress" && !j.missing).map((j) => j.runId));
         return { runs: [...running].map((id) => ({ id, runAttempt: 1, status: "in_progress" })), last: true };
       },
+      async attemptJobsPage(_repo: string, runId: number, attempt: number) {
+        self.call(`jobs of run ${runId} attempt ${attempt}`);
+        const jobs = [...self.jobs.values()].filter((j) => j.runId === runId && !j.missing);
+        const shown = jobs.map((j) => ({
+          id: j.id,
+          runId,
+          runAttempt: attempt,
+          status: j.status,
+          conclusion: j.status === "completed" ? "success" : null,
+          startedAt: j.startedAt,
+          completedAt: j.completedAt,
+          runnerName: j.runner,
+        }));
+        return { jobs: shown, last: true };
+      },
       async runnerJob(_repo: string, runId: number, runner: string) {
         self.call(`jobs of run ${runId}`);
         const j = [...self.jobs.values()].find((x) => x.runId === runId && x.runner === runner);
@@ -291,6 +306,7 @@ function settingsFor(p: Policy, cap: number, budget: number): Settings {
     graceSeconds: p.graceSeconds,
     maxJobSeconds: p.maxJobSeconds,
     recheckSeconds: p.recheckSeconds,
+    recheckListedRuns: "read",
     dryRun: false,
     maxDeletionsPerMinute: cap,
     maxGithubCallsPerMinute: budget,

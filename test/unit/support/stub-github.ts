@@ -10,6 +10,8 @@ export interface StubAnswers {
   runnerJob?: Partial<GithubJob>;
   /** The run's jobs, one page each. */
   pages?: GithubJob[][];
+  /** The first page of a run attempt's jobs. */
+  attemptPage?: GithubJob[];
   /** Thrown by every call (after it is recorded). */
   throws?: unknown;
   /** Whether an installation of the repo failed recently (the reconcile order reads it). */
@@ -53,6 +55,10 @@ export function stubGithub(a: StubAnswers = {}) {
     async runnerJob(_repo: string, runId: number, runner: string, _installationId?: number, startedNotBefore?: number) {
       call(`runnerJob ${runId} ${runner}${startedNotBefore !== undefined ? ` >=${startedNotBefore}` : ""}`);
       return answers.runnerJob && ghJob({ runId, runnerName: runner, ...answers.runnerJob });
+    },
+    async attemptJobsPage(_repo: string, runId: number, attempt: number) {
+      call(`jobs of run ${runId} attempt ${attempt}`);
+      return { jobs: answers.attemptPage ?? [], last: true };
     },
     async runJobsPage(_repo: string, runId: number, _installationId: number, page: number) {
       call(`jobs of run ${runId} page ${page}`);

@@ -53,7 +53,10 @@ export class FleetAudit {
     const githubCalls = await this.s.github.calls();
     this.mostGithubCalls = Math.max(this.mostGithubCalls, githubCalls.length);
     for (const c of githubCalls) {
-      if ([...this.p.explainedRuns].some((run) => c.path.includes(`/runs/${run}`))) this.githubCallsForExplained++;
+      // Asked about as an unseen runner: its run, or the run's jobs. A recheck of its attempt's jobs, once its job ran past
+      // REAPER_RECHECK_SECONDS (REAPER_RECHECK_LISTED_RUNS=read), is the tracked job's own recheck, not such an ask.
+      if ([...this.p.explainedRuns].some((run) => c.path.includes(`/runs/${run}`) && !c.path.includes(`/runs/${run}/attempts/`)))
+        this.githubCallsForExplained++;
       if (c.status === 403 || c.status === 429) this.backOffSeen = true;
       if (c.auth !== "installation") continue;
       if (at < this.blockedUntil) this.callsDuringBackOff++;
