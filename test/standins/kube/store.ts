@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { applyDefaults, ephemeralRunnerSchema, isPlainObject, validate, validateObjectMeta, type Schema, type ValidationResult } from "./crd-schema.ts";
 import { ARC_BEHAVIOUR, type ArcVersion } from "./arc-versions.ts";
 import { jsonPatch, mergePatch, PatchError } from "./patch.ts";
+import { managedFieldsOf } from "./managed-fields.ts";
 import { ObjectsWithHistory } from "./watch.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import {
@@ -416,7 +417,7 @@ export class Tenant {
     meta["generation"] = typeof meta["generation"] === "number" ? meta["generation"] : 1;
     if (meta["deletionTimestamp"] !== undefined && meta["deletionGracePeriodSeconds"] === undefined) meta["deletionGracePeriodSeconds"] = 0;
     delete meta["selfLink"];
-    delete meta["managedFields"];
+    meta["managedFields"] = managedFieldsOf(obj as JsonObject, str(meta["creationTimestamp"]));
     if (dryRun) {
       meta["resourceVersion"] = this.resourceVersion;
       return { object: sortKeys(obj) as JsonObject, warnings };
@@ -513,7 +514,9 @@ export class Tenant {
         else merged[f] = oldMeta[f];
       }
       delete merged["selfLink"];
-      delete merged["managedFields"];
+      // The server keeps its own record of who wrote what: a client's managedFields are not taken.
+      if (oldMeta["managedFields"] === undefined) delete merged["managedFields"];
+      else merged["managedFields"] = oldMeta["managedFields"];
       if (oldMeta["deletionTimestamp"] !== undefined) {
         const before = new Set(finalizersOf(oldMeta));
         const added = finalizersOf(merged).filter((f) => !before.has(f));
