@@ -1,7 +1,7 @@
 // The few parts of GitHub's REST description that the tests check the GitHub
 // stand-in against (test/node/openapi-check.ts): the responses of the
-// operations arc-reaper calls, every component they reference (transitively),
-// and basic-error. The whole description (@octokit/openapi, 385 MB installed)
+// operations arc-reaper calls (each with its default example), every component
+// they reference (transitively), and basic-error. The whole description (@octokit/openapi, 385 MB installed)
 // is then not a dependency; its extract is checked in under
 // test/fixtures/openapi/, and test/node/openapi-extract.test.ts holds it to what
 // this script makes.
@@ -51,14 +51,18 @@ function pointerGet(doc: Obj, ref: string): unknown {
   return v;
 }
 
-/** A response without its examples (the checks read only the schema): a copy, the description untouched. */
-function withoutExamples(response: unknown): unknown {
+/**
+ * A response with only its default example (the stand-in's checks read the schema; the answers' schemas are
+ * also held to GitHub's own example of each answer, test/node/github-answers-openapi.test.ts): a copy.
+ */
+function withDefaultExample(response: unknown): unknown {
   if (!isObj(response) || !isObj(response["content"])) return response;
   const content = Object.fromEntries(
     Object.entries(response["content"]).map(([type, media]) => {
       if (!isObj(media)) return [type, media];
-      const { examples: _examples, example: _example, ...rest } = media;
-      return [type, rest];
+      const { examples, example: _example, ...rest } = media;
+      const keep = isObj(examples) && examples["default"] !== undefined ? { examples: { default: examples["default"] } } : {};
+      return [type, { ...rest, ...keep }];
     }),
   );
   return { ...response, content };
@@ -74,7 +78,7 @@ function refsIn(value: unknown, out: string[]): void {
   }
 }
 
-/** The extract of one description: the listed operations' responses (without examples) and what they reference, in a stable order. */
+/** The extract of one description: the listed operations' responses (each with its default example) and what they reference, in a stable order. */
 export function extract(doc: Obj, source: { package: string; file: string; sha256: string }): Obj {
   const paths: Obj = {};
   const pending: string[] = [...ALWAYS];
@@ -85,7 +89,7 @@ export function extract(doc: Obj, source: { package: string; file: string; sha25
     if (!isObj(found) || !isObj(found["responses"])) throw new Error(`the description has no responses for ${op}`);
     paths[path] ??= {};
     const entry = paths[path] as Obj;
-    const responses = Object.fromEntries(Object.entries(found["responses"]).map(([status, r]) => [status, withoutExamples(r)]));
+    const responses = Object.fromEntries(Object.entries(found["responses"]).map(([status, r]) => [status, withDefaultExample(r)]));
     entry[method.toLowerCase()] = { operationId: found["operationId"], responses };
     refsIn(responses, pending);
   }
@@ -98,7 +102,7 @@ export function extract(doc: Obj, source: { package: string; file: string; sha25
     const parts = ref.split("/");
     if (parts.length !== 4 || parts[1] !== "components") throw new Error(`$ref ${JSON.stringify(ref)} is not a component`);
     const kind = parts[2]!;
-    const target = kind === "responses" ? withoutExamples(pointerGet(doc, ref)) : pointerGet(doc, ref);
+    const target = kind === "responses" ? withDefaultExample(pointerGet(doc, ref)) : pointerGet(doc, ref);
     components[kind] ??= {};
     (components[kind] as Obj)[decodeURIComponent(parts[3]!)] = target;
     refsIn(target, pending);

@@ -1,11 +1,12 @@
 // arc-reaper's schemas of GitHub's answers (src/github/github-answers.ts) held
-// to GitHub's published REST description (@octokit/openapi), as the stand-in is
+// to GitHub's published REST description (@octokit/openapi, through its checked-in
+// extract: scripts/openapi-extract.ts), as the stand-in is
 // (github-standin-openapi.test.ts): each reads GitHub's own example of its
 // answer, asks for no field the description leaves optional, accepts null
 // wherever the description allows it, and every value of a described enum.
 // So a real answer is never refused, and `{}` or a page never read as one.
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { join } from "node:path";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import {
@@ -19,15 +20,14 @@ import {
   TokenAnswer,
   toJob,
 } from "../../src/github/github-answers.ts";
+import { EXTRACT_DIR } from "../../scripts/openapi-extract.ts";
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
+/** The checked-in extract of the description (scripts/openapi-extract.ts): the operations we call, each with GitHub's default example. */
 function load(name: "api.github.com" | "ghes-3.19"): Obj {
-  const dir = createRequire(import.meta.url)
-    .resolve("@octokit/openapi/package.json")
-    .replace(/package\.json$/, "");
-  return JSON.parse(readFileSync(`${dir}generated/${name}.json`, "utf8")) as Obj;
+  return JSON.parse(readFileSync(join(EXTRACT_DIR, `${name}.json`), "utf8")) as Obj;
 }
 
 function deref(doc: Obj, value: unknown): unknown {
