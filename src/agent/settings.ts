@@ -2,7 +2,7 @@
 // Every bad setting is named; the token's value is never echoed (only its length).
 import * as v from "valibot";
 import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, withDefault } from "../config/env-schema.ts";
-import { DNS_LABEL } from "../model/dns-label.ts";
+import { DNS_LABEL } from "../model/shapes.ts";
 import type { ProxySettings } from "./proxy.ts";
 
 export interface AgentSettings {

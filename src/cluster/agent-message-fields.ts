@@ -5,6 +5,7 @@
 // (DNS label), got "Arc_Runners"".
 import * as v from "valibot";
 import { fitsText } from "../model/text-length.ts";
+import { DNS_LABEL, DNS_SUBDOMAIN, isPlainObject } from "../model/shapes.ts";
 
 export class AgentMessageError extends Error {
   override readonly name = "AgentMessageError";
@@ -15,8 +16,6 @@ export type Fields = Record<string, unknown>;
 /** A Worker receives WebSocket messages of at most 1 MiB; nothing larger is a valid message. */
 const MAX_MESSAGE_CHARS = 1024 * 1024;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const UID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const TOKEN_LIKE_ID = /^[\x21-\x7e]{1,128}$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
@@ -37,9 +36,7 @@ export function fail(field: string, expected: string, value: unknown): never {
   throw new AgentMessageError(`${field}: expected ${expected}, got ${show(value)}`);
 }
 
-export function isFields(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export const isFields = (value: unknown): value is Fields => isPlainObject(value);
 
 /** The message as a JSON object with a string `type` among `types`. */
 export function messageFields(text: string, types: readonly string[]): Fields & { type: string } {

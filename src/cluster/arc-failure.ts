@@ -7,14 +7,12 @@ import { boundText } from "../github/job-names.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { AgentArcFields } from "./agent-protocol.ts";
 import { runnerVersionOf } from "./runner-version.ts";
+import { isPlainObject as isObj } from "../model/shapes.ts";
 
 /** ARC's label naming the scale set an EphemeralRunner belongs to. */
 const SCALE_SET_LABEL = "actions.github.com/scale-set-name";
 /** ARC's messages quote webhooks and quotas: kept longer than a name, cut beyond this. */
 const MAX_ARC_MESSAGE_CHARS = 1000;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export type ArcFields = Pick<ClusterRunner, "phase" | "arcReason" | "arcMessage" | "failedAt" | "scaleSet" | "finalizers" | "runnerVersion">;
 

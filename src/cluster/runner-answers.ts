@@ -10,10 +10,7 @@ import type { ClusterRunner } from "../model/runner.ts";
 import { type EphemeralRunner, readEphemeralRunner, readEphemeralRunnerPage } from "./ephemeral-runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
 import { errorText } from "../model/error-text.ts";
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isPlainObject as isObj } from "../model/shapes.ts";
 
 /** A Kubernetes Status (what the API server answers for an error, and for some deletes). */
 const StatusSchema = v.looseObject({

@@ -4,6 +4,7 @@
 // object. Shown with the runners that never get a job (GitHub assigns none to a
 // runner outside its 30-day version window); never judged on.
 import { boundText } from "../github/job-names.ts";
+import { isPlainObject as isObj } from "../model/shapes.ts";
 
 /** The label a team can set when its image tag is not the runner's version (e.g. `:latest`, a digest). */
 const RUNNER_VERSION_LABEL = "runner-version";
@@ -11,9 +12,6 @@ const RUNNER_VERSION_LABEL = "runner-version";
 const RUNNER_CONTAINER = "runner";
 /** A runner version: 2.334.0, optionally with a leading v and a suffix (2.334.0-ubuntu-22.04). */
 const VERSION = /^v?(\d{1,4}\.\d{1,4}\.\d{1,6})(?:$|[-_+.])/;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The version in an image reference's tag (`host/repo:2.334.0@sha256:…` → 2.334.0), or undefined. */
 export function versionOfImage(image: unknown): string | undefined {

@@ -4,7 +4,7 @@
 // what is wrong, never its value (URLs excepted, without any credentials or
 // query in them).
 import * as v from "valibot";
-import { DNS_LABEL } from "../model/dns-label.ts";
+import { DNS_LABEL } from "../model/shapes.ts";
 import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
 import { CLUSTER_HOME_SETTINGS, readHome, type Home } from "./home.ts";
 

@@ -5,6 +5,7 @@ import type { Fact } from "../model/facts.ts";
 import { namesOfJob, namesOfRun } from "./job-names.ts";
 import { installationChange, type InstallationChange } from "./installation-from-webhook.ts";
 import { isId, isObj, must, shown, type Obj } from "./payload-fields.ts";
+import { isObjectName, isOwnerRepo as isRepo } from "../model/shapes.ts";
 
 export type WebhookOutcome =
   | { kind: "facts"; facts: Fact[]; summary: string }
@@ -17,12 +18,9 @@ const GITHUB_HOSTED_GROUP = "GitHub Actions";
 
 const isText = (v: unknown): v is string => typeof v === "string" && v !== "";
 const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
-const isRepo = (v: unknown): v is string => typeof v === "string" && /^[^/\s]+\/[^/\s]+$/.test(v);
-// A Kubernetes object name (a DNS subdomain of at most 253 characters): what ARC names the runner after.
-// The same rule as the agent protocol's name (src/cluster/agent-message-fields.ts; a test holds them equal),
+// A runner's name is a Kubernetes object name, by the same rule as the agent protocol's (src/model/shapes.ts),
 // so a runner recorded from a webhook can always be put in a read order.
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const isRunnerName = (v: unknown): v is string => typeof v === "string" && v.length <= 253 && DNS_SUBDOMAIN.test(v);
+const isRunnerName = isObjectName;
 
 const anObject = (path: string) => (issue: v.BaseIssue<unknown>) => `${path} must be an object, got ${shown(issue.input)}`;
 

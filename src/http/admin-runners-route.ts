@@ -4,14 +4,14 @@ import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
 import { MAX_PAGE, parseCursor, type RunnerQuery } from "../ledger/queries.ts";
-import { DNS_LABEL } from "../model/dns-label.ts";
+import { DNS_LABEL, isObjectName, isOwnerRepo } from "../model/shapes.ts";
 
 /** The listing's query: ?state=, ?repo=owner/name, ?cluster=name, ?limit=1..500, ?cursor= (from the previous page). */
 export function runnerQuery(c: Context): { query?: RunnerQuery; error?: string } {
   const filter = stateFilter(c.req.query("state"));
   if (filter.error) return { error: filter.error };
   const repo = c.req.query("repo");
-  if (repo !== undefined && !/^[^/\s]+\/[^/\s]+$/.test(repo)) return { error: `repo must be owner/name, got ${JSON.stringify(repo)}` };
+  if (repo !== undefined && !isOwnerRepo(repo)) return { error: `repo must be owner/name, got ${JSON.stringify(repo)}` };
   const cluster = c.req.query("cluster");
   if (cluster !== undefined && !DNS_LABEL.test(cluster)) return { error: `cluster must be a cluster name (DNS label), got ${JSON.stringify(cluster)}` };
   const limitText = c.req.query("limit");
@@ -31,7 +31,7 @@ export async function listRunners(c: Context<AppEnv>, settings: Settings): Promi
 }
 
 /** A Kubernetes object name, as every runner's is. */
-export const isRunnerName = (name: string): boolean => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name);
+export const isRunnerName = (name: string): boolean => isObjectName(name);
 
 /** GET /admin/runners/{name}: every job this runner name had, with its story in order. */
 export async function runnerStory(c: Context<AppEnv>, settings: Settings): Promise<Response> {

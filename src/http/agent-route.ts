@@ -13,7 +13,7 @@ import { admitsCluster } from "./agent-token.ts";
 import { bearerToken } from "./constant-time.ts";
 import { doorClient } from "./request-client.ts";
 import { countAgentRefusal } from "./door-tally.ts";
-import { DNS_LABEL } from "../model/dns-label.ts";
+import { DNS_LABEL } from "../model/shapes.ts";
 
 export async function agentUpgrade(c: Context<AppEnv>, settings: Settings): Promise<Response> {
   if (settings.cluster.mode !== "agent") {

@@ -8,6 +8,7 @@ import { ledgerFor } from "../ledger/ledger-for.ts";
 import { countAtDoor, type DoorExtras } from "./door-tally.ts";
 import { verifySignature } from "./verify-signature.ts";
 import { errorText } from "../model/error-text.ts";
+import { isOwnerRepo } from "../model/shapes.ts";
 
 const WORKFLOW_EVENTS = new Set(["workflow_job", "workflow_run"]);
 // One decoder per isolate (a decoder without streaming keeps no state between calls).
@@ -66,5 +67,5 @@ function installationOf(payload: unknown): { repo: string; id: number } | undefi
   const p = payload as { repository?: { full_name?: unknown }; installation?: { id?: unknown } } | null;
   const repo = p?.repository?.full_name;
   const id = p?.installation?.id;
-  return typeof repo === "string" && /^[^/\s]+\/[^/\s]+$/.test(repo) && typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? { repo, id } : undefined;
+  return isOwnerRepo(repo) && typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? { repo, id } : undefined;
 }

@@ -5,13 +5,14 @@ import type { Github, GithubJob } from "../github/github-client.ts";
 import { CLOCK_SKEW_MS } from "../model/policy.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Fact } from "../model/facts.ts";
+import { isOwnerRepo } from "../model/shapes.ts";
 
 export type Learned = { kind: "known"; facts: Fact[]; job?: GithubJob } | { kind: "unknown"; why: string };
 
 export async function learnFromGithub(github: Github, runner: ClusterRunner): Promise<Learned> {
   const repo = runner.jobRepositoryName;
   const runId = runner.workflowRunId;
-  if (!repo || !/^[^/\s]+\/[^/\s]+$/.test(repo) || runId === undefined) {
+  if (!isOwnerRepo(repo) || runId === undefined) {
     return {
       kind: "unknown",
       why: `runner works on run ${runId ?? "?"} but status.jobRepositoryName ${JSON.stringify(repo ?? null)} is not owner/repo: cannot ask GitHub`,

@@ -252,9 +252,9 @@ describe("the protocol files", () => {
       const text = readFileSync(join(ROOT, "src/cluster", file), "utf8");
       const imports = [...text.matchAll(/^\s*(?:import|export)[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
       // Its siblings, valibot (a production dependency, pure, bundled into the Worker and installed in the agent's image),
-      // and the one length rule both sides count text by (a model file: it imports nothing).
+      // the one length rule both sides count text by, and the shapes every layer checks alike (model files: they import nothing).
       for (const spec of imports)
-        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/(agent-protocol|agent-message-fields)\.ts|\.\.\/model\/text-length\.ts|valibot)$/);
+        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/(agent-protocol|agent-message-fields)\.ts|\.\.\/model\/(text-length|shapes)\.ts|valibot)$/);
       expect(text).not.toMatch(/\bprocess\.|\bBuffer\b|require\(/);
     },
   );

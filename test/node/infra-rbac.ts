@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
-import { DNS_LABEL } from "../../src/model/dns-label.ts";
+import { DNS_LABEL } from "../../src/model/shapes.ts";
 
 export const INFRA_KUBERNETES_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../infra/kubernetes");
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DNS_LABEL } from "../../src/model/dns-label.ts";
+import { DNS_LABEL } from "../../src/model/shapes.ts";
 import { errorText } from "../../src/model/error-text.ts";
 
 describe("errorText (plain Node)", () => {
