@@ -90,7 +90,7 @@ export const AgentRunnerSchema = strictFields({
   runnerId: v.exactOptional(positiveIntSchema()),
   workflowRunId: v.exactOptional(positiveIntSchema()),
   jobRepositoryName: v.exactOptional(repositorySchema),
-  /** Issue 24: update the Worker before the agent; an older Worker's parser refuses the field. */
+  /** Update the Worker before the agent; an older Worker's parser refuses the field. */
   arc: v.exactOptional(AgentArcFieldsSchema),
 });
 export type AgentRunner = v.InferOutput<typeof AgentRunnerSchema>;
@@ -123,7 +123,7 @@ const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
 export type OrderOutcome = (typeof OUTCOMES)[number];
 
 /**
- * A finish order's outcome (issue 24, REAPER_FINISH_STUCK). finished: the patch removed ARC's finalizers.
+ * A finish order's outcome (REAPER_FINISH_STUCK). finished: the patch removed ARC's finalizers.
  * gone: 404, or the name now has another uid. refused: the agent's own check (not being deleted, a finalizer
  * not ARC's, dry run) or the API server's 403 (the Role overlay infra/agent/finish-stuck is not applied).
  * conflict: 409/422 (a test of the patch failed: the object changed). failed: any other error.
@@ -181,7 +181,7 @@ export type AgentMessage = { [K in keyof typeof AGENT_MESSAGE_SCHEMAS]: v.InferO
 /**
  * Ledger -> agent: delete exactly this object, if the agent's view still agrees. Idempotent by uid.
  * Either `runId` (the run the runner was judged on: the agent refuses a runner on another run) or
- * `cause: "failed"` (issue 24: a runner ARC marked Failed, which has no run: the agent refuses it
+ * `cause: "failed"` (a runner ARC marked Failed, which has no run: the agent refuses it
  * unless the object is still Failed and carries no run). Never both, never neither.
  */
 export const DeleteOrderSchema = v.pipe(

@@ -22,7 +22,7 @@ export type DeleteOutcome =
 export interface DeleteContext {
   runId?: number;
   reason?: string;
-  /** Issue 24: a runner ARC marked Failed (no run); the agent checks it is still Failed without a run. */
+  /** A runner ARC marked Failed (no run); the agent checks it is still Failed without a run. */
   cause?: "failed";
 }
 
@@ -44,7 +44,7 @@ export interface Cluster {
   viewAsOf?(namespace: string, name: string): number;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
-  /** Removes exactly these finalizers from exactly this object (issue 24); absent where it cannot be done. Never throws. */
+  /** Removes exactly these finalizers from exactly this object; absent where it cannot be done. Never throws. */
   finishDeletion?(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, finalizers: readonly string[]): Promise<FinishOutcome>;
 }
 

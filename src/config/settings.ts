@@ -30,9 +30,9 @@ export type ClusterSettings =
     };
 
 export interface Settings {
-  /** A runner ARC marked Failed at least this long ago is deleted; undefined: never (issue 24). */
+  /** A runner ARC marked Failed at least this long ago is deleted; undefined: never. */
   failedSeconds?: number;
-  /** Finish a stuck deletion (remove ARC's finalizers) once GitHub says its job completed (issue 24). */
+  /** Finish a stuck deletion (remove ARC's finalizers) once GitHub says its job completed. */
   finishStuck: boolean;
   /**
    * REAPER_IDLE_ALERT_SECONDS: a runner online and without a job this long after it was created never

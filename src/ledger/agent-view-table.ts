@@ -59,7 +59,7 @@ function clusterRunner(row: ViewRow): ClusterRunner {
   if (row.runner_id !== null) runner.runnerId = Number(row.runner_id);
   if (row.workflow_run_id !== null) runner.workflowRunId = Number(row.workflow_run_id);
   if (row.job_repository_name !== null) runner.jobRepositoryName = row.job_repository_name;
-  // A Failed runner (issue 24): what the agent said of it, as the direct parser reads it.
+  // A Failed runner: what the agent said of it, as the direct parser reads it.
   if (row.arc !== null) Object.assign(runner, fromAgentArcFields(JSON.parse(row.arc) as AgentArcFields));
   return runner;
 }

@@ -58,7 +58,7 @@ export class DeletionsTable {
       w.stuckAt ?? null,
       w.reason,
     );
-    // A finish refused (REAPER_FINISH_STUCK, issue 24) is kept beside the row, in a table of its own.
+    // A finish refused (REAPER_FINISH_STUCK) is kept beside the row, in a table of its own.
     if (w.finishRefused) this.sql.run("INSERT OR REPLACE INTO finish_refusals (row_id, why) VALUES (?, ?)", w.rowId, w.finishRefused);
   }
 

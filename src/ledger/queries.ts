@@ -102,7 +102,7 @@ export interface LedgerSnapshot {
   alarmAt: string | null;
   /** Runners deleted by arc-reaper that still exist REAPER_STUCK_SECONDS later; absent until the ledger counts them. */
   stuckDeletions?: number;
-  /** Runners ARC marked Failed holding slots now, per scale set (issue 24). */
+  /** Runners ARC marked Failed holding slots now, per scale set. */
   failedRunners?: { cluster: string; namespace: string; scaleSet: string; n: number }[];
   /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
   runnerIdsMatch?: Record<string, number>;

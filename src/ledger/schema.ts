@@ -196,7 +196,7 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE INDEX IF NOT EXISTS deliveries_received_by_at ON deliveries_received (at)`,
   ],
   [
-    // One owner of the next look (issue 22): a closed row's prune time has a column of its own
+    // One owner of the next look: a closed row's prune time has a column of its own
     // (due_at is only ever an open row's next look), and a row's failed asks in a row are counted,
     // so that reconcile backs each off (1 minute doubling to 1 hour) and the budget serves it last.
     `ALTER TABLE runners ADD COLUMN prune_at INTEGER`,
@@ -207,14 +207,14 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE unseen ADD COLUMN failures INTEGER NOT NULL DEFAULT 0`,
   ],
   [
-    // Migration 10 (i22-agent; i22-core's 9 goes before it). How whole each agent namespace is: absence
+    // Migration 10. How whole each agent namespace is: absence
     // dates from its own time (whole_at, the ledger's clock), and one it cannot read holds its runners.
     `CREATE TABLE IF NOT EXISTS agent_namespaces (cluster TEXT NOT NULL, namespace TEXT NOT NULL, whole_at INTEGER, unreadable TEXT, PRIMARY KEY (cluster, namespace)) WITHOUT ROWID`,
     // agent_removed is pruned as it goes, oldest first.
     `CREATE INDEX IF NOT EXISTS agent_removed_by_time ON agent_removed (cluster, removed_at)`,
   ],
   [
-    // Issue 24 (migration 11 at merge; it reads and changes nothing of 9 or 10): runners ARC marked
+    // Migration 11: runners ARC marked
     // Failed, one row per object (cluster, namespace, name, uid), while they hold a slot and
     // REAPER_HISTORY_DAYS after they left (state reaped or gone); and a held deletion finished.
     `CREATE TABLE IF NOT EXISTS failed_runners (

@@ -1,4 +1,4 @@
-// The sweep's look at runners ARC marked Failed (issue 24): every Failed object
+// The sweep's look at runners ARC marked Failed: every Failed object
 // in the lists gets a row (state failed, ARC's reason and message, when it
 // failed, its scale set), judged by judge-failed.ts; with REAPER_FAILED_SECONDS
 // set, those failed long enough are deleted once (uid precondition, within the

@@ -73,7 +73,7 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
     ...(listing.unreadable.length > 0 ? { unreadable: { why: listing.unreadable.map((u) => u.why), kind: viewErrorKind } } : {}),
     // Our deletions: gone from the lists (a fresh look) ends their watch without a read of their own.
     lookAtDeletions: async () => {
-      // Runners ARC marked Failed (issue 24): shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
+      // Runners ARC marked Failed: shown, and deleted when REAPER_FAILED_SECONDS says so, within what the cap left.
       const failed = (await lookAtFailed(listing, deps)).deleted;
       // Runners that never work: counted per scale set from the same lists (no row, no call), shown, never deleted.
       if (ledger.idle) {

@@ -42,7 +42,7 @@ export interface LedgerPort {
   redeliveries: RedeliveryStore;
   /** Counts a finish of a held deletion (REAPER_FINISH_STUCK) by outcome: arc_reaper_finishes_total. */
   countFinish?(outcome: "finished" | "refused" | "conflict" | "failed"): void;
-  /** Runners ARC marked Failed (issue 24); absent: not tracked (a ledger stand-in). */
+  /** Runners ARC marked Failed; absent: not tracked (a ledger stand-in). */
   failed?: FailedPort;
   /** Runners that never work, as the last sweep counted them (src/reaper/idle-runners.ts); absent: not kept. */
   idle?: { store(count: IdleCount): void };

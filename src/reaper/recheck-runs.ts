@@ -1,4 +1,4 @@
-// Rechecks grouped per run (issue 25): a matrix of 10 jobs past the recheck
+// Rechecks grouped per run: a matrix of 10 jobs past the recheck
 // costs one read of the run's jobs (filter=latest, 100 a page), not 10 job
 // reads. For one pass, the GitHub client is wrapped so that a job read of a run
 // with several tracked jobs (or unseen busy runners) is answered from that one

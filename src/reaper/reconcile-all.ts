@@ -37,7 +37,7 @@ export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: 
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(deps.clock());
   const reapedUids = new Set<string>();
-  // Rechecks grouped per run: one read of a run's jobs answers for all of them (issue 25).
+  // Rechecks grouped per run: one read of a run's jobs answers for all of them.
   const policy = policyOf(settings);
   const reads = shareRunReads(items, github, ledger, { readListed: settings.recheckListedRuns === "read", policy });
   // One context for the pass: every runner shares its windows and what was deleted in it.

@@ -1,5 +1,5 @@
 // What a listing of a repository's runs in progress says of a tracked job
-// (issue 25: the long-jobs day). Pure. A run listed in progress at this very
+// (the long-jobs day). Pure. A run listed in progress at this very
 // attempt answers a recheck "still running" for every open job of it: the
 // judge keeps them and their next recheck moves. A run not listed (it ended,
 // waits, is a later attempt, or lies past GitHub's 1,000 runs of a filtered

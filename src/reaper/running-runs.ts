@@ -1,4 +1,4 @@
-// Rechecks answered per repository (issue 25, the long-jobs day): when a job
+// Rechecks answered per repository (the long-jobs day): when a job
 // of a repository is due for a recheck, one listing of the repository's runs
 // in progress (100 a page) answers, for the whole pass, every tracked job whose
 // run (this attempt) it shows: still running, kept, its next recheck moved
