@@ -81,7 +81,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         // "default" goes unsaid, so an older Worker still accepts a single-cluster agent (agent-protocol.ts).
         const cluster = settings.cluster === DEFAULT_CLUSTER ? {} : { cluster: settings.cluster };
         connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster });
-        // Until every namespace is listed the view is partial: the snapshot waits for it.
+        // Until every namespace has listed (or failed) the view is partial: the snapshot waits for it.
         sendSnapshot();
       },
       message(text) {
