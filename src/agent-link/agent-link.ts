@@ -16,6 +16,8 @@ import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, c
 import { AgentRequests } from "./requests.ts";
 import { takeSnapshotPart } from "./snapshot.ts";
 import { errorText } from "../model/error-text.ts";
+/** How long a cluster left out of AGENT_CLUSTERS must have had no agent before its rows close as gone. */
+export const RETIRED_AFTER_MS = 60 * 60_000;
 /** An invalid message from the agent closes its socket with this code (policy violation); it reconnects and sends a fresh snapshot. */
 const CLOSE_INVALID = 1008;
 
@@ -214,6 +216,18 @@ export class AgentLink {
     const base = expected.length > 0 ? expected : (this.memory.get<string[]>(CLUSTERS_KEY) ?? []);
     const all = [...new Set([...base, ...connected])].sort();
     return all.length > 0 ? all : [DEFAULT_CLUSTER];
+  }
+
+  /**
+   * With AGENT_CLUSTERS, a cluster not in it whose agent is not connected and left at least
+   * RETIRED_AFTER_MS before `now` (or was never seen leaving) is retired: nothing will look there again,
+   * so its rows close as gone. An agent that restarts is back well within that; without AGENT_CLUSTERS
+   * no cluster is retired (an agent away keeps its rows held).
+   */
+  retired(expected: readonly string[]): ((cluster: string, now: number) => boolean) | undefined {
+    if (expected.length === 0) return undefined;
+    return (cluster, now) =>
+      !expected.includes(cluster) && this.current(cluster) === undefined && now - (this.memory.get<number>(disconnectedKey(cluster)) ?? 0) >= RETIRED_AFTER_MS;
   }
 
   /** Each watched cluster's agent (AGENT_CLUSTERS, connected, known), by name. */

@@ -12,8 +12,8 @@ export interface Attachment {
   cluster?: string;
   connectedAt: number;
   hello?: { version: string; namespaces: string[]; dryRun: boolean };
-  /** The snapshot whose parts are arriving, and the part expected next. */
-  incoming?: { id: string; next: number; parts: number };
+  /** The snapshot whose parts are arriving, the part expected next, and when part 1 arrived (ms). */
+  incoming?: { id: string; next: number; parts: number; startedAt?: number };
   /** When the last complete snapshot arrived: from then on the view can be used (each namespace as whole as it says). */
   completeAt?: number;
 }

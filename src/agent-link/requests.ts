@@ -2,7 +2,8 @@
 // one helper (pending.ts). The ledger waits at least as long as the agent's own
 // calls may take (AGENT_API_TIMEOUT_MS); a connection that let a request time
 // out is not waited on again until it answers something. Every read report,
-// late or not, lands in the view: the API server's answer as of when it was asked.
+// late or not, lands in the view: the API server's answer as of when it was asked,
+// unless the runner has left since (a late answer never brings a removed one back).
 import {
   AGENT_API_TIMEOUT_MS,
   DEFAULT_CLUSTER,
@@ -91,9 +92,11 @@ export class AgentRequests {
       this.reads.settle(m.id, false);
       return;
     }
-    // The API server's answer as of when it was asked: the object, or (404) none of that name then.
-    if (m.runner && m.runner.namespace === sent.namespace && m.runner.name === sent.name) view.upsert(m.runner);
-    else if (m.runner === null) view.absentByRead(sent.namespace, sent.name, sent.sentAt);
+    // The API server's answer as of when it was asked: the object (unless it has left since), or (404) none of that name then.
+    if (m.runner && m.runner.namespace === sent.namespace && m.runner.name === sent.name) {
+      if (!view.upsertRead(m.runner, sent.sentAt, Date.now()))
+        this.log({ msg: "agent read report older than the runner's removal: not put back", cluster, namespace: sent.namespace, name: sent.name });
+    } else if (m.runner === null) view.absentByRead(sent.namespace, sent.name, sent.sentAt);
     if (!this.reads.settle(m.id, true))
       this.log({ msg: "agent read report came late: it lands in the view", cluster, namespace: sent.namespace, name: sent.name, ms: Date.now() - sent.sentAt });
   }

@@ -2,8 +2,11 @@
 // Parts gather in agent_snapshot and replace the cluster's view only when the
 // last is in (a partial view must never read as runners gone); the last part's
 // `namespaces` replaces how whole each namespace is, so absence dates from each
-// namespace's own time, never from when the snapshot arrived. A snapshot that
-// says nothing of them (an older agent) leaves absence to removals and reads.
+// namespace's own time, never from when the snapshot arrived. The agent reckons
+// those ages before it sends part 1, so they are turned into times as of part
+// 1's arrival: a large snapshot's transfer (50,000 runners: 9-10 s) must not make
+// a namespace look fresher than it was. A snapshot that says nothing of them (an
+// older agent) leaves absence to removals and reads.
 import type { AgentMessage } from "../cluster/agent-protocol.ts";
 import type { AgentViewTable } from "../ledger/agent-view-table.ts";
 import { clusterOfAttachment, type Attachment } from "./attachment.ts";
@@ -16,7 +19,7 @@ export function takeSnapshotPart(at: Attachment, view: AgentViewTable, m: Snapsh
   const cluster = clusterOfAttachment(at);
   if (m.part === 1) {
     view.startSnapshot();
-    at.incoming = { id: m.id, next: 1, parts: m.parts };
+    at.incoming = { id: m.id, next: 1, parts: m.parts, startedAt: now };
   }
   const incoming = at.incoming;
   if (!incoming || incoming.id !== m.id || incoming.next !== m.part || incoming.parts !== m.parts) {
@@ -29,7 +32,7 @@ export function takeSnapshotPart(at: Attachment, view: AgentViewTable, m: Snapsh
   incoming.next++;
   if (m.part < m.parts) return false;
   const runners = view.finishSnapshot();
-  if (m.namespaces) view.setNamespaces(m.namespaces, now, true);
+  if (m.namespaces) view.setNamespaces(m.namespaces, incoming.startedAt ?? now, true);
   else view.clearNamespaces();
   at.incoming = undefined;
   at.completeAt = now;

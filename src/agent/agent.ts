@@ -50,8 +50,12 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   // Whether the current connection has had its snapshot: upserts and removes follow it, never precede it.
   let live = false;
 
+  // The snapshot waits for each namespace's first list, or for its first failure: one namespace that
+  // can never be listed must not hold back the others' view. It goes out unreadable (never whole), so its
+  // runners are kept, and its first list sends the whole view again (listed, below).
   const sendSnapshot = (): void => {
-    if (!connection.open || !view.synced()) return;
+    const failed = states.unreadable();
+    if (!connection.open || !settings.namespaces.every((ns) => view.synced(ns) || failed.includes(ns))) return;
     const runners = view.all();
     const id = randomUUID();
     for (const m of snapshotMessages(runners, id, undefined, states.report(Date.now()))) connection.send(m);
@@ -77,7 +81,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         // "default" goes unsaid, so an older Worker still accepts a single-cluster agent (agent-protocol.ts).
         const cluster = settings.cluster === DEFAULT_CLUSTER ? {} : { cluster: settings.cluster };
         connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster });
-        // Until every namespace is listed the view is partial: the snapshot waits for it.
+        // Until every namespace has listed (or failed) the view is partial: the snapshot waits for it.
         sendSnapshot();
       },
       message(text) {
@@ -131,13 +135,15 @@ export function startAgent(opts: AgentOptions): RunningAgent {
 
   const events = {
     listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number, skipped: { name: string; why: string }[]) {
+      const first = !view.synced(namespace);
       view.replace(namespace, runners);
       // Said with the snapshot that carries the list, never before it (the old view must not look that fresh).
       states.whole(namespace, startedAt);
       // An object it could not read is missing from the view: the namespace is unreadable, never whole.
       states.listedSkipped(namespace, skipped);
-      // The first full view, or a fresh list after 410: the ledger gets the whole view again.
-      if (relist || !live) sendSnapshot();
+      // The first full view, a fresh list after 410, or the first list of a namespace the snapshot went
+      // without: the ledger gets the whole view again.
+      if (relist || !live || first) sendSnapshot();
       else sendState(namespace);
     },
     bookmark(namespace: string) {
@@ -147,7 +153,9 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       if (states.readable(namespace)) sendState(namespace);
     },
     failed(namespace: string, why: string) {
-      if (states.failed(namespace, why)) sendState(namespace);
+      if (!states.failed(namespace, why)) return;
+      if (live) sendState(namespace);
+      else sendSnapshot();
     },
     unreadable(namespace: string, name: string, why: string, gone: boolean) {
       if (gone ? states.read(namespace, name) : states.skipped(namespace, name, why)) sendState(namespace);

@@ -116,6 +116,27 @@ export class AgentViewTable {
   }
 
   /**
+   * A read's answer (the object as the API server had it when asked at `askedAt`): it lands unless
+   * the watch has since said that object left, or a later read found none of the name, so a late
+   * answer never brings a removed runner back. One too old to tell (removals are kept
+   * REMOVED_KEPT_MS) is dropped. Returns whether it landed.
+   */
+  upsertRead(r: AgentRunner, askedAt: number, now: number): boolean {
+    if (askedAt < now - REMOVED_KEPT_MS) return false;
+    const left = this.sql.first<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM agent_removed WHERE cluster = ? AND namespace = ? AND name = ? AND (uid = ? OR (uid = '' AND removed_at > ?))",
+      this.cluster,
+      r.namespace,
+      r.name,
+      r.uid,
+      askedAt,
+    );
+    if (Number(left?.n ?? 0) > 0) return false;
+    this.upsert(r);
+    return true;
+  }
+
+  /**
    * Removes the runner only if it is still the object of that uid (a name can come back),
    * and remembers that the watch saw it leave: positive evidence of its absence.
    */

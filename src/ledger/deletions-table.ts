@@ -16,6 +16,7 @@ interface Row extends SqlRow {
   stuck_at: number | null;
   reason: string;
   finish_refused: string | null;
+  run_id: number | null;
 }
 
 const toWatch = (r: Row): DeletionWatch => ({
@@ -30,11 +31,14 @@ const toWatch = (r: Row): DeletionWatch => ({
   dueAt: r.due_at,
   reason: r.reason,
   ...(r.installation_id !== null ? { installationId: r.installation_id } : {}),
+  ...(r.run_id !== null && r.run_id !== undefined ? { runId: Number(r.run_id) } : {}),
   ...(r.stuck_at !== null ? { stuckAt: r.stuck_at } : {}),
   ...(typeof r.finish_refused === "string" ? { finishRefused: r.finish_refused } : {}),
 });
 
-const WITH_REFUSAL = "d.*, f.why AS finish_refused";
+// The refusal beside the watch, and the run of its runner row (a job-0 row is asked about its run).
+const WITH_REFUSAL = "d.*, f.why AS finish_refused, r.run_id AS run_id";
+const JOINED = "deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id LEFT JOIN runners r ON r.id = d.row_id";
 
 export class DeletionsTable {
   private readonly sql: Sql;
@@ -64,17 +68,11 @@ export class DeletionsTable {
 
   /** Every deletion still watched: those of the last REAPER_STUCK_SECONDS, and the stuck ones. */
   all(): DeletionWatch[] {
-    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id`).map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM ${JOINED}`).map(toWatch);
   }
 
   due(now: number, limit: number): DeletionWatch[] {
-    return this.sql
-      .all<Row>(
-        `SELECT ${WITH_REFUSAL} FROM deletions d LEFT JOIN finish_refusals f ON f.row_id = d.row_id WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`,
-        now,
-        limit,
-      )
-      .map(toWatch);
+    return this.sql.all<Row>(`SELECT ${WITH_REFUSAL} FROM ${JOINED} WHERE d.due_at <= ? ORDER BY d.due_at LIMIT ?`, now, limit).map(toWatch);
   }
 
   remove(rowId: number): void {

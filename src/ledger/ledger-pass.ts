@@ -32,6 +32,8 @@ export interface PassClients {
   github: Github | Error;
   budget: CallBudget;
   clusterCalls: () => number;
+  /** Whether a cluster is retired as of a time (agent mode with AGENT_CLUSTERS; AgentLink.retired). */
+  retired?: (cluster: string, now: number) => boolean;
 }
 
 /** What a pass needs of the Durable Object: its settings, tables, clients and alarm. */
@@ -71,8 +73,8 @@ export async function ledgerPass(host: PassHost, kind: PassKind, scheduledTime: 
   const before = host.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls } = host.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
-  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock });
+  const { watched, github, budget, clusterCalls, retired } = host.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
+  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, ...(retired ? { retired } : {}) });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {
     const pruneMark = state.memory.get<number>("pruned-at") ?? 0;

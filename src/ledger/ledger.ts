@@ -284,7 +284,8 @@ export class Ledger extends DurableObject<WorkerEnv> {
     } catch (e) {
       github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
-    return { watched, github, budget, clusterCalls: () => calls };
+    const retired = settings.cluster.mode === "agent" ? this.agent.retired(settings.cluster.expectedClusters) : undefined;
+    return { watched, github, budget, clusterCalls: () => calls, ...(retired ? { retired } : {}) };
   }
 
   private cost(): SqlCost {

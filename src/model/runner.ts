@@ -123,7 +123,10 @@ export interface DeletionWatch {
   namespace: string;
   uid: string;
   repo: string;
+  /** 0: job unknown (learned from its completed run): GitHub is asked about the run instead. */
   jobId: number;
+  /** The row's run (read from the runner row, not stored with the watch). */
+  runId?: number;
   installationId?: number;
   deletedAt: number;
   dueAt: number;

@@ -23,6 +23,8 @@ export interface Lookup {
    * only there does another id prove an object is not the job's runner. Absent: never seen.
    */
   idsMatch?: (cluster: string) => boolean;
+  /** Whether a cluster was retired by the operator (agent mode: not in AGENT_CLUSTERS, no agent connected): its rows close as gone. */
+  retired?: (cluster: string) => boolean;
 }
 
 /** The one object the facts (or the unseen row) name, or why none can be named. */

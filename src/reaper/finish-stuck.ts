@@ -1,13 +1,14 @@
 // A held deletion finished, when asked (REAPER_FINISH_STUCK=true): a deletion
 // that is stuck (check-deletion.ts) and whose job GitHub says is completed,
-// read now, has ARC's finalizers removed by a JSON patch that tests the uid and
-// those finalizers (finish-patch.ts); the row then closes reaped with how long
-// ARC held it. Never while GitHub says the job runs or cannot be asked, never
+// read now (a row whose job is unknown, 0: its run), has ARC's finalizers
+// removed by a JSON patch that tests the uid and those finalizers
+// (finish-patch.ts); the row then closes reaped with how long ARC held it. Never while GitHub says the job runs or cannot be asked, never
 // when the object changed (the patch's tests), never a finalizer not ARC's, never
 // in a dry run or a pause, and each finish takes a slot of the deletion cap. A
 // 403 (the Role overlay is not applied) is shown on the row and in
 // /healthz/deep, and tried again only at the next look (REAPER_STUCK_SECONDS).
 import { isArcFinalizer } from "../cluster/finish-patch.ts";
+import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
@@ -37,9 +38,10 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
   if (github instanceof Error) return keep(`GitHub cannot be asked (${github.message})`);
   let says: string;
   try {
-    const job = await github.job(w.repo, w.jobId, w.installationId ?? (await github.installationFor(w.repo)));
-    says = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
-    if (job.status !== "completed") return keep(`GitHub says ${says}`);
+    const now = await githubOnDeletion(w, github);
+    if (now === undefined) return keep(`its job is unknown and no run is recorded: GitHub cannot be asked about it`);
+    says = now.says;
+    if (!now.over) return keep(`GitHub says ${says}`);
   } catch (e) {
     return keep(`GitHub could not be read (${errorText(e)})`);
   }
@@ -71,4 +73,20 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
     default:
       return keep(`removing its finalizers failed (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
   }
+}
+
+/**
+ * What GitHub says now of a deletion's work: its job, or, for a row whose job is unknown (0: learned
+ * from a completed run, learn-from-github.ts), its run, since no job 0 can ever be read. Undefined
+ * when there is nothing to ask; throws when GitHub cannot be read.
+ */
+export async function githubOnDeletion(w: DeletionWatch, github: Github): Promise<{ says: string; over: boolean } | undefined> {
+  const as = (status: string, conclusion: string | null) => `${status}${conclusion ? ` (${conclusion})` : ""}`;
+  if (w.jobId !== 0) {
+    const job = await github.job(w.repo, w.jobId, w.installationId ?? (await github.installationFor(w.repo)));
+    return { says: `job ${w.jobId} is ${as(job.status, job.conclusion)}`, over: job.status === "completed" };
+  }
+  if (w.runId === undefined) return undefined;
+  const run = await github.run(w.repo, w.runId, w.installationId ?? (await github.installationFor(w.repo)));
+  return { says: `run ${w.runId} is ${as(run.status, run.conclusion)}`, over: run.status === "completed" };
 }

@@ -18,12 +18,15 @@ export async function gatherDue(deps: PassDeps): Promise<Gathered> {
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const kind = deps.watched[0]?.cluster.errorKind ?? "cluster";
   const items: ReconcileInput[] = [];
+  // Rows of a cluster the operator retired close as gone (AgentLink.retired).
+  const r = deps.retired;
+  const retired = r ? (cluster: string) => r(cluster, now) : undefined;
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
-    const lookup = await readByName(deps.watched, record.runner, record.factAt ?? 0);
+    const lookup = await readByName(deps.watched, record.runner, record.factAt ?? 0, retired);
     items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: kind });
   }
   for (const unseen of ledger.dueUnseen(now, ALARM_BATCH)) {
-    const lookup = await readByName(deps.watched, unseen.name, unseen.firstSeen);
+    const lookup = await readByName(deps.watched, unseen.name, unseen.firstSeen, retired);
     items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: kind });
   }
   return {

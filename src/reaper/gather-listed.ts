@@ -38,7 +38,9 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
   // lists are out is judged by the next look, never against lists taken before it existed.
   const open = ledger.openRunners();
   const unseen = ledger.unseen();
-  const listing = await listWatched(deps.watched);
+  // Rows of a cluster the operator retired close as gone (AgentLink.retired).
+  const r = deps.retired;
+  const listing = await listWatched(deps.watched, r ? (cluster) => r(cluster, now) : undefined);
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
 

@@ -35,7 +35,7 @@ export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): Cluster
   const others = lookup.found.map((r) => `${where(r)} (${otherRegistration(id, r, lookup) ? `runner id ${r.runnerId}` : busyOn(r)})`).sort();
   // Rows from before clusters were recorded: the oldest view over all places.
   const own = tracked.cluster !== undefined ? { cluster: tracked.cluster, namespace: tracked.namespace ?? "" } : undefined;
-  return absence(name, lookup.absentAsOf(own), tracked.factAt ?? 0, others, own?.cluster);
+  return absence(name, lookup.absentAsOf(own), tracked.factAt ?? 0, others, own?.cluster, lookup.retired);
 }
 
 /** An object of another registration than the job's, where ARC's ids are known to be GitHub's. */
@@ -51,7 +51,7 @@ export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterVie
   if (blocks(lookup, unseen.cluster ?? "default")) return unreadable(lookup);
   // Seen busy at firstSeen: a view from before then says nothing of it.
   const own = unseen.cluster !== undefined ? { cluster: unseen.cluster, namespace: unseen.namespace } : undefined;
-  return absence(unseen.name, lookup.absentAsOf(own), unseen.firstSeen, [], own?.cluster);
+  return absence(unseen.name, lookup.absentAsOf(own), unseen.firstSeen, [], own?.cluster, lookup.retired);
 }
 
 /** Whether places that could not be read leave the answer open: any of them, or (when known) one in `cluster`. */
@@ -60,9 +60,13 @@ function blocks(lookup: Lookup, cluster: string | undefined): boolean {
   return lookup.unreadable.some((u) => u.place.cluster === cluster);
 }
 
-function absence(name: string, asOf: number, lastFactAt: number, others: string[], cluster?: string): ClusterView {
+function absence(name: string, asOf: number, lastFactAt: number, others: string[], cluster?: string, retired?: (cluster: string) => boolean): ClusterView {
   const besides = others.length > 0 ? ` (only objects of its name that are not it: ${others.join(", ")})` : "";
   if (asOf > lastFactAt) return besides ? { kind: "missing", why: `runner ${name} is no longer in the cluster${besides}` } : { kind: "missing" };
+  if (asOf <= 0 && cluster !== undefined && retired?.(cluster) === true) {
+    // The operator's word (AGENT_CLUSTERS without it, and no agent of it connected): nothing will ever look there again.
+    return { kind: "missing", why: `runner ${name} was in cluster ${cluster}, which is retired (not in AGENT_CLUSTERS, no agent of it connected)` };
+  }
   if (asOf <= 0 && cluster !== undefined) {
     // Its cluster has no view now (its agent away, or not in AGENT_CLUSTERS): other clusters' views say nothing of it.
     return { kind: "unknown", why: `runner ${name} was seen in cluster ${cluster}, which has no view now${besides}: kept until it has one`, agent: true };

@@ -4,7 +4,7 @@
 import type { DeletionWatch } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";
 import { checkDeletion } from "./check-deletion.ts";
-import { finishStuck } from "./finish-stuck.ts";
+import { finishStuck, githubOnDeletion } from "./finish-stuck.ts";
 import { whyUnreadable } from "./identify.ts";
 import { clusterOf, readByName } from "./look.ts";
 import type { Caller } from "./reconcile.ts";
@@ -20,8 +20,7 @@ export async function lookAtDeletion(w: DeletionWatch, deps: PassDeps, by: Calle
   const finishing = deps.settings.finishStuck && view.kind === "found" && view.runner.uid === w.uid;
   if (!finishing && view.kind === "found" && view.runner.uid === w.uid && w.stuckAt === undefined && !(deps.github instanceof Error)) {
     try {
-      const job = await deps.github.job(w.repo, w.jobId, w.installationId ?? (await deps.github.installationFor(w.repo)));
-      github = `job ${w.jobId} is ${job.status}${job.conclusion ? ` (${job.conclusion})` : ""}`;
+      github = (await githubOnDeletion(w, deps.github))?.says;
     } catch (e) {
       github = `nothing: it could not be read (${errorText(e)})`;
     }

@@ -33,9 +33,10 @@ export function clusterOf(watched: readonly WatchedCluster[], runner: Pick<Clust
  * One name, read in every watched place (a read by name: fresh as of when it was sent). `since`: the
  * row's last fact; a view already certain of the name's absence after it need not read again.
  */
-export async function readByName(watched: readonly WatchedCluster[], name: string, since?: number): Promise<Lookup> {
+export async function readByName(watched: readonly WatchedCluster[], name: string, since?: number, retired?: (cluster: string) => boolean): Promise<Lookup> {
   const asOf = new Map<string, number>();
   const lookup: Lookup = { found: [], unreadable: [], absentAsOf: (place) => absentAsOf(asOf, place), idsMatch: idsMatchIn(watched) };
+  if (retired) lookup.retired = retired;
   await Promise.all(
     watched.flatMap((w) =>
       w.namespaces.map(async (ns) => {
@@ -58,6 +59,7 @@ export async function readByName(watched: readonly WatchedCluster[], name: strin
 /** Every place listed once; answers each name's Lookup, and every name seen. */
 export async function listWatched(
   watched: readonly WatchedCluster[],
+  retired?: (cluster: string) => boolean,
 ): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; unreadable: Lookup["unreadable"] }> {
   const byName = new Map<string, ClusterRunner[]>();
   const unreadable: Lookup["unreadable"] = [];
@@ -87,6 +89,7 @@ export async function listWatched(
       unreadable,
       agentAway,
       idsMatch: idsMatchIn(watched),
+      ...(retired ? { retired } : {}),
       absentAsOf: (place) => absentAsOf(new Map([...asOfIn].map(([k, f]) => [k, f(name)])), place),
     }),
     names: () => byName.keys(),

@@ -23,6 +23,8 @@ export interface PassDeps {
   now: number;
   /** The real clock at the moment of a call (never earlier than `now`): the windows are stamped with it. */
   clock: () => number;
+  /** Whether a cluster is retired as of `now` (agent mode with AGENT_CLUSTERS): its rows close as gone. */
+  retired?: (cluster: string, now: number) => boolean;
 }
 
 export interface PassReport {

@@ -95,6 +95,31 @@ describe("agent: how whole each namespace is", () => {
     expect(relisted.runners.map((x) => x.name)).not.toContain("created-while-forbidden");
   });
 
+  it("a namespace it could never list does not hold back the others' snapshot: it goes out unreadable, and its first list sends the whole view again", async () => {
+    const r = await rig({
+      before: async (t) => {
+        await t.seed(seedRunner("in-readable", { namespace: NS, workflowRunId: 4500 }));
+        await t.seed(seedRunner("in-forbidden", { namespace: NS2, workflowRunId: 4501 }));
+        // The Role in NS2 is missing from the start: its list answers 403.
+        await t.addFault({ match: { method: "GET", pathIncludes: `/namespaces/${NS2}/` }, status: 403 });
+      },
+    });
+    const conn = await connected(r);
+    const first = ofType(conn, "snapshot").at(-1);
+    expect(first?.runners.map((x) => x.name)).toEqual(["in-readable"]);
+    expect(of(first?.namespaces, NS)?.unreadable).toBeUndefined();
+    expect(of(first?.namespaces, NS2)?.unreadable).toMatch(/403/);
+    expect(of(first?.namespaces, NS2)?.wholeMsAgo).toBeUndefined();
+    // The Role comes: NS2's first list sends the whole view again, with both namespaces whole.
+    await r.tenant.clearFaults();
+    const again = await waitFor("a snapshot with NS2 listed", () => {
+      const last = ofType(conn, "snapshot").at(-1);
+      return last !== first && last?.namespaces !== undefined && of(last.namespaces, NS2)?.unreadable === undefined ? last : undefined;
+    });
+    expect(again.runners.map((x) => x.name).sort()).toEqual(["in-forbidden", "in-readable"]);
+    expect(of(again.namespaces, NS2)?.wholeMsAgo).toBeLessThan(5_000);
+  });
+
   it("a Failed runner with a long ARC message with emoji is sent (cut to the protocol's length), and an object it cannot read makes its namespace unreadable, not whole, until it goes", async () => {
     const message = `admission webhook denied 🚫: ${"quota exceeded 📦 ".repeat(80)}`;
     const r = await rig({

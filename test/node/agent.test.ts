@@ -138,16 +138,17 @@ describe("agent: snapshot and watch events", () => {
     expect(conn.invalid).toEqual([]);
   });
 
-  it("sends no snapshot while a namespace cannot be listed (a partial view would read as runners gone)", async () => {
+  it("a namespace it cannot list goes out unreadable with the others' snapshot (never whole, so no runner there reads as gone)", async () => {
     // "default" is in REAPER_NAMESPACES but the manifests bind no Role there: 403.
     const r = await rig({ namespaces: `${NS},default`, before: async (t) => void (await t.seed(seedRunner("listed-fine"))) });
     const conn = await waitFor("hello", () => r.ledger.connections[0]?.messages[0]);
     expect(conn).toMatchObject({ type: "hello", namespaces: [NS, "default"] });
-    await waitFor("two failed lists of default", () =>
-      r.logs.filter((l) => l.msg === "list failed" && l.fields["namespace"] === "default").length >= 2 ? true : undefined,
-    );
+    const snap = await waitFor("the snapshot", () => ofType(r.ledger.connections[0]!, "snapshot").at(-1));
     expect(r.logs.find((l) => l.msg === "list failed")?.fields["error"]).toMatch(/403/);
-    expect(r.ledger.connections[0]?.messages.map((m) => m.type)).toEqual(["hello"]);
+    expect(snap.runners.map((x) => x.name)).toEqual(["listed-fine"]);
+    expect(snap.namespaces?.find((n) => n.namespace === "default")).toMatchObject({ unreadable: expect.stringMatching(/403/) });
+    expect(snap.namespaces?.find((n) => n.namespace === "default")?.wholeMsAgo).toBeUndefined();
+    expect(snap.namespaces?.find((n) => n.namespace === NS)?.unreadable).toBeUndefined();
     // Orders for the namespace it did list are still checked against its view.
     const uid = (await r.tenant.get(NS, "listed-fine"))?.metadata.uid ?? "missing";
     r.ledger.order({ id: "p-1", namespace: "default", name: "x", uid, runId: 1, reason: "r" });

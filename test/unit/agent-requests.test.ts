@@ -2,11 +2,13 @@
 // that times out is not the end of it: its late answer lands in the view (as of
 // when it was asked) and the connection is asked to read again; answers from
 // another connection, or to no request, are ignored.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentRequests, READ_TIMEOUT_MS } from "../../src/agent-link/requests.ts";
 import type { AgentRunner, ReadOrder } from "../../src/cluster/agent-protocol.ts";
 import { AGENT_API_TIMEOUT_MS } from "../../src/cluster/agent-protocol.ts";
-import type { AgentViewTable } from "../../src/ledger/agent-view-table.ts";
+import { AgentViewTable } from "../../src/ledger/agent-view-table.ts";
+import { migrate } from "../../src/ledger/schema.ts";
+import { nodeSql } from "./support/node-sql.ts";
 
 const runner: AgentRunner = {
   namespace: "arc-runners",
@@ -19,7 +21,7 @@ const runner: AgentRunner = {
 function fakeView() {
   const landed: string[] = [];
   const view = {
-    upsert: (r: AgentRunner) => landed.push(`upsert ${r.namespace}/${r.name}`),
+    upsertRead: (r: AgentRunner) => landed.push(`upsert ${r.namespace}/${r.name}`) > 0,
     absentByRead: (ns: string, name: string, at: number) => landed.push(`absent ${ns}/${name} as of ${at}`),
   } as unknown as AgentViewTable;
   return { view, landed };
@@ -58,6 +60,45 @@ describe("AgentRequests: reads", () => {
     requests.readReport("default", "c1", view, { type: "read-report", id: "never-sent", runner });
     expect(await pending).toBe(false);
     expect(landed).toEqual([]);
+  });
+});
+
+describe("AgentRequests: a late read against the real view", () => {
+  afterEach(() => vi.useRealTimers());
+  const setup = () => {
+    vi.useFakeTimers({ now: Date.parse("2026-12-01T10:00:00Z"), toFake: ["Date"] });
+    const { sql } = nodeSql();
+    migrate(sql);
+    const view = new AgentViewTable(sql, "default");
+    const requests = new AgentRequests(() => undefined);
+    const sent: ReadOrder[] = [];
+    const pending = requests.read("default", "c1", (m) => sent.push(m as ReadOrder), runner.namespace, runner.name);
+    return { view, requests, sent, pending };
+  };
+
+  it("an answer read before the watch saw the runner leave does not bring it back", async () => {
+    const { view, requests, sent, pending } = setup();
+    view.upsert(runner);
+    // The agent's GET found it; then the watch's DELETED event arrives before the read report does.
+    view.remove(runner.namespace, runner.name, runner.uid, Date.now());
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[0]!.id, runner });
+    expect(await pending).toBe(true);
+    expect(view.get(runner.namespace, runner.name)).toBeUndefined();
+  });
+
+  it("an answer older than a later read that found none does not bring it back; a newer object of the name lands", async () => {
+    const { view, requests, sent, pending } = setup();
+    vi.advanceTimersByTime(1_000);
+    const later = requests.read("default", "c1", (m) => sent.push(m as ReadOrder), runner.namespace, runner.name);
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[1]!.id, runner: null });
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[0]!.id, runner });
+    expect([await pending, await later]).toEqual([true, true]);
+    expect(view.get(runner.namespace, runner.name)).toBeUndefined();
+    vi.advanceTimersByTime(1_000);
+    const next = requests.read("default", "c1", (m) => sent.push(m as ReadOrder), runner.namespace, runner.name);
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[2]!.id, runner: { ...runner, uid: "u-2" } });
+    expect(await next).toBe(true);
+    expect(view.get(runner.namespace, runner.name)?.uid).toBe("u-2");
   });
 });
 

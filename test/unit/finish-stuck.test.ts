@@ -26,6 +26,7 @@ const stuck = { kind: "stuck" as const, reason: "stuck: deleted 1000s ago", dueA
 
 function deps(o: {
   job?: { status: string; conclusion: string | null } | Error;
+  run?: { status: string; conclusion: string | null };
   github?: Error;
   outcome?: FinishOutcome;
   dryRun?: boolean;
@@ -36,10 +37,18 @@ function deps(o: {
   const patches: string[][] = [];
   const counted: string[] = [];
   let saved: number[] | undefined;
+  const reads: string[] = [];
   const github = o.github ?? {
-    job: async () => {
+    job: async (_repo: string, jobId: number) => {
+      reads.push(`job ${jobId}`);
+      // As GitHub answers: there is no job 0.
+      if (jobId === 0) throw new Error("HTTP 404: Not Found");
       if (o.job instanceof Error) throw o.job;
       return o.job ?? { status: "completed", conclusion: "success" };
+    },
+    run: async (_repo: string, runId: number) => {
+      reads.push(`run ${runId}`);
+      return o.run ?? { status: "completed", conclusion: "cancelled", runAttempt: 1 };
     },
     installationFor: async () => 1,
   };
@@ -62,7 +71,7 @@ function deps(o: {
       saveDeletions: (w: SlidingWindow) => (saved = w.toJSON()),
     },
   } as unknown as PassDeps;
-  return { d, patches, counted, saved: () => saved };
+  return { d, patches, counted, reads, saved: () => saved };
 }
 const runner = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", finalizers });
 
@@ -103,6 +112,31 @@ describe("finishStuck", () => {
     const check = await finishStuck(watch, runner(), stuck, d);
     expect(check).toMatchObject({ kind: "stuck", reason: expect.stringMatching(reason) });
     expect(patches).toEqual([]);
+  });
+
+  it("a row whose job is unknown (0, learned from its completed run): its run is read, never job 0, and it finishes", async () => {
+    const job0 = { ...watch, jobId: 0, runId: 42 };
+    const { d, patches, reads } = deps({});
+    expect(await finishStuck(job0, runner(), stuck, d)).toMatchObject({
+      kind: "went",
+      reason: expect.stringContaining("GitHub says run 42 is completed (cancelled)"),
+    });
+    expect(reads).toEqual(["run 42"]);
+    expect(patches).toEqual([ARC]);
+    // A re-run under way: kept, and said why.
+    const rerun = deps({ run: { status: "in_progress", conclusion: null } });
+    expect(await finishStuck(job0, runner(), stuck, rerun.d)).toMatchObject({
+      kind: "stuck",
+      reason: expect.stringMatching(/GitHub says run 42 is in_progress$/),
+    });
+    expect(rerun.patches).toEqual([]);
+    // No run recorded either: GitHub is not asked at all.
+    const none = deps({});
+    expect(await finishStuck({ ...watch, jobId: 0 }, runner(), stuck, none.d)).toMatchObject({
+      kind: "stuck",
+      reason: expect.stringContaining("its job is unknown"),
+    });
+    expect(none.reads).toEqual([]);
   });
 
   it("never removes a finalizer that is not ARC's, nor patches an object with none seen", async () => {

@@ -83,6 +83,17 @@ describe("identifyTracked (plain Node)", () => {
     expect(view).toMatchObject({ kind: "unknown", agent: true, why: expect.stringContaining("was seen in cluster ap-south, which has no view now") });
   });
 
+  it("a row of a retired cluster (the operator's word, no agent of it): missing, saying so; never by another cluster's view alone", () => {
+    const row = facts({ uid: "u-ap", namespace: "arc-a", cluster: "ap-south" });
+    const look = lookup([], { places: [{ cluster: "eu", namespace: "arc-a" }] });
+    expect(identifyTracked(row, { ...look, retired: (c) => c === "ap-south" })).toEqual({
+      kind: "missing",
+      why: "runner r-1 was in cluster ap-south, which is retired (not in AGENT_CLUSTERS, no agent of it connected)",
+    });
+    expect(identifyTracked(row, { ...look, retired: () => false })).toMatchObject({ kind: "unknown", agent: true });
+    expect(identifyUnseen({ ...unseen, cluster: "ap-south" }, { ...look, retired: () => true })).toMatchObject({ kind: "missing" });
+  });
+
   it("a place that could not be read leaves a row of no known place open", () => {
     const view = identifyTracked(facts(), lookup([], { unreadable: [{ place: { cluster: "default", namespace: "arc-b" }, why: "arc-b: HTTP 503" }] }));
     expect(view).toEqual({ kind: "unknown", why: "arc-b: HTTP 503", agent: undefined });

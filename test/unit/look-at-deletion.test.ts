@@ -90,6 +90,14 @@ describe("lookAtDeletion", () => {
     expect(w.ledger.checks[0]?.check.reason).toContain("; GitHub says job 70 is in_progress; never deleted again");
   });
 
+  it("a row whose job is unknown (0, learned from its completed run): its run is asked about, never job 0", async () => {
+    const w = world({ github: { run: { status: "completed", conclusion: "cancelled" } } });
+    stillThere(w);
+    await lookAtDeletion(watch({ jobId: 0, runId: 42 }), w.deps, "sweep");
+    expect(w.calls).toEqual(["run 42"]);
+    expect(w.ledger.checks[0]?.check.reason).toContain("; GitHub says run 42 is completed (cancelled); never deleted again");
+  });
+
   it("GitHub could not be read: said so", async () => {
     const w = world({ github: { throws: new Error("HTTP 502") } });
     stillThere(w);

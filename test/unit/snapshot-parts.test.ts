@@ -52,6 +52,22 @@ describe("snapshot parts", () => {
     expect(at.completeAt).toBe(1_000);
   });
 
+  it("the namespaces' ages date from part 1's arrival, not the last's (a long transfer adds no freshness)", () => {
+    const at: Attachment = { conn: "c", connectedAt: 0 };
+    const arrived: number[] = [];
+    const { view } = fakeView();
+    (view as unknown as { setNamespaces: (s: unknown, t: number) => string[] }).setNamespaces = (_s, t) => {
+      arrived.push(t);
+      return [];
+    };
+    const last = { ...part("s", 2, 2), namespaces: [{ namespace: "arc-runners", wholeMsAgo: 100 }] } as Snapshot;
+    // 50,000 runners take 9-10 s to arrive: part 1 at 1 000, the last at 11 000.
+    expect(takeSnapshotPart(at, view, part("s", 1, 2), () => undefined, 1_000)).toBe(false);
+    expect(takeSnapshotPart(at, view, last, () => undefined, 11_000)).toBe(true);
+    expect(arrived).toEqual([1_000]);
+    expect(at.completeAt).toBe(11_000);
+  });
+
   it.each([
     ["the middle part lost", [part("s", 1, 3), part("s", 3, 3)]],
     ["a part sent twice", [part("s", 1, 3), part("s", 2, 3), part("s", 2, 3), part("s", 3, 3)]],

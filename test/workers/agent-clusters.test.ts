@@ -3,6 +3,7 @@
 // the runner's cluster, and an agent away holds only its own cluster's runners.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { RETIRED_AFTER_MS } from "../../src/agent-link/agent-link.ts";
 import { CLOSE_REPLACED } from "../../src/cluster/agent-protocol.ts";
 import { clusterToken } from "../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, completed, connect, dial, REPO, runner, type Agent } from "./support/fake-agent.ts";
@@ -210,12 +211,11 @@ describe("two clusters, one ledger", () => {
 });
 
 describe("a row's known cluster (issue 22)", () => {
-  it("a cluster missing from AGENT_CLUSTERS, its agent restarting: its open rows are not closed as gone by another cluster's fresh view", async () => {
-    const env = agentEnv({ AGENT_CLUSTERS: EU });
+  /** A finished row seen busy in ap-south (not in AGENT_CLUSTERS), whose agent left `leftMsAgo` ago (undefined: never seen leaving). */
+  async function apSouthRow(env: ReturnType<typeof agentEnv>, leftMsAgo: number | undefined): Promise<string> {
     await configureLedger(env);
     const name = `${SCALE_SET}-runner-ap001`;
     const longAgo = Date.now() - 3_600_000;
-    // Seen busy in ap-south (its agent connected then), its job completed; now its agent restarts.
     await runInDurableObject(ledgerOf(env), (_i, state) => {
       state.storage.sql.exec(
         "INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, started_at, job_completed_at, job_conclusion, uid, namespace, cluster, state, reason, due_at, fact_at, story) VALUES (?, 1, ?, 1, 1, ?, ?, 'success', 'ap-uid', ?, 'ap-south', 'finished', '', ?, ?, '[]')",
@@ -227,11 +227,37 @@ describe("a row's known cluster (issue 22)", () => {
         longAgo,
         longAgo,
       );
+      if (leftMsAgo !== undefined) {
+        state.storage.sql.exec("INSERT INTO memory (key, value) VALUES ('agent-disconnected-at:ap-south', ?)", JSON.stringify(Date.now() - leftMsAgo));
+      }
     });
+    return name;
+  }
+
+  it("a cluster missing from AGENT_CLUSTERS, its agent restarting: its open rows are not closed as gone by another cluster's fresh view", async () => {
+    const env = agentEnv({ AGENT_CLUSTERS: EU });
+    // Seen busy in ap-south (its agent connected then), its job completed; its agent left a minute ago (restarting).
+    const name = await apSouthRow(env, 60_000);
     const eu = await clusterAgent(env, EU, []); // a whole view, newer than the row's facts, of another cluster
     await runScheduled(env, Date.now());
     expect(eu.orders).toEqual([]);
     expect(await rowOf(env, name)).toMatchObject({ state: "finished", reason: expect.stringContaining("was seen in cluster ap-south, which has no view now") });
+    eu.ws.close(1000, "done");
+  });
+
+  it.each([
+    ["its agent left over an hour ago", RETIRED_AFTER_MS + 60_000],
+    ["its agent never seen leaving", undefined],
+  ])("a cluster retired from AGENT_CLUSTERS (%s): its open rows close as gone at the next sweep, saying why; nothing is deleted", async (_what, leftMsAgo) => {
+    const env = agentEnv({ AGENT_CLUSTERS: EU });
+    const name = await apSouthRow(env, leftMsAgo);
+    const eu = await clusterAgent(env, EU, []);
+    await runScheduled(env, Date.now());
+    expect(eu.orders).toEqual([]);
+    expect(await rowOf(env, name)).toMatchObject({
+      state: "gone",
+      reason: expect.stringContaining("was in cluster ap-south, which is retired (not in AGENT_CLUSTERS, no agent of it connected)"),
+    });
     eu.ws.close(1000, "done");
   });
 });
