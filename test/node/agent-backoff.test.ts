@@ -1,6 +1,6 @@
 // The agent's reconnect and retry back-off (src/agent/backoff.ts): doubling from
 // the base, capped, each delay jittered into [half, whole] of its ceiling.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Backoff, DEFAULT_BACKOFF, sleep } from "../../src/agent/backoff.ts";
 
 describe("Backoff", () => {
@@ -32,11 +32,34 @@ describe("Backoff", () => {
 });
 
 describe("sleep", () => {
-  it("ends early when its signal aborts", async () => {
-    const stop = new AbortController();
-    const started = Date.now();
-    setTimeout(() => stop.abort(), 20);
-    await sleep(10_000, stop.signal);
-    expect(Date.now() - started).toBeLessThan(2000);
+  it("ends early when its signal aborts, and leaves no timer behind", async () => {
+    vi.useFakeTimers();
+    try {
+      const stop = new AbortController();
+      let ended = false;
+      const slept = sleep(10_000, stop.signal).then(() => (ended = true));
+      await vi.advanceTimersByTimeAsync(20);
+      expect(ended).toBe(false); // still asleep on the fake clock's 20 ms
+      stop.abort();
+      await slept;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("ends when its time is up", async () => {
+    vi.useFakeTimers();
+    try {
+      let ended = false;
+      const slept = sleep(10_000, new AbortController().signal).then(() => (ended = true));
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(ended).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await slept;
+      expect(ended).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -458,16 +458,15 @@ describe("faults and rate limits", () => {
   it("delays answers, and close() does not wait for a pending delayed answer", async () => {
     const own = await startGithubStandin();
     const tenant = await createGithubTenant(own.url);
-    await tenant.addFault({ delayMs: 60_000 });
+    // Longer than the test may take: a close() that waited for the answer would fail it by its timeout.
+    await tenant.addFault({ delayMs: 600_000 });
     const pending = fetch(`${tenant.baseUrl}/app`).then(
       (r) => r.status,
       () => "aborted",
     );
     await expect.poll(async () => (await tenant.calls()).length).toBe(1);
     expect((await tenant.calls())[0]?.status).toBe(0);
-    const started = Date.now();
     await own.close();
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(await pending).toBe("aborted");
   });
 });

@@ -17,7 +17,10 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => world?.close());
 
-/** Waits (at most PERIOD_MS - 1.5 s) until a window has just begun, so the next few seconds fall in one window. */
+/**
+ * Waits (at most PERIOD_MS - 1.5 s) until a window has just begun, so the next few seconds fall in one window.
+ * Real time: the running server's limiter counts in windows of the wall clock, which no test hook moves.
+ */
 async function windowStart(): Promise<void> {
   const into = Date.now() % PERIOD_MS;
   if (into > 500) await new Promise((r) => setTimeout(r, PERIOD_MS - into + 50));

@@ -142,13 +142,11 @@ describe("GET /agent", () => {
     await waitFor("the agent's whole view", async () => (await ledgerOf(env).agentStatus()).complete);
     await completed(env, a, 331);
     await completed(env, b, 332);
-    const started = Date.now();
+    // The ledger's own timer must run out here (real time: ORDER_TIMEOUT_MS); how long it waits is the unit test's
+    // (test/unit/agent-requests.test.ts). One timeout, not one per runner: the second order is never sent.
     await settleAlarms(env, ORDER_TIMEOUT_MS + 20_000);
-    const took = Date.now() - started;
     expect(agent.orders).toHaveLength(1); // the second was not sent to an agent that did not answer the first
     expect(ORDER_TIMEOUT_MS).toBeGreaterThanOrEqual(2 * AGENT_API_TIMEOUT_MS);
-    expect(took).toBeGreaterThanOrEqual(ORDER_TIMEOUT_MS - 500);
-    expect(took).toBeLessThan(ORDER_TIMEOUT_MS + 5_000); // one timeout, not one per runner
     const rows = (await adminRunners(env)).runners;
     expect(rows.map((r) => [r.state, r.reason])).toEqual([
       ["finished", "delete failed, retried later: no report from the agent (the next snapshot settles it)"],

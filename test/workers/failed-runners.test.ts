@@ -12,7 +12,7 @@ import { seedFailedHistory } from "../hooks/seed-history.ts";
 import { ARC_VERSIONS, makeEphemeralRunner, jobStartedStatus, type ArcVersion } from "../standins/kube/control.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
 import { adminRunners, call, ADMIN_TOKEN, configureLedger, evictLedger, ledgerOf, runScheduled, testEnv } from "./support/worker.ts";
-import { agentEnv, connect, runner as agentRunner } from "./support/fake-agent.ts";
+import { agentEnv, connect, runner as agentRunner, untilLedger } from "./support/fake-agent.ts";
 
 const NOW = Date.now() + 86_400_000;
 const at = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -268,7 +268,7 @@ describe("agent mode", () => {
       parts: 1,
       runners: [agentRunner("arc-runners-x-runner-agfl1", { arc }), agentRunner("arc-runners-x-runner-idle2")],
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await untilLedger(env, "the snapshot", (v) => v.complete && v.runners.length === 2);
     await runScheduled(env, NOW);
     const rows = (await adminRunners(env, "?state=failed")).runners;
     expect(rows).toEqual([

@@ -3,7 +3,7 @@
 // completed; never while GitHub says it runs. The agent's refusal (403: the
 // overlay not applied) is shown on the row with the overlay's command.
 import { describe, expect, it } from "vitest";
-import { AGENT_TOKEN, connect, runner as agentRunner } from "./support/fake-agent.ts";
+import { AGENT_TOKEN, connect, runner as agentRunner, untilLedger } from "./support/fake-agent.ts";
 import { before, NS, REPO, stack, type Stack } from "./support/stack.ts";
 import { adminRunners } from "./support/worker.ts";
 
@@ -30,7 +30,7 @@ async function heldThroughAgent(s: Stack, name: string, runId: number, jobId: nu
   expect(agent.orders.map((o) => [o.name, o.runId])).toEqual([[name, runId]]);
   // ARC holds it: the watch shows it being deleted, and it stays.
   agent.send({ type: "upsert", runner: { ...busy, deletionTimestamp: new Date(T).toISOString().replace(/\.\d{3}Z$/, "Z") } });
-  await new Promise((r) => setTimeout(r, 50));
+  await untilLedger(s.env, "the runner being deleted", (v) => v.runners.some((r) => r.name === name && r.deletionTimestamp !== null));
   return { agent, busy };
 }
 

@@ -73,7 +73,6 @@ describe("one clock per pass, windows on the real clock", () => {
     const outcomes = [];
     for (const ago of [180_000, 120_000, 60_000]) outcomes.push(await ledgerOf(s.env).sweep(started - ago));
     await settleAlarms(s.env);
-    expect(Date.now() - started).toBeLessThan(60_000); // all of it within one minute of wall time
     expect(await deletes(s)).toHaveLength(2);
     expect(ran(outcomes[0]!).deleted).toBeLessThanOrEqual(2);
     expect(outcomes.slice(1)).toEqual([

@@ -4,7 +4,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SETTLE_MS } from "../../src/model/policy.ts";
-import { agentEnv, completed, connect, runner as agentRunner } from "./support/fake-agent.ts";
+import { agentEnv, completed, connect, runner as agentRunner, untilLedger } from "./support/fake-agent.ts";
+import { waitFor } from "./support/wait-for.ts";
 import { before, NS, REPO, stack } from "./support/stack.ts";
 import { adminRunners, alarmAt, configureLedger, ledgerOf, runAlarm, settleAlarms } from "./support/worker.ts";
 import type { WorkerEnv } from "../../src/env.ts";
@@ -14,7 +15,6 @@ const OTHER = "other-runners";
 type S = Awaited<ReturnType<typeof stack>>;
 const readsOf = async (s: S, name: string) => (await s.kube.calls()).filter((c) => c.method === "GET" && c.path.endsWith(`/ephemeralrunners/${name}`));
 const githubRunnerCalls = async (s: S) => (await s.github.calls()).filter((c) => c.path !== "/app/hook/deliveries");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Open and unseen rows whose due time lies before `now`: after any alarm or sweep there are none. */
 async function overdue(env: WorkerEnv, now: number): Promise<number> {
@@ -108,7 +108,7 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     expect(await unseenRows(s.env)).toEqual([{ name: er.metadata.name, uid: er.metadata.uid, due_at: expect.any(Number) }]);
     await s.kube.remove(NS, er.metadata.name);
     await settleAlarms(s.env, 3000);
-    await sleep(300);
+    await ledgerOf(s.env).alarmAt(Date.now() + 300); // and an alarm's pass a little later, on the ledger's clock
     await settleAlarms(s.env, 1000);
     expect((await readsOf(s, er.metadata.name)).length).toBeLessThanOrEqual(3);
     expect(await githubRunnerCalls(s)).toEqual([]);
@@ -125,7 +125,7 @@ describe("unseen runners end: no alarm loops, no GitHub call for what a webhook 
     await ageUnseen(s.env, SETTLE_MS - 1500); // its wait ends 1.5 s from now
     expect((await unseenRows(s.env)).map((u) => u.name)).toEqual([er.metadata.name]);
     await s.jobStarted({ runner: er.metadata.name, runId: 611, jobId: 6110, startedAt: before(t, 5) });
-    await sleep(2000);
+    await ledgerOf(s.env).alarmAt(Date.now() + 2000); // after its wait ended, on the ledger's clock
     await settleAlarms(s.env);
     await s.sweep(t + SETTLE_MS * 2);
     expect(await githubRunnerCalls(s)).toEqual([]);
@@ -169,7 +169,7 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     const name = "arc-runners-stale-runner-ag";
     // The snapshot was taken before the runner existed (a relist after a 410, a slow watch).
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await sleep(50);
+    await untilLedger(env, "the empty snapshot", (v) => v.complete);
     await completed(env, name, 630);
     await settleAlarms(env);
     expect(agent.orders).toEqual([]);
@@ -177,7 +177,7 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     expect(row).toMatchObject({ name, state: "finished", reason: expect.stringContaining("is not newer than its last fact") });
     // The relist completes: the runner is there, busy on the run; held rows are due at once.
     agent.send({ type: "snapshot", id: "s2", part: 1, parts: 1, runners: [agentRunner(name, { workflowRunId: 630, jobRepositoryName: REPO })] });
-    await sleep(50);
+    await untilLedger(env, "the snapshot with the runner", (v) => v.runners.some((r) => r.name === name));
     await settleAlarms(env);
     expect(agent.orders.map((o) => o.name)).toEqual([name]);
     expect((await adminRunners(env)).runners[0]).toMatchObject({ name, state: "reaped" });
@@ -189,7 +189,7 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     agent.readAnswer = () => null; // the API server answers 404
     const name = "arc-runners-read0-runner-ag";
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await sleep(50);
+    await untilLedger(env, "the empty snapshot", (v) => v.complete);
     await completed(env, name, 640);
     await settleAlarms(env);
     expect(agent.reads).toEqual([`${NS}/${name}`]);
@@ -204,7 +204,7 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     const r = agentRunner(name, { workflowRunId: 641, jobRepositoryName: REPO });
     agent.readAnswer = (ns, n) => (ns === NS && n === name ? r : null);
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await sleep(50);
+    await untilLedger(env, "the empty snapshot", (v) => v.complete);
     await completed(env, name, 641);
     await settleAlarms(env);
     expect(agent.reads).toEqual([`${NS}/${name}`]);
@@ -219,11 +219,11 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     const r = agentRunner(name, { workflowRunId: 631, jobRepositoryName: REPO });
     agent.answer = undefined; // orders go unanswered
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [] });
-    await sleep(50);
+    await untilLedger(env, "the empty snapshot", (v) => v.complete);
     await completed(env, name, 631);
     agent.send({ type: "upsert", runner: r });
     agent.send({ type: "remove", namespace: NS, name, uid: r.uid });
-    await sleep(50);
+    await untilLedger(env, "the watch's remove", (v) => v.removed.includes(r.uid));
     await settleAlarms(env);
     expect((await adminRunners(env)).runners[0]).toMatchObject({ name, state: "gone" });
   });
@@ -233,14 +233,14 @@ describe("agent mode: a stale view never closes a live runner as gone", () => {
     const agent = await connect(env);
     const name = "arc-runners-away1-runner-ag";
     agent.send({ type: "snapshot", id: "s1", part: 1, parts: 1, runners: [agentRunner(name, { workflowRunId: 632, jobRepositoryName: REPO })] });
-    await sleep(50);
+    await untilLedger(env, "the snapshot with the runner", (v) => v.runners.some((r) => r.name === name));
     const { runScheduled } = await import("./support/worker.ts");
     await runScheduled(env, Date.now());
     await ageUnseen(env, SETTLE_MS + 1000);
     expect((await unseenRows(env)).map((u) => u.name)).toEqual([name]);
     agent.ws.close(1000, "going away");
     await agent.closed;
-    await sleep(50);
+    await waitFor("the ledger to see the agent go", async () => !(await ledgerOf(env).agentStatus()).connected);
     let runs = 0;
     for (let i = 0; i < 20 && (await runAlarm(env)); i++) runs++;
     expect(runs).toBeLessThanOrEqual(2);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkerEnv } from "../../src/env.ts";
 import { before, NS, stack } from "./support/stack.ts";
+import { waitFor } from "./support/wait-for.ts";
 import { ADMIN_TOKEN, adminRunners, alarmAt, call, evictLedger, runAlarm, settleAlarms } from "./support/worker.ts";
 
 const BASE = "https://arc-reaper.test";
@@ -73,7 +74,7 @@ describe("pause and resume", () => {
       conclusion: "cancelled",
     });
     const alarm = runAlarm(s.env);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor("the alarm's delete to reach the cluster", async () => (await s.kube.faults()).length === 0); // its one-time delay is taken
     expect((await s.kube.get(NS, er.metadata.name))?.metadata.deletionTimestamp).toBeUndefined(); // the delete is still in flight
     expect((await post(s.env, "/admin/pause")).status).toBe(200);
     // The run that read the switch before it was set finished its delete before the pause answered.

@@ -4,10 +4,11 @@
 // it, /metrics counts it, and it is never deleted again; when it goes, the row
 // closes as reaped with how long it took.
 import { describe, expect, it } from "vitest";
-import { before, NS, REPO, stack } from "./support/stack.ts";
-import { ADMIN_TOKEN, adminRunners, call, settleAlarms } from "./support/worker.ts";
+import { before, NS, REPO, type Stack, stack } from "./support/stack.ts";
+import { ADMIN_TOKEN, adminRunners, call, ledgerOf, settleAlarms } from "./support/worker.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The alarm's pass `ms` later than the real clock: REAPER_STUCK_SECONDS passes on the ledger's clock, not the wall's. */
+const alarmLater = (s: Stack, ms: number) => ledgerOf(s.env).alarmAt(Date.now() + ms);
 
 describe("stuck deletions", () => {
   it("a deletion ARC holds past REAPER_STUCK_SECONDS is stuck, shown, counted, never deleted again; it closes as reaped when it goes", async () => {
@@ -22,8 +23,7 @@ describe("stuck deletions", () => {
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toBeDefined(); // held by ARC
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name, state: "reaped" });
 
-    await sleep(1100);
-    await settleAlarms(s.env);
+    await alarmLater(s, 1100);
     const stuck = (await adminRunners(s.env, "?state=stuck")).runners;
     expect(stuck).toEqual([
       expect.objectContaining({
@@ -40,8 +40,8 @@ describe("stuck deletions", () => {
     expect(page).toContain(name);
 
     // Sweeps and alarms never delete it again.
-    await s.sweep(Date.now());
-    await sleep(1100);
+    await s.sweep(Date.now() + 1100);
+    await alarmLater(s, 2200);
     await settleAlarms(s.env);
     expect((await s.kube.calls()).filter((c) => c.method === "DELETE")).toHaveLength(1);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "stuck" });
@@ -70,7 +70,7 @@ describe("stuck deletions", () => {
     await s.kube.finalize();
     await s.sweep(Date.now()); // the list shows it went: the watch ends
     await s.kube.clearCalls();
-    await sleep(1100);
+    await alarmLater(s, 1100);
     await settleAlarms(s.env);
     expect(await s.kube.calls()).toEqual([]);
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });

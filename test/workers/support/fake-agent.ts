@@ -4,7 +4,9 @@ import { expect } from "vitest";
 import type { AgentRunner, DeleteOrder, FinishOrder, FinishOrderOutcome, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
 import { before, NS } from "./stack.ts";
 import { workflowJobPayload } from "./payloads.ts";
-import { call, deliver, testEnv } from "./worker.ts";
+import { runInDurableObject } from "cloudflare:test";
+import { waitFor } from "./wait-for.ts";
+import { call, configureLedger, deliver, ledgerOf, testEnv } from "./worker.ts";
 
 export const AGENT_TOKEN = "agent-token-for-workers-tests-0123456789";
 export const REPO = "octo-org/octo-repo";
@@ -131,4 +133,37 @@ export async function completed(env: ReturnType<typeof testEnv>, name: string, r
     }),
   );
   expect(res.status).toBe(202);
+}
+
+/** What the ledger has taken in of one cluster's agent: its view's runners and the uids the watch removed. */
+export interface LedgerView {
+  /** A whole snapshot arrived on the current connection. */
+  complete: boolean;
+  runners: { name: string; uid: string; deletionTimestamp: string | null }[];
+  removed: string[];
+}
+
+/**
+ * Waits until the ledger has taken in what the agent sent, as `probe` says, instead of a fixed wait: the agent's
+ * messages reach the ledger over a WebSocket, after `send` returns.
+ */
+export async function untilLedger(env: ReturnType<typeof testEnv>, what: string, probe: (view: LedgerView) => boolean, cluster = "default"): Promise<void> {
+  await configureLedger(env);
+  await waitFor(`the ledger to take in ${what}`, async () => {
+    const complete = (await ledgerOf(env).agentStatus(cluster)).complete;
+    const view = await runInDurableObject(ledgerOf(env), (_i, state) => ({
+      runners: state.storage.sql
+        .exec<{ name: string; uid: string; deletion_timestamp: string | null }>(
+          "SELECT name, uid, deletion_timestamp FROM agent_view WHERE cluster = ?",
+          cluster,
+        )
+        .toArray()
+        .map((r) => ({ name: r.name, uid: r.uid, deletionTimestamp: r.deletion_timestamp })),
+      removed: state.storage.sql
+        .exec<{ uid: string }>("SELECT uid FROM agent_removed WHERE cluster = ?", cluster)
+        .toArray()
+        .map((r) => r.uid),
+    }));
+    return probe({ complete, ...view });
+  });
 }

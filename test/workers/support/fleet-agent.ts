@@ -109,6 +109,9 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
     send({ type: "namespaces", namespaces: namespaces.map((namespace) => ({ namespace, wholeMsAgo: Date.now() - listedAt })) });
   };
 
+  // Pacing, not a wait for a condition: each step lets 20 ms of real time pass. The ledger dates facts and the
+  // agent's word on freshness by its own real clock, so the time a step takes is part of the seeded scenario:
+  // waiting only until the ledger has the messages (as the other agent tests do) changes the figures the fleets print.
   const settle = () => new Promise((r) => setTimeout(r, 20));
   await connect();
   await settle();
