@@ -332,7 +332,7 @@ export function runArcReaper(
       const since = busyWithoutFacts.get(job.index) ?? t;
       stillBusy.set(job.index, since);
       let verdict = judge({ cluster: { kind: "found", runner: cluster.runner(job) }, now: trace.epoch + t, policy });
-      if (verdict.askGithub && t - since < m.settleMs) verdict = { verdict: "keep", reason: "settling" };
+      if (verdict.askGithub && t - since < m.settleMs) verdict = { code: "AwaitingWebhook", verdict: "keep", reason: "settling" };
       cases.push({ job, verdict });
     }
     busyWithoutFacts.clear();

@@ -350,6 +350,7 @@ function decisionLine(r: Result, by: Caller): DecisionLine {
     run: r.record?.runId ?? runner?.workflowRunId ?? null,
     job: r.record?.jobId ?? null,
     verdict: r.close === "reaped" ? "deleted" : r.verdict.verdict,
+    code: r.verdict.code,
     reason: r.verdict.reason,
   };
   if (runner?.cluster && runner.cluster !== "default") line.cluster = runner.cluster;

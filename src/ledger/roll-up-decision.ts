@@ -3,7 +3,7 @@
 // job is over (it could have been deleted, and was not: dry run, pause, the
 // cap, an error, ARC already deleting it, a runner that moved on).
 import type { Policy } from "../model/policy.ts";
-import type { Verdict } from "../model/verdict.ts";
+import type { Verdict, VerdictCode } from "../model/verdict.ts";
 import { delayAfterGraceMs } from "./close-delay.ts";
 import { recordOutcome } from "./hourly-rollup.ts";
 import { isOpen } from "./runner-record.ts";
@@ -34,13 +34,15 @@ export function rollUpDecision(sql: Sql, d: Decision): void {
   }
 }
 
-/** Why a finished runner was kept, in a fixed handful of words. */
+/** Why a finished runner was kept, in a fixed handful of words, from its code. */
+const KEPT_WHY: Partial<Record<VerdictCode, string>> = {
+  DryRun: "dry run",
+  Paused: "paused",
+  Cap: "deletion cap",
+  BeingDeleted: "being deleted",
+  MovedOn: "moved on",
+};
+
 function keptWhy(v: Verdict): string {
-  if (v.reason.startsWith("dry run")) return "dry run";
-  if (v.reason.startsWith("paused")) return "paused";
-  if (v.reason.startsWith("deletion cap")) return "deletion cap";
-  if (v.error) return "error";
-  if (v.reason.startsWith("already being deleted")) return "being deleted";
-  if (v.reason.startsWith("runner moved on")) return "moved on";
-  return "other";
+  return KEPT_WHY[v.code] ?? (v.error ? "error" : "other");
 }

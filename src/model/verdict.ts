@@ -5,9 +5,48 @@ export type VerdictKind = "delete" | "keep" | "wait" | "gone";
 
 export type DeleteCause = "job-completed" | "run-completed" | "over-bound";
 
+/**
+ * Why, as a code that code reads (a Kubernetes Status `reason` beside its `message`): every decision about
+ * a verdict reads this, never the words of `reason`, which are for people and may change.
+ */
+export const VERDICT_CODES = [
+  // The judge (src/reaper/judge.ts), by the decision table's rows.
+  "Gone", // 1: no object is the facts' runner, on fresh evidence
+  "CannotJudge", // 2: a place could not be read, several candidates, a stale view
+  "Replaced", // 3, 4: the object of the name is not the one that took the job
+  "Idle", // 5
+  "BeingDeleted", // 6
+  "MovedOn", // 7
+  "UnknownBusy", // 8: busy, no facts: ask GitHub
+  "InGrace", // 9: completed, within the grace
+  "JobCompleted", // 9, 14: delete, the job is over
+  "RunCompleted", // 9: delete, its run is over
+  "Recheck", // 10: ask GitHub again
+  "Running", // 10, 11: within the bound
+  "OverBoundAsk", // 12
+  "NoStartTime", // the facts lack the job's start
+  "GithubError", // 13
+  "OverBound", // 14: delete, past the bound
+  // Reconcile and the asks (src/reaper/reconcile.ts, ask-github.ts).
+  "AwaitingWebhook", // a busy runner nobody told us about, within the wait for its webhook
+  "BackingOff", // a failed ask, not asked again before its back-off ends
+  "NotPlaced", // GitHub could not place a busy runner on a job
+  "NotRecorded", // what GitHub said could not be recorded
+  "Budget", // GitHub's budget or rate limit: asked at a later pass
+  "DryRun",
+  "Paused",
+  "Cap", // the deletion cap of the last 60 s
+  "DeleteFailed",
+] as const;
+export type VerdictCode = (typeof VERDICT_CODES)[number];
+
 export interface Verdict {
   verdict: VerdictKind;
+  code: VerdictCode;
+  /** For people: what is known and what is done, in words. */
   reason: string;
+  /** A verdict that asks GitHub: its reason without the ask, for the words of what came of it. */
+  subject?: string;
   /** When a wait or a keep within the bound turns into a decision (ms since the epoch). */
   dueAt?: number;
   /** The judge needs GitHub's word on this runner before it can decide. */

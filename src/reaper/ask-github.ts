@@ -67,9 +67,10 @@ export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps:
 /** A busy runner no webhook told us about: what GitHub says of its run becomes facts, then it is judged like any other. */
 export async function askAboutRunner(runner: ClusterRunner, view: ClusterView, deps: AskDeps): Promise<Asked> {
   const learned = await learnFromGithub(deps.github, runner);
-  if (learned.kind === "unknown") return { verdict: { verdict: "keep", reason: learned.why } };
+  if (learned.kind === "unknown") return { verdict: { code: "NotPlaced", verdict: "keep", reason: learned.why } };
   const record = deps.learn(learned.facts, runner);
-  if (!record) return { verdict: { verdict: "keep", reason: `what GitHub said of runner ${runner.name} could not be recorded`, error: true } };
+  if (!record)
+    return { verdict: { code: "NotRecorded", verdict: "keep", reason: `what GitHub said of runner ${runner.name} could not be recorded`, error: true } };
   let verdict = judge({ tracked: record, cluster: view, now: deps.now, policy: deps.policy });
   // Learned from GitHub just now: an over-the-bound job was confirmed running by this very read.
   if (verdict.askGithub && learned.job) {

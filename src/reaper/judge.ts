@@ -38,34 +38,41 @@ export interface JudgeInput {
 
 const seconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
 
+/** A keep that asks GitHub: the reason says so, and `subject` is what it says without the ask (reconcile words its outcome). */
+const asking = (subject: string): Pick<Verdict, "reason" | "subject"> => ({ subject, reason: `${subject}: asking GitHub` });
+
 export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Verdict {
   if (tracked && cluster.kind === "missing") {
-    return { verdict: "gone", reason: cluster.why ?? `runner ${tracked.runner} is no longer in the cluster` };
+    return { code: "Gone", verdict: "gone", reason: cluster.why ?? `runner ${tracked.runner} is no longer in the cluster` };
   }
   if (cluster.kind === "unknown") {
-    return { verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };
+    return { code: "CannotJudge", verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };
   }
   const onCluster = cluster.kind === "found" ? cluster.runner : undefined;
   if (tracked && onCluster) {
     const replaced = notTheJobsRunner(tracked, onCluster);
-    if (replaced) return { verdict: "gone", reason: replaced };
+    if (replaced) return { code: "Replaced", verdict: "gone", reason: replaced };
   }
   if (!tracked && onCluster?.workflowRunId === undefined) {
-    return { verdict: "keep", reason: "idle: no job recorded for this runner" };
+    return { code: "Idle", verdict: "keep", reason: "idle: no job recorded for this runner" };
   }
   if (onCluster?.deletionTimestamp) {
-    return { verdict: "keep", reason: `already being deleted since ${onCluster.deletionTimestamp}` };
+    return { code: "BeingDeleted", verdict: "keep", reason: `already being deleted since ${onCluster.deletionTimestamp}` };
   }
   if (tracked && onCluster?.workflowRunId !== undefined && onCluster.workflowRunId !== tracked.runId) {
     return {
+      code: "MovedOn",
       verdict: "keep",
       reason: `runner moved on: it works on run ${onCluster.workflowRunId}, the facts are about run ${tracked.runId}`,
     };
   }
   if (!tracked) {
     return {
+      code: "UnknownBusy",
       verdict: "keep",
-      reason: `runner works on run ${onCluster?.workflowRunId} in ${onCluster?.jobRepositoryName ?? "an unknown repository"} and no webhook told us about it: asking GitHub`,
+      ...asking(
+        `runner works on run ${onCluster?.workflowRunId} in ${onCluster?.jobRepositoryName ?? "an unknown repository"} and no webhook told us about it`,
+      ),
       askGithub: true,
     };
   }
@@ -90,7 +97,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   if (finished) return afterCompletion(finished, now, policy);
 
   if (!tracked.startedAt) {
-    return { verdict: "keep", reason: `job ${tracked.jobId} has no start time recorded`, error: true };
+    return { code: "NoStartTime", verdict: "keep", reason: `job ${tracked.jobId} has no start time recorded`, error: true };
   }
   const startedMs = Date.parse(tracked.startedAt);
   const runningMs = now - startedMs;
@@ -100,14 +107,20 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     const recheckAt = nextRecheck(tracked, policy);
     if (recheckAt !== undefined && recheckAt <= now && github === undefined) {
       return {
+        code: "Recheck",
         verdict: "keep",
-        reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s with no completion heard: asking GitHub`,
+        ...asking(`job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s with no completion heard`),
         askGithub: true,
         recheck: true,
       };
     }
     if (recheckAt !== undefined && github?.kind === "error") {
-      return { verdict: "keep", reason: `job ${tracked.jobId} in ${tracked.repo} could not be re-read from GitHub: ${github.why}`, error: true };
+      return {
+        code: "GithubError",
+        verdict: "keep",
+        reason: `job ${tracked.jobId} in ${tracked.repo} could not be re-read from GitHub: ${github.why}`,
+        error: true,
+      };
     }
     if (recheckAt !== undefined && github?.kind === "job" && github.status === "completed" && github.completedAt) {
       return afterCompletion(
@@ -118,6 +131,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     }
     const due = Math.min(startedMs + boundMs, recheckAt !== undefined && recheckAt > now ? recheckAt : Infinity);
     return {
+      code: "Running",
       verdict: "keep",
       reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, within the bound of ${policy.maxJobSeconds}s`,
       dueAt: due,
@@ -125,13 +139,14 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
   }
   if (!github) {
     return {
+      code: "OverBoundAsk",
       verdict: "keep",
-      reason: `job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s: asking GitHub`,
+      ...asking(`job ${tracked.jobId} in ${tracked.repo} is in_progress for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s`),
       askGithub: true,
     };
   }
   if (github.kind === "error") {
-    return { verdict: "keep", reason: `job ${tracked.jobId} is past the bound but GitHub could not confirm: ${github.why}`, error: true };
+    return { code: "GithubError", verdict: "keep", reason: `job ${tracked.jobId} is past the bound but GitHub could not confirm: ${github.why}`, error: true };
   }
   if (github.status === "completed" && github.completedAt) {
     return afterCompletion(
@@ -141,6 +156,7 @@ export function judgeByFacts(tracked: TrackedRunner, github: GithubWord | undefi
     );
   }
   return {
+    code: "OverBound",
     verdict: "delete",
     reason: `job ${tracked.jobId} has been ${github.status} for ${seconds(runningMs)}s, over the bound of ${policy.maxJobSeconds}s`,
     cause: "over-bound",
@@ -157,6 +173,7 @@ function runStillRunning(tracked: TrackedRunner, word: { runId: number; runAttem
   const story = `job ${tracked.jobId} in ${tracked.repo} started ${seconds(now - startedMs)}s ago with no completion heard`;
   if (word.runId !== tracked.runId || word.runAttempt !== tracked.runAttempt) {
     return {
+      code: "GithubError",
       verdict: "keep",
       reason: `${story}: the in-progress runs name run ${word.runId} attempt ${word.runAttempt}, not its run ${tracked.runId} attempt ${tracked.runAttempt}`,
       error: true,
@@ -164,6 +181,7 @@ function runStillRunning(tracked: TrackedRunner, word: { runId: number; runAttem
   }
   if (now - startedMs > boundMs) {
     return {
+      code: "OverBoundAsk",
       verdict: "keep",
       reason: `${story}, over the bound of ${policy.maxJobSeconds}s: its run is in progress; asking GitHub for the job`,
       askGithub: true,
@@ -171,6 +189,7 @@ function runStillRunning(tracked: TrackedRunner, word: { runId: number; runAttem
   }
   const recheckAt = nextRecheck(tracked, policy);
   return {
+    code: "Running",
     verdict: "keep",
     reason: `${story}, within the bound of ${policy.maxJobSeconds}s; its run ${tracked.runId} is among ${tracked.repo}'s in-progress runs`,
     dueAt: Math.min(startedMs + boundMs, recheckAt !== undefined && recheckAt > now ? recheckAt : Infinity),
@@ -211,7 +230,7 @@ function afterCompletion(f: Finished, now: number, policy: Policy): Verdict {
   const agoMs = now - completedMs;
   const story = `${f.what} in ${f.repo} is ${f.conclusion}, completed ${seconds(agoMs)}s ago`;
   if (agoMs < policy.graceSeconds * 1000) {
-    return { verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: completedMs + policy.graceSeconds * 1000 };
+    return { code: "InGrace", verdict: "wait", reason: `${story}; grace ${policy.graceSeconds}s`, dueAt: completedMs + policy.graceSeconds * 1000 };
   }
-  return { verdict: "delete", reason: story, cause: f.cause };
+  return { code: f.cause === "job-completed" ? "JobCompleted" : "RunCompleted", verdict: "delete", reason: story, cause: f.cause };
 }

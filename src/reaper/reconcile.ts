@@ -84,7 +84,7 @@ async function decide(item: ReconcileInput, ctx: ReconcileContext): Promise<Unse
   let result: UnsettledVerdict & Partial<Result> = finish(item, first.verdict, {});
   // A row whose last ask failed is not asked again (the sweep visits it every minute) before its back-off ends.
   if (result.verdict.askGithub && item.record && backingOff(item, ctx.now))
-    return { ...result, verdict: { verdict: "keep", reason: item.record.reason }, deferred: true };
+    return { ...result, verdict: { code: "BackingOff", verdict: "keep", reason: item.record.reason }, deferred: true };
   if (result.verdict.askGithub) result = await ask(result as Result, ctx);
   if (result.verdict.verdict === "delete") result = await act(result as Result, ctx);
   return result;
@@ -140,23 +140,26 @@ function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileC
 /** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
 function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): UnsettledVerdict {
   if (view.kind === "missing")
-    return { verdict: { verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
+    return { verdict: { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
   if (view.kind === "unknown") {
-    const verdict: Verdict = { verdict: "keep", reason: `cannot judge: ${view.why}`, error: true };
+    const verdict: Verdict = { code: "CannotJudge", verdict: "keep", reason: `cannot judge: ${view.why}`, error: true };
     return view.stale ? { verdict, dueAt: now + STALE_RECHECK_MS } : { verdict, failed: true };
   }
   const runner = view.runner;
   const verdict = judge({ cluster: view, now, policy });
   if (!verdict.askGithub || runner.workflowRunId !== unseen.runId) {
-    return { verdict: { verdict: "gone", reason: `runner ${unseen.name} is no longer busy on run ${unseen.runId}: ${verdict.reason}` }, close: "gone" };
+    return {
+      verdict: { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} is no longer busy on run ${unseen.runId}: ${verdict.reason}` },
+      close: "gone",
+    };
   }
   if (now - unseen.firstSeen < SETTLE_MS) {
     const reason = `runner works on run ${runner.workflowRunId} and no webhook told us about it yet: waiting ${SETTLE_MS / 1000}s for one before asking GitHub`;
-    return { verdict: { verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
+    return { verdict: { code: "AwaitingWebhook", verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
   }
   // The sweep sees every unseen row each minute; one GitHub could not place waits for its back-off.
   if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== "")
-    return { verdict: { verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
+    return { verdict: { code: "BackingOff", verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
   return { verdict };
 }
 
@@ -164,9 +167,15 @@ type Acted = UnsettledVerdict & Result;
 
 async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   const { github } = ctx;
-  const withoutAsk = r.verdict.reason.replace(/: asking GitHub$/, "");
+  const withoutAsk = r.verdict.subject ?? r.verdict.reason;
   if (github instanceof Error)
-    return { ...r, verdict: { verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true }, errorKind: "github", dueAt: null, failed: true };
+    return {
+      ...r,
+      verdict: { code: "GithubError", verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true },
+      errorKind: "github",
+      dueAt: null,
+      failed: true,
+    };
   try {
     const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed, attemptJob: ctx.attemptJob };
     const asked = r.record
@@ -184,14 +193,14 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
       const until = e instanceof GithubBudgetExhausted ? ctx.githubFreeAt() : ctx.now + WINDOW_MS;
       return {
         ...r,
-        verdict: { verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` },
+        verdict: { code: "Budget", verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` },
         heldFor: "budget",
         dueAt: Math.max(until, ctx.now + 1000),
       };
     }
     // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
     // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
-    const verdict: Verdict = { verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
+    const verdict: Verdict = { code: "GithubError", verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
     if (r.record && r.verdict.recheck)
       return {
         ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}),
@@ -209,14 +218,14 @@ async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
   const runner = r.view.runner;
   const why = r.verdict.reason;
   if (ctx.reapedUids.has(runner.uid)) return { ...r, close: "reaped" };
-  if (ctx.dryRun) return { ...r, verdict: { verdict: "keep", reason: `dry run: would delete: ${why}` }, dueAt: null };
-  if (ctx.paused) return { ...r, verdict: { verdict: "keep", reason: `paused: would delete: ${why}` }, heldFor: "paused", dueAt: null };
+  if (ctx.dryRun) return { ...r, verdict: { code: "DryRun", verdict: "keep", reason: `dry run: would delete: ${why}` }, dueAt: null };
+  if (ctx.paused) return { ...r, verdict: { code: "Paused", verdict: "keep", reason: `paused: would delete: ${why}` }, heldFor: "paused", dueAt: null };
   // The window counts real time: late passes (a queued cron) never share a cap stamped in the past.
   const at = ctx.clock();
   if (ctx.deletions.left(at) <= 0) {
     return {
       ...r,
-      verdict: { verdict: "keep", reason: `deletion cap of ${ctx.deletions.limit} in 60s reached, held back: ${why}` },
+      verdict: { code: "Cap", verdict: "keep", reason: `deletion cap of ${ctx.deletions.limit} in 60s reached, held back: ${why}` },
       heldFor: "cap",
       dueAt: Math.max(ctx.deletions.freeAt(at), ctx.now + 1000),
     };
@@ -228,11 +237,11 @@ async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
     return { ...r, close: "reaped", deleted: true };
   }
   if (outcome.kind === "gone")
-    return { ...r, verdict: { verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
+    return { ...r, verdict: { code: "Gone", verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
   const errorKind = ctx.deleteErrorKind(runner);
   return {
     ...r,
-    verdict: { verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true },
+    verdict: { code: "DeleteFailed", verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true },
     errorKind,
     heldFor: errorKind === "agent" ? "agent" : undefined,
     dueAt: null,

@@ -175,7 +175,12 @@ describe("askAboutJob", () => {
     const asked = await askAboutJob(record(), view, d);
     expect(calls).toEqual(["installationFor octo/repo", "job 70 @5"]);
     expect(learned).toEqual([]);
-    expect(asked.verdict).toEqual({ verdict: "delete", reason: "job 70 has been in_progress for 500000s, over the bound of 432000s", cause: "over-bound" });
+    expect(asked.verdict).toEqual({
+      code: "OverBound",
+      verdict: "delete",
+      reason: "job 70 has been in_progress for 500000s, over the bound of 432000s",
+      cause: "over-bound",
+    });
     expect(asked.record).toEqual(record());
   });
 
@@ -278,14 +283,16 @@ describe("askAboutJob: a recheck of a run listed in progress", () => {
 describe("askAboutRunner", () => {
   it("GitHub cannot place it: kept with why, nothing recorded", async () => {
     const { d, learned } = deps({ runnerJob: undefined });
-    expect(await askAboutRunner(busy(), view, d)).toEqual({ verdict: { verdict: "keep", reason: "GitHub lists no job of run 7 in octo/repo on runner r-1" } });
+    expect(await askAboutRunner(busy(), view, d)).toEqual({
+      verdict: { code: "NotPlaced", verdict: "keep", reason: "GitHub lists no job of run 7 in octo/repo on runner r-1" },
+    });
     expect(learned).toEqual([]);
   });
 
   it("what GitHub said could not be recorded: kept as an error", async () => {
     const { d } = deps({ runnerJob: { id: 71, status: "in_progress", startedAt: iso(NOW - 1000) } }, false);
     expect(await askAboutRunner(busy(), view, d)).toEqual({
-      verdict: { verdict: "keep", reason: "what GitHub said of runner r-1 could not be recorded", error: true },
+      verdict: { code: "NotRecorded", verdict: "keep", reason: "what GitHub said of runner r-1 could not be recorded", error: true },
     });
   });
 
@@ -301,7 +308,12 @@ describe("askAboutRunner", () => {
     const { d, calls } = deps({ runnerJob: { id: 71, status: "in_progress", startedAt: iso(NOW - 500_000_000) } });
     const asked = await askAboutRunner(busy(), view, d);
     expect(calls).toHaveLength(3);
-    expect(asked.verdict).toEqual({ verdict: "delete", reason: "job 71 has been in_progress for 500000s, over the bound of 432000s", cause: "over-bound" });
+    expect(asked.verdict).toEqual({
+      code: "OverBound",
+      verdict: "delete",
+      reason: "job 71 has been in_progress for 500000s, over the bound of 432000s",
+      cause: "over-bound",
+    });
   });
 
   it("a job running within the bound: kept to its bound", async () => {

@@ -26,7 +26,7 @@ const at = (input: Partial<JudgeInput>) => judge({ cluster: runner(), now: NOW, 
 
 describe("the decision table", () => {
   it("no facts, no status.workflowRunId: keep, idle", () => {
-    expect(at({ cluster: runner({ workflowRunId: undefined }) })).toEqual({ verdict: "keep", reason: "idle: no job recorded for this runner" });
+    expect(at({ cluster: runner({ workflowRunId: undefined }) })).toEqual({ code: "Idle", verdict: "keep", reason: "idle: no job recorded for this runner" });
   });
 
   it("deletionTimestamp: keep, already being deleted (even with a finished job)", () => {
@@ -34,21 +34,27 @@ describe("the decision table", () => {
       tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }),
       cluster: runner({ deletionTimestamp: "2026-11-30T11:59:00Z" }),
     });
-    expect(v).toEqual({ verdict: "keep", reason: "already being deleted since 2026-11-30T11:59:00Z" });
+    expect(v).toEqual({ code: "BeingDeleted", verdict: "keep", reason: "already being deleted since 2026-11-30T11:59:00Z" });
   });
 
   it("status.workflowRunId differs from the facts' run: keep, moved on", () => {
     const v = at({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "success" } }), cluster: runner({ workflowRunId: 11 }) });
-    expect(v).toEqual({ verdict: "keep", reason: "runner moved on: it works on run 11, the facts are about run 10" });
+    expect(v).toEqual({ code: "MovedOn", verdict: "keep", reason: "runner moved on: it works on run 11, the facts are about run 10" });
   });
 
   it("job completed less than the grace ago: wait until the grace ends", () => {
     const v = at({ tracked: tracked({ jobCompleted: { at: ago(120), conclusion: "cancelled" } }) });
-    expect(v).toEqual({ verdict: "wait", reason: "job 100 in o/r is cancelled, completed 120s ago; grace 300s", dueAt: Date.parse(ago(-180)) });
+    expect(v).toEqual({
+      code: "InGrace",
+      verdict: "wait",
+      reason: "job 100 in o/r is cancelled, completed 120s ago; grace 300s",
+      dueAt: Date.parse(ago(-180)),
+    });
   });
 
   it("job completed at least the grace ago: delete", () => {
     expect(at({ tracked: tracked({ jobCompleted: { at: ago(300), conclusion: "cancelled" } }) })).toEqual({
+      code: "JobCompleted",
       verdict: "delete",
       reason: "job 100 in o/r is cancelled, completed 300s ago",
       cause: "job-completed",
@@ -57,6 +63,7 @@ describe("the decision table", () => {
 
   it("run completed at least the grace ago: delete, whatever the conclusion", () => {
     expect(at({ tracked: tracked({ runCompleted: { at: ago(400), conclusion: "timed_out", attempt: 1 } }) })).toEqual({
+      code: "RunCompleted",
       verdict: "delete",
       reason: "run 10 in o/r is timed_out, completed 400s ago",
       cause: "run-completed",
@@ -80,6 +87,7 @@ describe("the decision table", () => {
 
   it("job running within the bound: keep, due at the bound", () => {
     expect(at({ tracked: tracked({ startedAt: ago(3600) }) })).toEqual({
+      code: "Running",
       verdict: "keep",
       reason: "job 100 in o/r is in_progress for 3600s, within the bound of 432000s",
       dueAt: Date.parse(ago(3600 - 432_000)),
@@ -88,6 +96,8 @@ describe("the decision table", () => {
 
   it("job running past the bound, GitHub not asked yet: keep and ask", () => {
     expect(at({ tracked: tracked({ startedAt: ago(432_001) }) })).toEqual({
+      code: "OverBoundAsk",
+      subject: "job 100 in o/r is in_progress for 432001s, over the bound of 432000s",
       verdict: "keep",
       reason: "job 100 in o/r is in_progress for 432001s, over the bound of 432000s: asking GitHub",
       askGithub: true,
@@ -97,6 +107,7 @@ describe("the decision table", () => {
   it("past the bound, GitHub confirms still running: delete", () => {
     const github: GithubWord = { kind: "job", status: "in_progress", conclusion: null, completedAt: null };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
+      code: "OverBound",
       verdict: "delete",
       reason: "job 100 has been in_progress for 500000s, over the bound of 432000s",
       cause: "over-bound",
@@ -113,6 +124,7 @@ describe("the decision table", () => {
   it("GitHub unreachable or token refused: keep, counted as an error", () => {
     const github: GithubWord = { kind: "error", why: "minting a token: GitHub answered 403" };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github })).toEqual({
+      code: "GithubError",
       verdict: "keep",
       reason: "job 100 is past the bound but GitHub could not confirm: minting a token: GitHub answered 403",
       error: true,
@@ -120,7 +132,11 @@ describe("the decision table", () => {
   });
 
   it("runner gone from the cluster: close the facts as gone", () => {
-    expect(at({ tracked: tracked(), cluster: { kind: "missing" } })).toEqual({ verdict: "gone", reason: "runner arc-x-1 is no longer in the cluster" });
+    expect(at({ tracked: tracked(), cluster: { kind: "missing" } })).toEqual({
+      code: "Gone",
+      verdict: "gone",
+      reason: "runner arc-x-1 is no longer in the cluster",
+    });
   });
 
   it("cluster unreadable: keep, error, never delete", () => {
@@ -128,11 +144,13 @@ describe("the decision table", () => {
       tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "cancelled" } }),
       cluster: { kind: "unknown", why: "listing ephemeralrunners in arc-runners: HTTP 500" },
     });
-    expect(v).toEqual({ verdict: "keep", reason: "cannot judge: listing ephemeralrunners in arc-runners: HTTP 500", error: true });
+    expect(v).toEqual({ code: "CannotJudge", verdict: "keep", reason: "cannot judge: listing ephemeralrunners in arc-runners: HTTP 500", error: true });
   });
 
   it("no facts but status.workflowRunId: keep and ask GitHub", () => {
     expect(at({})).toEqual({
+      code: "UnknownBusy",
+      subject: "runner works on run 10 in o/r and no webhook told us about it",
       verdict: "keep",
       reason: "runner works on run 10 in o/r and no webhook told us about it: asking GitHub",
       askGithub: true,
@@ -151,7 +169,11 @@ describe("identity: facts condemn only the object that took the job (rows 3 and 
 
   it("row 3: the cluster's runner has another uid than the job's runner: gone, never delete", () => {
     const v = at({ tracked: tracked({ ...finished, uid: "u-old" }), cluster: runner({ uid: "u-new" }) });
-    expect(v).toEqual({ verdict: "gone", reason: "runner arc-x-1 was replaced: the job's runner had uid u-old, the cluster's has uid u-new" });
+    expect(v).toEqual({
+      code: "Replaced",
+      verdict: "gone",
+      reason: "runner arc-x-1 was replaced: the job's runner had uid u-old, the cluster's has uid u-new",
+    });
   });
 
   it("row 3: the same uid is the job's runner: judged by the facts", () => {
@@ -188,6 +210,8 @@ describe("lost completions: the recheck (row 10)", () => {
 
   it("running past the recheck interval, never re-read: keep and re-read the job from GitHub", () => {
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(3601) }) })).toEqual({
+      code: "Recheck",
+      subject: "job 100 in o/r is in_progress for 3601s with no completion heard",
       verdict: "keep",
       reason: "job 100 in o/r is in_progress for 3601s with no completion heard: asking GitHub",
       askGithub: true,
@@ -198,6 +222,7 @@ describe("lost completions: the recheck (row 10)", () => {
   it("re-read within the interval: keep, due at the next recheck (not at the bound)", () => {
     const checkedAt = NOW - 600_000;
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200), checkedAt }) })).toEqual({
+      code: "Running",
       verdict: "keep",
       reason: "job 100 in o/r is in_progress for 7200s, within the bound of 432000s",
       dueAt: checkedAt + 3_600_000,
@@ -211,6 +236,7 @@ describe("lost completions: the recheck (row 10)", () => {
   it("a re-read that finds the job completed: judged by GitHub's completed_at against the grace", () => {
     const done = (s: number): GithubWord => ({ kind: "job", status: "completed", conclusion: "cancelled", completedAt: ago(s) });
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done(400) })).toEqual({
+      code: "JobCompleted",
       verdict: "delete",
       reason: "job 100 in o/r is cancelled, completed 400s ago",
       cause: "job-completed",
@@ -228,6 +254,7 @@ describe("lost completions: the recheck (row 10)", () => {
   it("a re-read GitHub refused: keep, counted as an error", () => {
     const github: GithubWord = { kind: "error", why: "GitHub answered 502" };
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github })).toEqual({
+      code: "GithubError",
       verdict: "keep",
       reason: "job 100 in o/r could not be re-read from GitHub: GitHub answered 502",
       error: true,
@@ -245,11 +272,12 @@ describe("the edges of the table", () => {
   const recheck = { ...policy, recheckSeconds: 3600 };
 
   it("no facts and no object: idle, never gone (nothing to close)", () => {
-    expect(at({ cluster: { kind: "missing" } })).toEqual({ verdict: "keep", reason: "idle: no job recorded for this runner" });
+    expect(at({ cluster: { kind: "missing" } })).toEqual({ code: "Idle", verdict: "keep", reason: "idle: no job recorded for this runner" });
   });
 
   it("gone with the view's own words when it has them", () => {
     expect(at({ tracked: tracked(), cluster: { kind: "missing", why: "only an idle object of its name" } })).toEqual({
+      code: "Gone",
       verdict: "gone",
       reason: "only an idle object of its name",
     });
@@ -257,6 +285,7 @@ describe("the edges of the table", () => {
 
   it("a completion stamped in the future (clock skew): 0 s ago, waiting the whole grace", () => {
     expect(at({ tracked: tracked({ jobCompleted: { at: ago(-5), conclusion: "success" } }) })).toEqual({
+      code: "InGrace",
       verdict: "wait",
       reason: "job 100 in o/r is success, completed 0s ago; grace 300s",
       dueAt: NOW + 305_000,
@@ -265,6 +294,7 @@ describe("the edges of the table", () => {
 
   it("exactly at the bound: still within it (due then); a second past: ask", () => {
     expect(at({ tracked: tracked({ startedAt: ago(432_000) }) })).toEqual({
+      code: "Running",
       verdict: "keep",
       reason: "job 100 in o/r is in_progress for 432000s, within the bound of 432000s",
       dueAt: NOW,
@@ -286,6 +316,7 @@ describe("the edges of the table", () => {
     const done: GithubWord = { kind: "job", status: "completed", conclusion: null, completedAt: ago(900) };
     expect(at({ tracked: tracked({ startedAt: ago(7200) }), github: done }).verdict).toBe("keep");
     expect(at({ policy: recheck, tracked: tracked({ startedAt: ago(7200) }), github: done })).toEqual({
+      code: "JobCompleted",
       verdict: "delete",
       reason: "job 100 in o/r is completed, completed 900s ago",
       cause: "job-completed",
@@ -300,6 +331,7 @@ describe("the edges of the table", () => {
     });
     const noTime: GithubWord = { kind: "job", status: "completed", conclusion: "success", completedAt: null };
     expect(at({ tracked: tracked({ startedAt: ago(500_000) }), github: noTime })).toEqual({
+      code: "OverBound",
       verdict: "delete",
       reason: "job 100 has been completed for 500000s, over the bound of 432000s",
       cause: "over-bound",
@@ -307,7 +339,12 @@ describe("the edges of the table", () => {
   });
 
   it("a job without a start time: kept, an error", () => {
-    expect(at({ tracked: tracked({ startedAt: undefined }) })).toEqual({ verdict: "keep", reason: "job 100 has no start time recorded", error: true });
+    expect(at({ tracked: tracked({ startedAt: undefined }) })).toEqual({
+      code: "NoStartTime",
+      verdict: "keep",
+      reason: "job 100 has no start time recorded",
+      error: true,
+    });
   });
 
   it("a run's completion names a later attempt only when it is later", () => {
