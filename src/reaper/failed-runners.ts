@@ -11,7 +11,7 @@ import { backoffMs } from "../model/next-look.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import { verdictKey } from "../model/verdict.ts";
 import type { Lookup } from "../model/view.ts";
-import { judgeFailed } from "./judge-failed.ts";
+import { failedSince, judgeFailed } from "./judge-failed.ts";
 import { clusterOf } from "./look.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 
@@ -65,7 +65,8 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
       ...row,
       state: row.deletedAt !== undefined && !same ? "reaped" : "gone",
       closedAt: now,
-      reason: `${row.reason.replace(/; .*$/, "")}; ${went}`,
+      // What ARC said as of the row's last look (its story's last entry), then how it left.
+      reason: `${failedSince(row, lastLookAt(row))}; ${went}`,
     };
     closed.story = [...row.story, { at: iso(now), what: `closed ${closed.state}: ${went}`, source: "sweep" }];
     port.store(closed, { closed: true });
@@ -123,6 +124,9 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
   deps.ledger.saveDeletions(deletions);
   return report;
 }
+
+/** When the sweep last wrote the row's story (its first sighting, at least). */
+const lastLookAt = (row: FailedRunner): number => Date.parse(row.story.at(-1)?.at ?? "") || row.firstSeen;
 
 /** The row for a Failed object: its stored row brought up to date, or a new one (failed now if ARC gave no failure time). */
 function rowOf(runner: ClusterRunner, old: FailedRunner | undefined, now: number): FailedRunner {

@@ -23,10 +23,14 @@ export interface FailedInput {
 
 const secs = (ms: number): number => Math.max(0, Math.floor(ms / 1000));
 
-/** "ARC marked it Failed 620s ago (PodCreateFailed: admission webhook denied ...)". */
-function failedStory(row: FailedRunner, now: number): string {
+/** "ARC marked it Failed 620s ago (PodCreateFailed: admission webhook denied ...)": what ARC said, as of `at`. */
+export function failedSince(row: FailedRunner, at: number): string {
   const why = [row.arcReason, row.arcMessage].filter((s): s is string => s !== undefined).join(": ");
-  return `ARC marked it Failed ${secs(now - row.failedAt)}s ago${why ? ` (${why})` : ""}; it holds a slot of scale set ${row.scaleSet ?? "(unlabelled)"}`;
+  return `ARC marked it Failed ${secs(at - row.failedAt)}s ago${why ? ` (${why})` : ""}`;
+}
+
+function failedStory(row: FailedRunner, now: number): string {
+  return `${failedSince(row, now)}; it holds a slot of scale set ${row.scaleSet ?? "(unlabelled)"}`;
 }
 
 export function judgeFailed({ row, runner, now, failedSeconds, recentlyDeleted }: FailedInput): FailedVerdict {

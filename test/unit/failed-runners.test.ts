@@ -94,6 +94,8 @@ const openRow = (over: Partial<FailedRunner> = {}): FailedRunner => ({
   name: "f-1",
   uid: "u-1",
   scaleSet: "set-a",
+  arcReason: "PodCreateFailed",
+  arcMessage: "denied",
   failedAt: NOW - 600_000,
   firstSeen: NOW - 600_000,
   state: "failed",
