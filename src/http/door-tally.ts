@@ -1,9 +1,10 @@
 // Answers given without the ledger (no or a bad signature, too large, not JSON,
 // ignored, shed; GET /agent refused before the upgrade) are counted in the isolate and sent to the ledger at most every
 // FLUSH_EVERY_MS, so a flood of strangers costs the ledger no call and no write
-// per request. An isolate that is evicted before its next flush loses what it
-// counted since the last one (at most 10 s of these counters, and the GUIDs of
-// ignored deliveries, which then cost at most a needless redelivery).
+// per request. What a signed delivery teaches (its GUID, so redelivery passes it
+// over, and its repository's installation) is state, not a count: it goes to the
+// ledger at once, with whatever was pending. An isolate evicted before its next
+// flush loses only the strangers' counters of the last 10 s at most.
 import type { Context } from "hono";
 import type { WorkerEnv } from "../env.ts";
 import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
@@ -52,7 +53,9 @@ export function countAtDoor(c: Context<AppEnv>, ledgerName: string, event: strin
   else p.counts.set(`${outcome}\u0000`, { event: "", outcome, n: (p.counts.get(`${outcome}\u0000`)?.n ?? 0) + 1 });
   if (extras.guid !== undefined && p.received.size < MAX_PENDING_GUIDS) p.received.add(extras.guid);
   if (extras.installation) p.installations.set(extras.installation.repo, extras.installation.id);
-  flushWhenDue(c, ledgerName, p);
+  // A signed delivery (GitHub's pace, not a flood's) is sent now: the ledger keeps what it taught.
+  if (extras.guid !== undefined || extras.installation) sendNow(c, ledgerName, p);
+  else flushWhenDue(c, ledgerName, p);
 }
 
 /** Counts one GET /agent refused before the upgrade (`cluster`: a known name, or "other"), like a delivery answered at the door. */
@@ -64,9 +67,11 @@ export function countAgentRefusal(c: Context<AppEnv>, ledgerName: string, cluste
 }
 
 function flushWhenDue(c: Context<AppEnv>, ledgerName: string, p: Pending): void {
-  const now = Date.now();
-  if (now - p.lastFlush < FLUSH_EVERY_MS) return;
-  p.lastFlush = now;
+  if (Date.now() - p.lastFlush >= FLUSH_EVERY_MS) sendNow(c, ledgerName, p);
+}
+
+function sendNow(c: Context<AppEnv>, ledgerName: string, p: Pending): void {
+  p.lastFlush = Date.now();
   c.executionCtx.waitUntil(flushDoorCounts(c.env, ledgerName));
 }
 

@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pingPayload, workflowJobPayload, workflowRunPayload } from "./support/payloads.ts";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
@@ -83,6 +84,20 @@ describe("POST /webhook signature", () => {
     const res = await call(env, new Request(req.url, { method: "POST", headers: req.headers, body: tampered }));
     expect(res.status).toBe(401);
     expect(await ledgerRows(env)).toBe(0);
+  });
+
+  it("a signed delivery it ignores reaches the ledger at once, not at the next 10 s flush: redelivery passes over its GUID", async () => {
+    const env = testEnv();
+    const guids = ["72d3162e-cc78-11e3-81ab-0000000a0001", "72d3162e-cc78-11e3-81ab-0000000a0002"];
+    // Two within a second: the second comes well inside the strangers' counters' 10 s.
+    for (const delivery of guids) expect((await deliver(env, "workflow_job", workflowJobPayload("queued", { runner: null }), { delivery })).status).toBe(200);
+    const received = await runInDurableObject(ledgerOf(env), (_i, state) =>
+      state.storage.sql
+        .exec<{ guid: string }>("SELECT guid FROM deliveries_received ORDER BY guid")
+        .toArray()
+        .map((r) => r.guid),
+    );
+    expect(received).toEqual(guids);
   });
 });
 
