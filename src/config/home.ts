@@ -7,6 +7,7 @@
 // REAPER_TRUSTED_PROXIES proxies in front). Pure valibot: no runtime API.
 import * as v from "valibot";
 import { eachStopsAtFirst, messagesOf, wholeNumber, withDefault } from "./env-schema.ts";
+import { oncePerEnv } from "./once-per-env.ts";
 
 /** The header a trusted proxy writes the client's address into, and how many proxies stand in front. */
 export interface ForwardedAddress {
@@ -63,14 +64,5 @@ export function readHome(env: Readonly<Record<string, unknown>>): HomeResult {
   };
 }
 
-const cache = new WeakMap<object, HomeResult>();
-
 /** readHome, once per env object (the Worker's env is the same object for every request of an isolate). */
-export function homeOf(env: object): HomeResult {
-  let result = cache.get(env);
-  if (!result) {
-    result = readHome(env as Record<string, unknown>);
-    cache.set(env, result);
-  }
-  return result;
-}
+export const homeOf: (env: object) => HomeResult = oncePerEnv(readHome);
