@@ -3,39 +3,14 @@
 // cluster where ids have been seen to match GitHub's; without an id on either side, the rules
 // of names, runs and uids decide as before.
 import { describe, expect, it } from "vitest";
-import type { ClusterRunner, TrackedRunner } from "../../src/model/runner.ts";
-import type { ClusterNamespace, Lookup } from "../../src/model/view.ts";
+import type { TrackedRunner } from "../../src/model/runner.ts";
 import { policy } from "./support/fakes.ts";
+import { facts as jobFacts, iso, lookup, obj, T0 } from "./support/identity-fixtures.ts";
 import { identifyTracked } from "../../src/reaper/identify.ts";
 import { judge } from "../../src/reaper/judge.ts";
 
-const T0 = Date.parse("2026-12-01T12:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
-const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => ({
-  runner: "r-1",
-  repo: "o/r",
-  runId: 7,
-  runAttempt: 1,
-  jobId: 70,
-  runnerId: 501,
-  startedAt: iso(T0 - 900_000),
-  factAt: T0 - 60_000,
-  ...o,
-});
-const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner => ({
-  name: "r-1",
-  uid: `uid-${o.namespace}`,
-  createdAt: iso(T0 - 3_600_000),
-  cluster: "default",
-  ...o,
-});
-/** A fresh lookup of every place; ids seen matching in `idsMatch` clusters. */
-const lookup = (found: ClusterRunner[], o: { idsMatch?: string[]; unreadable?: Lookup["unreadable"]; asOf?: number } = {}): Lookup => ({
-  found,
-  unreadable: o.unreadable ?? [],
-  absentAsOf: (_p?: ClusterNamespace) => o.asOf ?? T0,
-  idsMatch: (cluster) => (o.idsMatch ?? []).includes(cluster),
-});
+/** The job's facts, naming the registration that took it (runner id 501). */
+const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => jobFacts({ runnerId: 501, ...o });
 
 describe("the job's runner by its runner id", () => {
   it("a hung runner that carries its runner id but no job fields is the job's runner (the listener's patch never came)", () => {

@@ -1,42 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../../src/model/runner.ts";
+import type { UnseenRunner } from "../../src/model/runner.ts";
 import type { ClusterNamespace, Lookup } from "../../src/model/view.ts";
 import { identifyTracked, identifyUnseen } from "../../src/reaper/identify.ts";
-
-const T0 = Date.parse("2026-12-01T12:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
-const facts = (o: Partial<TrackedRunner> = {}): TrackedRunner => ({
-  runner: "r-1",
-  repo: "o/r",
-  runId: 7,
-  runAttempt: 1,
-  jobId: 70,
-  startedAt: iso(T0 - 900_000),
-  factAt: T0 - 60_000,
-  ...o,
-});
-const obj = (o: Partial<ClusterRunner> & { namespace: string }): ClusterRunner => ({
-  name: "r-1",
-  uid: `uid-${o.namespace}`,
-  createdAt: iso(T0 - 3_600_000),
-  cluster: "default",
-  ...o,
-});
-/** A lookup whose places were all looked in at `asOf` (a fresh read), unless given. */
-const lookup = (found: ClusterRunner[], o: { asOf?: number; places?: ClusterNamespace[]; unreadable?: Lookup["unreadable"] } = {}): Lookup => {
-  const places = o.places ?? [
-    { cluster: "default", namespace: "arc-a" },
-    { cluster: "default", namespace: "arc-b" },
-  ];
-  return {
-    found,
-    unreadable: o.unreadable ?? [],
-    absentAsOf: (p?: ClusterNamespace) => {
-      if (!p) return o.asOf ?? T0;
-      return places.some((x) => x.cluster === p.cluster) ? (o.asOf ?? T0) : 0;
-    },
-  };
-};
+import { facts, iso, lookup, obj, T0 } from "./support/identity-fixtures.ts";
 
 describe("identifyTracked (plain Node)", () => {
   it("the issue's bug: the only object of the name is idle in arc-a, created before the job started: never the facts' runner, which is gone on fresh evidence", () => {
