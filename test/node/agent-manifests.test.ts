@@ -2,15 +2,14 @@
 // schemas in kubernetes-models and checked for least privilege, restricted Pod
 // Security, an egress-only NetworkPolicy, and agreement with the agent's own
 // settings (src/agent/settings.ts) and the Dockerfile.
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readSettings, TOKEN_PLACEHOLDER_PREFIX } from "../../src/agent/settings.ts";
 import { isJsonObject, isKustomizationFile, listYamlFiles, objectId, readYamlDocuments, renderKustomization, type KubeObject } from "./infra-rbac.ts";
 import { AGENT_RUNNER_NAMESPACE_DIR, INFRA_AGENT_DIR, loadAgentRbac } from "./agent-rbac.ts";
 import { validateKubeObject as validate } from "./kube-validate.ts";
+import { hasKubectl, kustomize } from "./kubectl.ts";
 
 const ROOT = resolve(INFRA_AGENT_DIR, "../..");
 function find(objects: KubeObject[], kind: string, namespace: string | undefined, name: string): KubeObject {
@@ -205,24 +204,11 @@ describe("infra/agent", () => {
     for (const rule of egress) expect(rule.ports.length).toBeGreaterThan(0);
   });
 
-  it.skipIf(!hasKubectl())("renders the same as `kubectl kustomize`", () => {
-    const out = execFileSync("kubectl", ["kustomize", INFRA_AGENT_DIR], { encoding: "utf8" });
-    const theirs = out
-      .split(/^---$/m)
-      .map((d) => parseYaml(d) as unknown)
-      .filter(isJsonObject) as KubeObject[];
+  it.skipIf(!hasKubectl)("renders the same as `kubectl kustomize`", () => {
+    const theirs = kustomize(INFRA_AGENT_DIR);
     expect(theirs.map(objectId).sort()).toEqual(rendered.map(objectId).sort());
     // The same objects with the same content, not only the same names.
     const ours = new Map(rendered.map((o) => [objectId(o), o]));
     for (const obj of theirs) expect(obj, objectId(obj)).toEqual(ours.get(objectId(obj)));
   });
 });
-
-function hasKubectl(): boolean {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}

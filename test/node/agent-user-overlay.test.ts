@@ -3,17 +3,16 @@
 // that the URLs point at this checkout (kubectl is offline here). The result must
 // carry the user's image, cluster, URL and namespaces, and pass the same checks
 // as infra/agent itself.
-import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
 import { readSettings } from "../../src/agent/settings.ts";
 import { readRelease } from "../../scripts/lib/release.ts";
 import { INFRA_AGENT_DIR } from "./agent-rbac.ts";
-import { isJsonObject, listYamlFiles, objectId, renderKustomization, type KubeObject } from "./infra-rbac.ts";
+import { listYamlFiles, objectId, renderKustomization } from "./infra-rbac.ts";
 import { validateKubeObject } from "./kube-validate.ts";
+import { hasKubectl, kustomize } from "./kubectl.ts";
 
 const ROOT = resolve(INFRA_AGENT_DIR, "../..");
 const EXAMPLE = join(ROOT, "infra/examples/agent");
@@ -40,23 +39,6 @@ function localCopy(): { dir: string; remotes: Array<{ repository: string; path: 
   }
   return { dir, remotes };
 }
-
-function kustomize(dir: string): KubeObject[] {
-  const out = execFileSync("kubectl", ["kustomize", dir], { encoding: "utf8" });
-  return out
-    .split(/^---$/m)
-    .map((d) => parseYaml(d) as unknown)
-    .filter(isJsonObject) as KubeObject[];
-}
-
-const hasKubectl = (() => {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe.skipIf(!hasKubectl)("a user's overlay of the agent (infra/examples/agent)", () => {
   const { dir, remotes } = localCopy();

@@ -5,18 +5,17 @@
 // NetworkPolicy letting in only the ingress controller and out only DNS, the API
 // server and HTTPS, the very Role the Worker gets (get, list, delete), and
 // settings the Worker accepts, carrying every var of wrangler.toml.
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { ConfigMap, Namespace, PersistentVolumeClaim, Service, ServiceAccount } from "kubernetes-models/v1";
-import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readSettings } from "../../src/config/settings.ts";
 import { readWranglerConfig, ROOT } from "../../scripts/server/build.ts";
-import { isJsonObject, objectId, readYamlDocuments, renderKustomization, type KubeObject } from "./infra-rbac.ts";
+import { objectId, readYamlDocuments, renderKustomization, type KubeObject } from "./infra-rbac.ts";
+import { hasKubectl, kustomize } from "./kubectl.ts";
 
 const DIR = join(ROOT, "infra/server");
 const modelData = <T>(obj: KubeObject): T => obj as unknown as T;
@@ -172,22 +171,10 @@ describe("infra/server", () => {
     ]);
   });
 
-  it.skipIf(!hasKubectl())("renders the same as `kubectl kustomize`", () => {
-    const theirs = execFileSync("kubectl", ["kustomize", DIR], { encoding: "utf8" })
-      .split(/^---$/m)
-      .map((d) => parseYaml(d) as unknown)
-      .filter(isJsonObject) as KubeObject[];
+  it.skipIf(!hasKubectl)("renders the same as `kubectl kustomize`", () => {
+    const theirs = kustomize(DIR);
     const ours = new Map(rendered.map((o) => [objectId(o), o]));
     expect(theirs.map(objectId).sort()).toEqual([...ours.keys()].sort());
     for (const obj of theirs) expect(obj, objectId(obj)).toEqual(ours.get(objectId(obj)));
   });
 });
-
-function hasKubectl(): boolean {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -13,6 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { readRelease } from "../../scripts/lib/release.ts";
 import { isJsonObject, type KubeObject } from "./infra-rbac.ts";
 import { validateKubeObject } from "./kube-validate.ts";
+import { hasKubectl } from "./kubectl.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const DIR = join(ROOT, ".github/workflows");
@@ -111,7 +112,7 @@ describe("GitHub Actions workflows", () => {
     expect(steps(release).some((s) => s.run?.includes("gh release create") && s.run.includes("dist/*.yaml"))).toBe(true);
   });
 
-  it.skipIf(!hasKubectl())("the release's render step, run as written, makes the agent's manifests pinned to the pushed image's digest", () => {
+  it.skipIf(!hasKubectl)("the release's render step, run as written, makes the agent's manifests pinned to the pushed image's digest", () => {
     const render = steps(read("release.yml")).find((s) => s.name === "Render the manifests")?.run ?? "";
     const digest = `sha256:${"a".repeat(64)}`;
     const work = mkdtempSync(join(tmpdir(), "arc-reaper-release-"));
@@ -140,13 +141,4 @@ describe("GitHub Actions workflows", () => {
 
 function parseAllYaml(text: string): unknown[] {
   return text.split(/^---$/m).map((d) => parseYaml(d) as unknown);
-}
-
-function hasKubectl(): boolean {
-  try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
 }
