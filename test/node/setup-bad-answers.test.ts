@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await cloudflare?.close();
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const K = "https://kube.example.com:6443";

@@ -28,7 +28,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await Promise.all([github?.close(), cloudflare?.close()]);
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** The first form on `html`: its action and hidden fields (as setup-manifest.test.ts reads them). */

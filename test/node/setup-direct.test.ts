@@ -52,7 +52,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await cloudflare?.close();
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const secretPatches = () => cloudflare.calls.filter((c) => c.method === "PATCH" && c.path.endsWith("/secrets-bulk")).length;

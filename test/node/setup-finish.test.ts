@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await cloudflare?.close();
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function env(): NodeJS.ProcessEnv {

@@ -45,7 +45,7 @@ process.stdout.write("configured\\n");
 });
 afterAll(() => {
   process.env["PATH"] = savedPath;
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 afterEach(() => {
   delete process.env["FAKE_SECRET"];

@@ -52,7 +52,7 @@ afterAll(async () => {
   for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
   Object.assign(process.env, saved);
   await cloudflare?.close();
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const hex = (n: number) => `${n}`.repeat(64).slice(0, 64);

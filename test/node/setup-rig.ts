@@ -42,7 +42,15 @@ export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
   };
   child.stdout?.on("data", feed);
   child.stderr?.on("data", feed);
-  const exited = new Promise<number>((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal === "SIGINT" ? 130 : 1))));
+  // Setup's own exit is not the end: wrangler, its child in the same process
+  // group, may still be writing its logs under HOME, so a test that removes its
+  // folder at once races it. Exited means the whole group has gone.
+  const exited = new Promise<number>((resolve) =>
+    child.on("close", (code, signal) => {
+      const status = code ?? (signal === "SIGINT" ? 130 : 1);
+      void groupGone(child.pid).then(() => resolve(status));
+    }),
+  );
   return {
     child,
     output: () => out,
@@ -75,6 +83,29 @@ export function runSetup(args: string[], env: NodeJS.ProcessEnv): SetupRun {
       });
     },
   };
+}
+
+/**
+ * Resolves once no process of the group `pid` leads is left; after 15 s it
+ * kills what remains. A real process must pass real time, so this polls.
+ */
+async function groupGone(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  const alive = () => {
+    try {
+      process.kill(-pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (let waited = 0; alive(); waited += 25) {
+    if (waited >= 15_000) {
+      process.kill(-pid, "SIGKILL");
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** Every file under `dir` (recursively), for a scan for secrets. */

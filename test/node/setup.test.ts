@@ -83,7 +83,7 @@ afterAll(async () => {
   for (const c of children) killGroup(c, "SIGKILL");
   await browser?.close().catch(() => undefined);
   await Promise.all([github?.close(), cloudflare?.close(), kubeStandin?.close()]);
-  rmSync(work, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 }, 30_000);
 
 describe("npm run setup: bad answers", () => {
