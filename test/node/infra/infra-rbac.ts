@@ -155,7 +155,7 @@ export function renderKustomization(dir: string, options: { namespace?: string }
   if (docs.length !== 1 || !isJsonObject(k)) throw new Error(`${file}: expected one mapping`);
   for (const key of Object.keys(k)) {
     if (!SUPPORTED_KUSTOMIZATION_FIELDS.has(key)) {
-      throw new Error(`${file}: field "${key}" is not understood by test/node/infra-rbac.ts; extend renderKustomization`);
+      throw new Error(`${file}: field "${key}" is not understood by test/node/infra/infra-rbac.ts; extend renderKustomization`);
     }
   }
   if (k["kind"] !== "Kustomization") throw new Error(`${file}: kind must be Kustomization`);

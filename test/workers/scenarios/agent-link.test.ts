@@ -143,7 +143,7 @@ describe("GET /agent", () => {
     await completed(env, a, 331);
     await completed(env, b, 332);
     // The ledger's own timer must run out here (real time: ORDER_TIMEOUT_MS); how long it waits is the unit test's
-    // (test/unit/agent-requests.test.ts). One timeout, not one per runner: the second order is never sent.
+    // (test/unit/agent-link/requests.test.ts). One timeout, not one per runner: the second order is never sent.
     await settleAlarms(env, ORDER_TIMEOUT_MS + 20_000);
     expect(agent.orders).toHaveLength(1); // the second was not sent to an agent that did not answer the first
     expect(ORDER_TIMEOUT_MS).toBeGreaterThanOrEqual(2 * AGENT_API_TIMEOUT_MS);
