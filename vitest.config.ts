@@ -59,7 +59,7 @@ export function nodeProject(name: string, include: string[], exclude: string[] =
       exclude: [...configDefaults.exclude, ...exclude],
       testTimeout: 120_000,
       // GitHub's workflow parser imports its JSON schema without an import attribute, which Node refuses:
-      // vite loads it instead (test/node/workflows.test.ts).
+      // vite loads it instead (test/node/repo/workflows.test.ts).
       server: { deps: { inline: ["@actions/workflow-parser"] } },
     },
   };

@@ -3,12 +3,12 @@
 // signed workflow_job.in_progress webhook, as GitHub would send them; the
 // stand-in cluster holds 5,000 of them), then
 // after a sweep over them, and the reap delay after the grace for a few
-// runners (the cluster's half). The server runs as the image runs it (test/node/server-rig.ts).
+// runners (the cluster's half). The server runs as the image runs it (test/node/server/server-rig.ts).
 //   node bench/server-memory.ts [runners]
 import { readFileSync } from "node:fs";
 import { waitFor, workflowJobPayload } from "../scripts/lib/local-stack.ts";
 import { makeEphemeralRunner } from "../test/standins/kube/control.ts";
-import { INSTALLATION, NAMESPACE, postSigned, REPO, serverWorld } from "../test/node/server-rig.ts";
+import { INSTALLATION, NAMESPACE, postSigned, REPO, serverWorld } from "../test/node/server/server-rig.ts";
 
 const runners = Number(process.argv[2] ?? 10_000);
 const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;

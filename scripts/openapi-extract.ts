@@ -1,9 +1,9 @@
 // The few parts of GitHub's REST description that the tests check the GitHub
-// stand-in against (test/node/openapi-check.ts): the responses of the
+// stand-in against (test/node/standins/openapi-check.ts): the responses of the
 // operations arc-reaper calls (each with its default example), every component
 // they reference (transitively), and basic-error. The whole description (@octokit/openapi, 385 MB installed)
 // is then not a dependency; its extract is checked in under
-// test/fixtures/openapi/, and test/node/openapi-extract.test.ts holds it to what
+// test/fixtures/openapi/, and test/node/standins/openapi-extract.test.ts holds it to what
 // this script makes.
 //
 // To refresh it after a new @octokit/openapi (the version is recorded in each extract):
@@ -53,7 +53,7 @@ function pointerGet(doc: Obj, ref: string): unknown {
 
 /**
  * A response with only its default example (the stand-in's checks read the schema; the answers' schemas are
- * also held to GitHub's own example of each answer, test/node/github-answers-openapi.test.ts): a copy.
+ * also held to GitHub's own example of each answer, test/node/github/github-answers-openapi.test.ts): a copy.
  */
 function withDefaultExample(response: unknown): unknown {
   if (!isObj(response) || !isObj(response["content"])) return response;

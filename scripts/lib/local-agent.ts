@@ -9,7 +9,7 @@ import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
 import type { KubeTenant } from "../../test/standins/kube/control.ts";
-import { loadAgentRbac } from "../../test/node/agent-rbac.ts";
+import { loadAgentRbac } from "../../test/node/agent/agent-rbac.ts";
 
 export interface AgentLogLine {
   at: number;

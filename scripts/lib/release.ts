@@ -2,7 +2,7 @@
 // tag v<version>, image tag <version>) and `repository` (where the release
 // workflow publishes the images: ghcr.io/<owner>/...). Setup's defaults, the
 // manifests and the docs take their version and image from here, and
-// test/node/release-version.test.ts fails when a copy drifts.
+// test/node/repo/release-version.test.ts fails when a copy drifts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 

@@ -2,7 +2,7 @@
 // answer that is not the API's (a 200 `{}`, an HTML page, a job without a
 // status) is an error the caller keeps and counts, never a job, a run or an
 // empty list. The shapes ask no more than GitHub's OpenAPI description
-// requires (test/node/github-answers-openapi.test.ts holds them to it) and
+// requires (test/node/github/github-answers-openapi.test.ts holds them to it) and
 // leave the fields they do not read alone (loose objects).
 import * as v from "valibot";
 import { namesOfJob, namesOfRun } from "./job-names.ts";

@@ -1,5 +1,5 @@
 // The one judge. Its table is the spec, the same lines as README's decision
-// table (test/node/decision-table.test.ts holds them equal). Rows are checked in
+// table (test/node/docs/decision-table.test.ts holds them equal). Rows are checked in
 // this order and the first that matches decides. Reconcile (reconcile.ts) acts
 // on the verdict and says when to look again; identify.ts picks the object.
 //

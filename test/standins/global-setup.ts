@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 import { startGithubStandin } from "./github/server.ts";
 import { startKubeStandin } from "./kube/server.ts";
-import { loadReaperRbac, type ReaperRbac } from "../node/infra-rbac.ts";
+import { loadReaperRbac, type ReaperRbac } from "../node/infra/infra-rbac.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
