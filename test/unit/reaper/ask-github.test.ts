@@ -7,6 +7,7 @@ import type { ClusterRunner, RunnerRecord } from "../../../src/model/runner.ts";
 import type { ClusterView } from "../../../src/model/view.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "../../../src/reaper/ask-github.ts";
 import { learnFromGithub } from "../../../src/reaper/learn-from-github.ts";
+import { decision } from "../support/decision.ts";
 import { busyRunner, policy, REPO } from "../support/fakes.ts";
 import { stubGithub, type StubAnswers } from "../support/stub-github.ts";
 
@@ -175,12 +176,7 @@ describe("askAboutJob", () => {
     const asked = await askAboutJob(record(), view, d);
     expect(calls).toEqual(["installationFor octo/repo", "job 70 @5"]);
     expect(learned).toEqual([]);
-    expect(asked.verdict).toEqual({
-      code: "OverBound",
-      verdict: "delete",
-      reason: "job 70 has been in_progress for 500000s, over the bound of 432000s",
-      cause: "over-bound",
-    });
+    expect(decision(asked.verdict)).toEqual({ code: "OverBound", verdict: "delete", cause: "over-bound" });
     expect(asked.record).toEqual(record());
   });
 
@@ -206,7 +202,7 @@ describe("askAboutJob", () => {
       ],
     ]);
     expect(asked.record?.jobCompleted).toEqual({ at: iso(NOW - 400_000), conclusion: "cancelled" });
-    expect(asked.verdict).toMatchObject({ verdict: "delete", reason: "job 70 in octo/repo is cancelled, completed 400s ago", cause: "job-completed" });
+    expect(decision(asked.verdict)).toEqual({ code: "JobCompleted", verdict: "delete", cause: "job-completed" });
   });
 
   it("completed without a conclusion, the ledger answering no row: judged on GitHub's word, the row as it was", async () => {
@@ -214,14 +210,13 @@ describe("askAboutJob", () => {
     const asked = await askAboutJob(record(), view, d);
     expect(learned[0]?.[0]).toMatchObject({ conclusion: "completed" });
     expect(asked.record).toEqual(record());
-    expect(asked.verdict).toMatchObject({ verdict: "wait", reason: "job 70 in octo/repo is completed, completed 10s ago; grace 300s" });
+    expect(decision(asked.verdict)).toEqual({ code: "InGrace", verdict: "wait", dueAt: NOW + 290_000 });
   });
 
   it("a recheck within the bound: GitHub says running, kept until the next recheck an interval from now", async () => {
     const { d } = deps({ job: { status: "in_progress" } });
     const asked = await askAboutJob(record({ startedAt: iso(NOW - 7_200_000) }), view, d);
-    expect(asked.verdict).toMatchObject({ verdict: "keep", dueAt: NOW + 3_600_000 });
-    expect(asked.verdict.askGithub).toBeUndefined();
+    expect(decision(asked.verdict)).toEqual({ code: "Running", verdict: "keep", dueAt: NOW + 3_600_000 });
   });
 });
 
@@ -244,7 +239,7 @@ describe("askAboutJob: a recheck of a run listed in progress", () => {
     const asked = await askAboutJob(due(), view, { ...d, listed: async () => listedWord, attemptJob: async () => done }, true);
     expect(calls).toEqual(["installationFor octo/repo"]);
     expect(learned[0]?.[0]).toMatchObject({ type: "job-completed", jobId: 70, completedAt: done.completedAt, source: "rest" });
-    expect(asked.verdict).toMatchObject({ verdict: "wait", dueAt: NOW + 180_000 });
+    expect(decision(asked.verdict)).toEqual({ code: "InGrace", verdict: "wait", dueAt: NOW + 180_000 });
   });
 
   it("the page shows it running, or not at all: kept, next recheck an interval on; never read on its own", async () => {
@@ -255,7 +250,7 @@ describe("askAboutJob: a recheck of a run listed in progress", () => {
       const { d, calls } = deps({});
       const asked = await askAboutJob(due(), view, { ...d, listed: async () => listedWord, attemptJob: async () => shown }, true);
       expect(calls).toEqual(["installationFor octo/repo"]);
-      expect(asked.verdict).toMatchObject({ verdict: "keep", dueAt: NOW + 3_600_000 });
+      expect(decision(asked.verdict)).toEqual({ code: "Running", verdict: "keep", dueAt: NOW + 3_600_000 });
     }
   });
 
@@ -283,17 +278,17 @@ describe("askAboutJob: a recheck of a run listed in progress", () => {
 describe("askAboutRunner", () => {
   it("GitHub cannot place it: kept with why, nothing recorded", async () => {
     const { d, learned } = deps({ runnerJob: undefined });
-    expect(await askAboutRunner(busy(), view, d)).toEqual({
-      verdict: { code: "NotPlaced", verdict: "keep", reason: "GitHub lists no job of run 7 in octo/repo on runner r-1" },
-    });
+    const asked = await askAboutRunner(busy(), view, d);
+    expect(asked.record).toBeUndefined();
+    expect(decision(asked.verdict)).toEqual({ code: "NotPlaced", verdict: "keep" });
     expect(learned).toEqual([]);
   });
 
   it("what GitHub said could not be recorded: kept as an error", async () => {
     const { d } = deps({ runnerJob: { id: 71, status: "in_progress", startedAt: iso(NOW - 1000) } }, false);
-    expect(await askAboutRunner(busy(), view, d)).toEqual({
-      verdict: { code: "NotRecorded", verdict: "keep", reason: "what GitHub said of runner r-1 could not be recorded", error: true },
-    });
+    const asked = await askAboutRunner(busy(), view, d);
+    expect(asked.record).toBeUndefined();
+    expect(decision(asked.verdict)).toEqual({ code: "NotRecorded", verdict: "keep", error: true });
   });
 
   it("a run completed long ago: recorded, then deleted on the run's word", async () => {
@@ -301,24 +296,19 @@ describe("askAboutRunner", () => {
     const asked = await askAboutRunner(busy(), view, d);
     expect(learned).toHaveLength(1);
     expect(asked.record).toMatchObject({ jobId: 0, runCompleted: { conclusion: "success" } });
-    expect(asked.verdict).toMatchObject({ verdict: "delete", cause: "run-completed", reason: "run 7 in octo/repo is success, completed 900s ago" });
+    expect(decision(asked.verdict)).toEqual({ code: "RunCompleted", verdict: "delete", cause: "run-completed" });
   });
 
   it("a job running past the bound: confirmed by this very read, deleted without asking again", async () => {
     const { d, calls } = deps({ runnerJob: { id: 71, status: "in_progress", startedAt: iso(NOW - 500_000_000) } });
     const asked = await askAboutRunner(busy(), view, d);
     expect(calls).toHaveLength(3);
-    expect(asked.verdict).toEqual({
-      code: "OverBound",
-      verdict: "delete",
-      reason: "job 71 has been in_progress for 500000s, over the bound of 432000s",
-      cause: "over-bound",
-    });
+    expect(decision(asked.verdict)).toEqual({ code: "OverBound", verdict: "delete", cause: "over-bound" });
   });
 
   it("a job running within the bound: kept to its bound", async () => {
     const { d } = deps({ runnerJob: { id: 71, status: "in_progress", startedAt: iso(NOW - 1000) } });
     const asked = await askAboutRunner(busy({ createdAt: iso(NOW - 2000) }), view, d);
-    expect(asked.verdict).toMatchObject({ verdict: "keep", dueAt: NOW + 3_599_000 });
+    expect(decision(asked.verdict)).toEqual({ code: "Running", verdict: "keep", dueAt: NOW + 3_599_000 });
   });
 });

@@ -19,7 +19,7 @@ describe("the job's runner by its runner id", () => {
     expect(view).toEqual({ kind: "found", runner: hung, byId: true });
     // And the judge deletes it on the job's completion, as it would a runner carrying the run.
     const done = facts({ jobCompleted: { at: iso(T0 - 600_000), conclusion: "success" } });
-    expect(judge({ tracked: done, cluster: view, now: T0, policy })).toMatchObject({ verdict: "delete", cause: "job-completed" });
+    expect(judge({ tracked: done, cluster: view, now: T0, policy })).toMatchObject({ code: "JobCompleted", verdict: "delete", cause: "job-completed" });
   });
 
   it("twins in two namespaces: the one with the job's id is named, whatever the other carries", () => {

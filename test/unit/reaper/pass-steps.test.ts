@@ -283,7 +283,7 @@ describe("reconcileAll", () => {
     );
     expect(deleted).toBe(1);
     expect(w.cluster.deleted.map((d) => d.runner.uid)).toEqual(["u-r"]);
-    expect(results[1]).toMatchObject({ errorKind: "cluster", verdict: { reason: "delete failed, retried later: no cluster named east is watched" } });
+    expect(results[1]).toMatchObject({ errorKind: "cluster", verdict: { code: "DeleteFailed", verdict: "keep", error: true } });
     expect(w.ledger.deletionTimes).toEqual([T0, T0]);
   });
 

@@ -72,7 +72,7 @@ describe("reconcile: a tracked row and its object", () => {
       close: "gone",
       next: { never: true },
       failures: 0,
-      verdict: { verdict: "gone", reason: "runner r-1 is no longer in the cluster" },
+      verdict: { code: "Gone", verdict: "gone" },
     });
     expect(deletes).toEqual([]);
   });
@@ -81,7 +81,7 @@ describe("reconcile: a tracked row and its object", () => {
     const { ctx } = context();
     const r = await step({ record: row(done(900)), view: { kind: "unknown", why: "the view is older", stale: true }, viewErrorKind: "agent" }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "cannot judge: the view is older", error: true },
+      verdict: { code: "CannotJudge", verdict: "keep", error: true },
       errorKind: "agent",
       next: { at: NOW + 30_000 },
       failures: 0,
@@ -93,7 +93,12 @@ describe("reconcile: a tracked row and its object", () => {
     const { ctx, deletes } = context();
     const view: ClusterView = { kind: "unknown", why: "arc-a: 503" };
     const first = await step({ record: row(done(900)), view }, ctx);
-    expect(first).toMatchObject({ errorKind: "cluster", failures: 1, next: { at: NOW + 60_000 } });
+    expect(first).toMatchObject({
+      verdict: { code: "CannotJudge", verdict: "keep", error: true },
+      errorKind: "cluster",
+      failures: 1,
+      next: { at: NOW + 60_000 },
+    });
     expect(first.heldFor).toBeUndefined();
     // Seen again before its back-off ends (a sweep): the count and the time stand.
     const early = await step({ record: row({ ...done(900), failures: 1, dueAt: NOW + 60_000 }), view }, ctx);
@@ -113,14 +118,16 @@ describe("reconcile: a tracked row and its object", () => {
   it("completed within the grace: waits until the grace ends", async () => {
     const { ctx, deletes } = context();
     const r = await step({ record: row(done(100)) }, ctx);
-    expect(r).toMatchObject({ verdict: { verdict: "wait" }, next: { at: NOW + 200_000 }, failures: 0 });
+    expect(r).toMatchObject({ verdict: { code: "InGrace", verdict: "wait" }, next: { at: NOW + 200_000 }, failures: 0 });
     expect(deletes).toEqual([]);
   });
 
   it("completed past the grace: deletes exactly the object seen on the job (its uid), once, stamped at the real clock", async () => {
     const { ctx, deletes } = context();
     const r = await step({ record: row(done(900)) }, ctx);
-    expect(deletes).toEqual([{ runner: busy(), context: { runId: 7, reason: "job 70 in octo/repo is success, completed 900s ago" } }]);
+    // The DELETE carries the judge's reason, whatever its words.
+    expect(r.verdict).toMatchObject({ code: "JobCompleted", verdict: "delete" });
+    expect(deletes).toEqual([{ runner: busy(), context: { runId: 7, reason: r.verdict.reason } }]);
     expect(r).toMatchObject({
       close: "reaped",
       deleted: true,
@@ -142,11 +149,11 @@ describe("reconcile: a tracked row and its object", () => {
     expect(ctx.deletions.toJSON()).toEqual([]);
   });
 
-  it("dry run: kept with what it would do, nothing deleted, no window used", async () => {
+  it("dry run: kept, nothing deleted, no window used", async () => {
     const { ctx, deletes } = context({ dryRun: true });
     const r = await step({ record: row(done(900)) }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "dry run: would delete: job 70 in octo/repo is success, completed 900s ago" },
+      verdict: { code: "DryRun", verdict: "keep" },
       next: { withSweep: true },
     });
     expect(r.heldFor).toBeUndefined();
@@ -159,7 +166,7 @@ describe("reconcile: a tracked row and its object", () => {
     const { ctx, deletes } = context({ paused: true });
     const r = await step({ record: row(done(900)) }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "paused: would delete: job 70 in octo/repo is success, completed 900s ago" },
+      verdict: { code: "Paused", verdict: "keep" },
       heldFor: "paused",
       next: { withSweep: true },
     });
@@ -170,7 +177,7 @@ describe("reconcile: a tracked row and its object", () => {
     const full = context({ deletions: new SlidingWindow([NOW - 30_000], 1, NOW) });
     const r = await step({ record: row(done(900)) }, full.ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "deletion cap of 1 in 60s reached, held back: job 70 in octo/repo is success, completed 900s ago" },
+      verdict: { code: "Cap", verdict: "keep" },
       heldFor: "cap",
       next: { at: NOW + 30_000 },
     });
@@ -191,7 +198,7 @@ describe("reconcile: a tracked row and its object", () => {
     const { ctx, failWith } = context();
     failWith({ kind: "gone" });
     const r = await step({ record: row(done(900)) }, ctx);
-    expect(r).toMatchObject({ close: "gone", verdict: { verdict: "gone", reason: "runner r-1 was already gone from arc-a (404)" }, next: { never: true } });
+    expect(r).toMatchObject({ close: "gone", verdict: { code: "Gone", verdict: "gone" }, next: { never: true } });
     expect(r.deleted).toBeUndefined();
     expect(ctx.reapedUids.size).toBe(0);
   });
@@ -201,7 +208,7 @@ describe("reconcile: a tracked row and its object", () => {
     failWith({ kind: "failed", status: 500, why: "HTTP 500" });
     const r = await step({ record: row(done(900)) }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "delete failed, retried later: HTTP 500", error: true },
+      verdict: { code: "DeleteFailed", verdict: "keep", error: true },
       errorKind: "cluster",
       failures: 1,
       next: { at: NOW + 60_000 },
@@ -214,13 +221,14 @@ describe("reconcile: a tracked row and its object", () => {
     const { ctx, failWith } = context({ deleteErrorKind: () => "agent" });
     failWith({ kind: "failed", status: null, why: "agent away" });
     const r = await step({ record: row(done(900)) }, ctx);
-    expect(r).toMatchObject({ errorKind: "agent", heldFor: "agent", failures: 1, next: { withSweep: true } });
+    expect(r).toMatchObject({ verdict: { code: "DeleteFailed" }, errorKind: "agent", heldFor: "agent", failures: 1, next: { withSweep: true } });
   });
 
   it("an idle object of the row's name is never deleted: the facts close gone, the object stays", async () => {
     const { ctx, deletes } = context();
     const r = await step({ record: row({ ...done(900), uid: "u-old" }), view: found({ uid: "u-new", workflowRunId: undefined }) }, ctx);
     expect(r.close).toBe("gone");
+    expect(r.verdict.code).toBe("Replaced");
     expect(r.identity).toBeUndefined();
     expect(deletes).toEqual([]);
   });
@@ -242,7 +250,7 @@ describe("reconcile: asking GitHub", () => {
     const { ctx, deletes } = context({ github: gh.github });
     const r = await step({ record: overBound() }, ctx);
     expect(gh.calls).toEqual(["installationFor octo/repo", "job 70"]);
-    expect(r).toMatchObject({ asked: true, close: "reaped", deleted: true, verdict: { verdict: "delete", cause: "over-bound" } });
+    expect(r).toMatchObject({ asked: true, close: "reaped", deleted: true, verdict: { code: "OverBound", verdict: "delete", cause: "over-bound" } });
     expect(deletes.map((d) => d.runner.uid)).toEqual(["u-1"]);
   });
 
@@ -251,7 +259,7 @@ describe("reconcile: asking GitHub", () => {
     const { ctx, deletes, learned } = context({ github: gh.github });
     const r = await step({ record: overBound() }, ctx);
     expect(learned).toHaveLength(1);
-    expect(r).toMatchObject({ asked: true, verdict: { verdict: "wait" }, next: { at: NOW + 240_000 } });
+    expect(r).toMatchObject({ asked: true, verdict: { code: "InGrace", verdict: "wait" }, next: { at: NOW + 240_000 } });
     expect(deletes).toEqual([]);
   });
 
@@ -259,7 +267,7 @@ describe("reconcile: asking GitHub", () => {
     const { ctx } = context({ github: new Error("no private key") });
     const r = await step({ record: overBound() }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "cannot ask GitHub: no private key", error: true },
+      verdict: { code: "GithubError", verdict: "keep", error: true },
       errorKind: "github",
       failures: 1,
       next: { at: NOW + 60_000 },
@@ -267,15 +275,12 @@ describe("reconcile: asking GitHub", () => {
     expect(r.asked).toBeUndefined();
   });
 
-  it("the budget spent: held for the budget until GitHub may be asked, its reason without 'asking GitHub'", async () => {
+  it("the budget spent: held for the budget until GitHub may be asked, not an error", async () => {
     const gh = stubGithub({ throws: new GithubBudgetExhausted("the budget of 5 GitHub calls is spent") });
     const { ctx } = context({ github: gh.github });
     const r = await step({ record: overBound() }, ctx);
     expect(r).toMatchObject({
-      verdict: {
-        verdict: "keep",
-        reason: "job 70 in octo/repo is in_progress for 500000s, over the bound of 432000s: not asked now (the budget of 5 GitHub calls is spent)",
-      },
+      verdict: { code: "Budget", verdict: "keep" },
       heldFor: "budget",
       failures: 0,
       next: { at: NOW + 42_000 },
@@ -293,7 +298,7 @@ describe("reconcile: asking GitHub", () => {
     const gh = stubGithub({ throws: new GithubRateLimited("rate limited") });
     const { ctx } = context({ github: gh.github });
     const r = await step({ record: overBound() }, ctx);
-    expect(r).toMatchObject({ heldFor: "budget", next: { at: NOW + 60_000 }, verdict: { reason: expect.stringMatching(/: not asked now \(rate limited\)$/) } });
+    expect(r).toMatchObject({ heldFor: "budget", next: { at: NOW + 60_000 }, verdict: { code: "Budget", verdict: "keep" } });
   });
 
   it("GitHub errs: kept as a github error, backed off", async () => {
@@ -301,7 +306,7 @@ describe("reconcile: asking GitHub", () => {
     const { ctx, deletes } = context({ github: gh.github });
     const r = await step({ record: overBound() }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "GitHub could not be read, kept: HTTP 502", error: true },
+      verdict: { code: "GithubError", verdict: "keep", error: true },
       errorKind: "github",
       failures: 1,
       next: { at: NOW + 60_000 },
@@ -315,16 +320,18 @@ describe("reconcile: asking GitHub", () => {
     const { ctx } = context({ github: gh.github });
     // Started 2 h ago, recheck every hour, never checked: due.
     const r = await step({ record: row({ startedAt: iso(NOW - 7_200_000) }) }, ctx);
-    expect(r).toMatchObject({ asked: true, errorKind: "github", failures: 1, verdict: { reason: "GitHub could not be read, kept: HTTP 404", error: true } });
+    expect(r).toMatchObject({ asked: true, errorKind: "github", failures: 1, verdict: { code: "GithubError", verdict: "keep", error: true } });
     expect(r.next).toEqual({ at: NOW + 3_600_000 });
   });
 
   it("a row backing off after a failed ask is not asked again before its time: its reason and count stand", async () => {
     const gh = stubGithub({ job: { status: "in_progress", conclusion: null, completedAt: null } });
     const { ctx, deletes } = context({ github: gh.github });
-    const r = await step({ record: { ...overBound(), failures: 2, dueAt: NOW + 90_000, reason: "GitHub could not be read, kept: HTTP 502" } }, ctx);
+    const stored = "GitHub could not be read, kept: HTTP 502";
+    const r = await step({ record: { ...overBound(), failures: 2, dueAt: NOW + 90_000, reason: stored } }, ctx);
     expect(gh.calls).toEqual([]);
-    expect(r).toMatchObject({ verdict: { verdict: "keep", reason: "GitHub could not be read, kept: HTTP 502" }, failures: 2, next: { at: NOW + 90_000 } });
+    // The row's own words stand: what the admin page showed of the failed ask is what it still shows.
+    expect(r).toMatchObject({ verdict: { code: "BackingOff", verdict: "keep", reason: stored }, failures: 2, next: { at: NOW + 90_000 } });
     expect(deletes).toEqual([]);
     // Its time come: asked.
     await step({ record: { ...overBound(), failures: 2, dueAt: NOW } }, ctx);
@@ -336,7 +343,7 @@ describe("reconcile: the back-off holds asks only", () => {
   it("a completed job whose earlier ask failed is deleted at once, its back-off notwithstanding", async () => {
     const { ctx, deletes } = context();
     const r = await step({ record: row({ ...done(900), failures: 2, dueAt: NOW + 60_000 }) }, ctx);
-    expect(r).toMatchObject({ close: "reaped", deleted: true, failures: 0 });
+    expect(r).toMatchObject({ close: "reaped", deleted: true, failures: 0, verdict: { code: "JobCompleted" } });
     expect(deletes.map((d) => d.runner.uid)).toEqual(["u-1"]);
   });
 
@@ -368,7 +375,7 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     expect(r).toMatchObject({
       close: "gone",
       next: { never: true },
-      verdict: { verdict: "gone", reason: "runner r-1 left the cluster before any webhook named it" },
+      verdict: { code: "Gone", verdict: "gone" },
     });
   });
 
@@ -376,21 +383,21 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     const { ctx } = context();
     const failed = await step({ unseen: unseen(), view: { kind: "unknown", why: "503" } }, ctx);
     expect(failed).toMatchObject({
-      verdict: { verdict: "keep", reason: "cannot judge: 503", error: true },
+      verdict: { code: "CannotJudge", verdict: "keep", error: true },
       errorKind: "cluster",
       failures: 1,
       next: { at: NOW + 60_000 },
     });
     const stale = await step({ unseen: unseen(), view: { kind: "unknown", why: "old", stale: true } }, ctx);
-    expect(stale).toMatchObject({ failures: 0, next: { at: NOW + 30_000 } });
+    expect(stale).toMatchObject({ verdict: { code: "CannotJudge" }, failures: 0, next: { at: NOW + 30_000 } });
   });
 
   it("no longer busy on its run (idle, or another run): ended, never deleted", async () => {
     const { ctx, deletes } = context();
     const idle = await step({ unseen: unseen(), view: found({ workflowRunId: undefined }) }, ctx);
-    expect(idle).toMatchObject({ close: "gone", verdict: { reason: "runner r-1 is no longer busy on run 7: idle: no job recorded for this runner" } });
+    expect(idle).toMatchObject({ close: "gone", verdict: { code: "Gone", verdict: "gone" } });
     const moved = await step({ unseen: unseen(), view: found({ workflowRunId: 8 }) }, ctx);
-    expect(moved.close).toBe("gone");
+    expect(moved).toMatchObject({ close: "gone", verdict: { code: "Gone", verdict: "gone" } });
     expect(deletes).toEqual([]);
   });
 
@@ -399,7 +406,7 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     const { ctx } = context({ github: gh.github });
     const r = await step({ unseen: unseen({ firstSeen: NOW - 60_000 }) }, ctx);
     expect(r).toMatchObject({
-      verdict: { verdict: "keep", reason: "runner works on run 7 and no webhook told us about it yet: waiting 180s for one before asking GitHub" },
+      verdict: { code: "AwaitingWebhook", verdict: "keep" },
       next: { at: NOW + 120_000 },
     });
     expect(gh.calls).toEqual([]);
@@ -414,12 +421,12 @@ describe("reconcile: a busy runner no webhook told us about", () => {
       asked: true,
       failures: 1,
       next: { at: NOW + 600_000 },
-      verdict: { verdict: "keep", reason: "GitHub lists no job of run 7 in octo/repo on runner r-1" },
+      verdict: { code: "NotPlaced", verdict: "keep" },
     });
     expect(deletes).toEqual([]);
-    // Seen by the next sweep before then: its reason stands, not asked.
+    // Seen by the next sweep before then: not asked; its reason stands (what the admin page shows of it).
     const later = await step({ unseen: unseen({ dueAt: NOW + 600_000, failures: 1, reason: r.verdict.reason }) }, ctx);
-    expect(later).toMatchObject({ failures: 1, next: { at: NOW + 600_000 }, verdict: { reason: r.verdict.reason } });
+    expect(later).toMatchObject({ failures: 1, next: { at: NOW + 600_000 }, verdict: { code: "BackingOff", verdict: "keep", reason: r.verdict.reason } });
     expect(gh.calls).toHaveLength(3);
   });
 
@@ -440,7 +447,7 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     const gh = stubGithub();
     const { ctx } = context({ github: gh.github });
     const r = await step({ unseen: unseen({ dueAt: NOW + 5000, reason: "wait" }) }, ctx);
-    expect(r).toMatchObject({ failures: 0, next: { at: NOW + 5000 }, verdict: { reason: "wait" } });
+    expect(r).toMatchObject({ failures: 0, next: { at: NOW + 5000 }, verdict: { code: "BackingOff", verdict: "keep", reason: "wait" } });
     expect(gh.calls).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { RunnerRecord } from "../../../src/model/runner.ts";
 import { judge } from "../../../src/reaper/judge.ts";
 import { listedWord, rowsStillRunning } from "../../../src/reaper/run-listing.ts";
+import { decision } from "../support/decision.ts";
 import { policy } from "../support/fakes.ts";
 
 const NOW = Date.parse("2026-11-02T12:00:00Z");
@@ -73,26 +74,23 @@ describe("the judge on a run listed in progress (row 10)", () => {
 
   it("keeps a job due for a recheck and moves its next recheck an interval on, never deletes", () => {
     const v = judge({ tracked: { ...row(), checkedAt: NOW }, cluster: found, github: word, now: NOW, policy });
-    expect(v.verdict).toBe("keep");
-    expect(v.dueAt).toBe(NOW + RECHECK_MS);
+    expect(decision(v)).toEqual({ code: "Running", verdict: "keep", dueAt: NOW + RECHECK_MS });
     expect(RECHECK_MS).toBeGreaterThan(0);
-    expect(v.askGithub).toBeUndefined();
-    expect(v.reason).toContain("its run 700 is among octo-org/api's in-progress runs");
   });
 
   it("past the bound, the run's word is not the job's: the job is asked for", () => {
     const old = row({ startedAt: iso(NOW - (policy.maxJobSeconds + 60) * 1000) });
     const v = judge({ tracked: { ...old, checkedAt: NOW }, cluster: found, github: word, now: NOW, policy });
-    expect(v).toMatchObject({ verdict: "keep", askGithub: true });
+    expect(decision(v)).toEqual({ code: "OverBoundAsk", verdict: "keep", askGithub: true });
   });
 
   it("a word about another run or attempt is no answer: kept, counted as an error", () => {
     const v = judge({ tracked: { ...row({ runAttempt: 2 }), checkedAt: NOW }, cluster: found, github: word, now: NOW, policy });
-    expect(v).toMatchObject({ verdict: "keep", error: true });
+    expect(decision(v)).toEqual({ code: "GithubError", verdict: "keep", error: true });
   });
 
   it("a completion heard still decides: the listing never hides positive evidence", () => {
     const done = row({ jobCompleted: { at: iso(NOW - 600_000), conclusion: "success" } });
-    expect(judge({ tracked: done, cluster: found, github: word, now: NOW, policy }).verdict).toBe("delete");
+    expect(judge({ tracked: done, cluster: found, github: word, now: NOW, policy }).code).toBe("JobCompleted");
   });
 });

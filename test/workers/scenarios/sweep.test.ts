@@ -296,7 +296,9 @@ describe("sweep: jobs past the bound", () => {
       run: 702,
       job: 7020,
       verdict: "keep",
+      code: "GithubError",
       error: "github",
+      // The words are the point: the operator reads which installation refused and the permission it needs.
       reason: expect.stringMatching(/^GitHub could not be read, kept: minting a token for installation 4242: GitHub answered 403: .*Actions: read/),
     });
     expect(lines.find((l) => l.msg === "sweep")).toMatchObject({
