@@ -1,5 +1,6 @@
 // A runner as the cluster shows it, and as the ledger keeps it: what the facts
-// say of its job (TrackedRunner), and the row around it (RunnerRecord).
+// say of its job (TrackedRunner), and the row around it (RunnerRecord) with its
+// bounded story (withStory).
 import type { JobNames } from "./facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
 
@@ -96,6 +97,13 @@ export interface RunnerRecord extends TrackedRunner {
   story: StoryEntry[];
   /** The workflow, job and branch names and the run's page: shown, never judged on. */
   names?: JobNames;
+}
+
+/** At most this many story entries are kept per runner (the oldest go first). */
+const MAX_STORY = 40;
+
+export function withStory(record: RunnerRecord, entry: StoryEntry): RunnerRecord {
+  return { ...record, story: [...record.story, entry].slice(-MAX_STORY) };
 }
 
 /** A busy runner no webhook told us about, by name and uid. */
