@@ -15,7 +15,8 @@ interface Row extends SqlRow {
   repo: string | null;
   first_seen: number;
   due_at: number | null;
-  reason: string;
+  /** Never judged: null (stored as '', the column's default and what rows from before hold). */
+  reason: string | null;
   held_for: string | null;
   cluster: string | null;
   failures: number;
@@ -36,7 +37,7 @@ const toUnseen = (r: Row): UnseenRunner => ({
 });
 
 /** Row's columns in order: a sweep reads every unseen row (Sql.rows, then one object literal each). */
-const SELECT = "SELECT name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures FROM unseen";
+const SELECT = "SELECT name, uid, namespace, run_id, repo, first_seen, due_at, NULLIF(reason, '') AS reason, held_for, cluster, failures FROM unseen";
 const unseenRow = (a: SqlStorageValue[]): Row => ({
   name: a[0] as string,
   uid: a[1] as string,
@@ -45,7 +46,7 @@ const unseenRow = (a: SqlStorageValue[]): Row => ({
   repo: a[4] as string | null,
   first_seen: a[5] as number,
   due_at: a[6] as number | null,
-  reason: a[7] as string,
+  reason: a[7] as string | null,
   held_for: a[8] as string | null,
   cluster: a[9] as string | null,
   failures: a[10] as number,
@@ -77,7 +78,7 @@ export class UnseenTable {
       u.repo,
       u.firstSeen,
       u.dueAt,
-      u.reason,
+      u.reason ?? "",
       u.heldFor ?? null,
       u.cluster ?? null,
       u.failures ?? 0,

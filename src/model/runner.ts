@@ -119,7 +119,8 @@ export interface UnseenRunner {
   /** Failed asks in a row (reconcile's back-off); 0 or absent: none. */
   failures?: number;
   heldFor?: HeldFor;
-  reason: string;
+  /** Its last verdict's reason; null: never judged yet (first seen this look). */
+  reason: string | null;
 }
 
 /** A deletion we made, watched until its object goes: stuck when it is still there REAPER_STUCK_SECONDS later. */

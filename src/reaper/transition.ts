@@ -159,12 +159,12 @@ interface UnseenChange {
 }
 
 function unseenTransition(r: Result, unseen: UnseenRunner): UnseenChange {
-  if (r.close) return { end: true, logged: unseen.reason !== "" };
-  const fresh = unseen.reason === "";
+  if (r.close) return { end: true, logged: unseen.reason !== null };
+  const fresh = unseen.reason === null;
   const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
   const changed =
     fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures;
-  const logged = fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
+  const logged = unseen.reason === null || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
   return changed ? { put: next, logged } : { logged };
 }
 

@@ -36,6 +36,8 @@ const row = (over: Partial<RunnerRecord> = {}): RunnerRecord => ({
   ...over,
 });
 
+const AWAITING = "runner works on run 7 in octo/repo and no webhook told us about it, waiting 180s for its webhook";
+
 const unseenRow = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
   name: "r-1",
   uid: "u-1",
@@ -45,7 +47,7 @@ const unseenRow = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
   repo: REPO,
   firstSeen: NOW - 60_000,
   dueAt: NOW + 120_000,
-  reason: "runner works on run 7 in octo/repo and no webhook told us about it, waiting 180s for its webhook",
+  reason: AWAITING,
   ...over,
 });
 
@@ -136,6 +138,19 @@ describe("transition: a close", () => {
     expect(again.line).toBeUndefined();
   });
 
+  it("a close is written and reaped is a line even when nothing but the state moves", () => {
+    const gone: Verdict = { code: "Gone", verdict: "gone", reason: "runner r-1 is no longer in the cluster" };
+    const still = row({ verdictKey: verdictKey(gone), dueAt: null, failures: 0 });
+    expect(transition(result({ record: still, verdict: gone, close: "gone", next: NEVER }), ctx).row).toMatchObject({ changed: true, closing: true });
+    const reaped = transition(result({ record: row({ verdictKey: verdictKey(completed) }), verdict: completed, close: "reaped", next: NEVER }), ctx);
+    expect(reaped.line?.verdict).toBe("deleted");
+  });
+
+  it("gone is never watched, though the object is seen and a delete was sent", () => {
+    const gone: Verdict = { code: "Gone", verdict: "gone", reason: "runner r-1 was already gone from arc-a (404)" };
+    expect(transition(result({ verdict: gone, close: "gone", deleted: true, next: NEVER }), ctx).watch).toBeUndefined();
+  });
+
   it("a close ends the unseen row the result also names", () => {
     const t = transition(result({ verdict: completed, close: "reaped", next: NEVER, unseen: unseenRow() }), ctx);
     expect(t.endUnseen).toEqual({ name: "r-1", uid: "u-1" });
@@ -212,6 +227,12 @@ describe("transition: an open row", () => {
     }
   });
 
+  it("identity: a row of none and a result of none stay without one", () => {
+    const t = transition(result({ record: row({ uid: undefined, namespace: undefined, cluster: undefined }), view: { kind: "missing" } }), ctx);
+    expect(t.row!.next).toMatchObject({ uid: undefined, namespace: undefined, cluster: undefined });
+    expect(t.row!.changed).toBe(false);
+  });
+
   it("each stored field that moves is a write: the due time, the hold, the failures (absent is none)", () => {
     expect(transition(result({ next: WITH_SWEEP }), ctx).row).toMatchObject({ changed: true, next: { dueAt: null } });
     expect(transition(result({ heldFor: "budget" }), ctx).row).toMatchObject({ changed: true, next: { heldFor: "budget" } });
@@ -249,13 +270,13 @@ describe("transition: an unseen row", () => {
     result({
       record: undefined,
       unseen,
-      verdict: { code: "AwaitingWebhook", verdict: "keep", reason: unseenRow().reason },
+      verdict: { code: "AwaitingWebhook", verdict: "keep", reason: AWAITING },
       next: lookAt(NOW + 120_000),
       ...over,
     });
 
   it("first judged: stored with its verdict's reason, due time, failures and hold, and a line", () => {
-    const t = transition(unseenResult(unseenRow({ reason: "", dueAt: null }), { heldFor: "agent", failures: 1 }), ctx);
+    const t = transition(unseenResult(unseenRow({ reason: null, dueAt: null }), { heldFor: "agent", failures: 1 }), ctx);
     expect(t.putUnseen).toEqual({ ...unseenRow(), heldFor: "agent", failures: 1 });
     expect(t.line).toMatchObject({ runner: "r-1", namespace: "arc-a", repository: REPO, run: 7, job: null, verdict: "keep", code: "AwaitingWebhook" });
     expect(t.row).toBeUndefined();
@@ -275,7 +296,7 @@ describe("transition: an unseen row", () => {
 
   it("a new reason: written; a line only when its decision is new, or an error", () => {
     const aged = transition(
-      unseenResult(unseenRow(), { verdict: { code: "AwaitingWebhook", verdict: "keep", reason: unseenRow().reason.replace("180s", "120s") } }),
+      unseenResult(unseenRow(), { verdict: { code: "AwaitingWebhook", verdict: "keep", reason: AWAITING.replace("180s", "120s") } }),
       ctx,
     );
     expect(aged.putUnseen).toBeDefined();
@@ -284,7 +305,7 @@ describe("transition: an unseen row", () => {
     const t = transition(unseenResult(unseenRow(), { verdict: notPlaced, asked: true }), ctx);
     expect(t.putUnseen?.reason).toBe(notPlaced.reason);
     expect(t.line?.code).toBe("NotPlaced");
-    const err: Verdict = { code: "GithubError", verdict: "keep", reason: unseenRow().reason, error: true };
+    const err: Verdict = { code: "GithubError", verdict: "keep", reason: AWAITING, error: true };
     const e = transition(unseenResult(unseenRow(), { verdict: err, errorKind: "github" }), ctx);
     expect(e.line?.error).toBe("github");
     expect(e.counters).toContainEqual({ name: "arc_reaper_cluster_errors_total", labels: { cluster: "default", kind: "github" } });
@@ -296,7 +317,7 @@ describe("transition: an unseen row", () => {
     expect(t.endUnseen).toEqual({ name: "r-1", uid: "u-1" });
     expect(t.putUnseen).toBeUndefined();
     expect(t.line).toMatchObject({ verdict: "gone", namespace: null, repository: null, run: null });
-    expect(transition(unseenResult(unseenRow({ reason: "" }), { verdict: gone, close: "gone", next: NEVER }), ctx).line).toBeUndefined();
+    expect(transition(unseenResult(unseenRow({ reason: null }), { verdict: gone, close: "gone", next: NEVER }), ctx).line).toBeUndefined();
   });
 
   it("the per-cluster counters name the unseen row's cluster when nothing else does", () => {
@@ -315,7 +336,12 @@ describe("transition: the decision line", () => {
     expect(t.line).toMatchObject({ cluster: "east", namespace: "arc-e", repository: REPO, run: 7, job: 11 });
     expect(transition(result({ record: row({ verdictKey: undefined }) }), ctx).line?.cluster).toBeUndefined();
     const noRow = transition(
-      result({ record: undefined, unseen: unseenRow({ reason: "" }), view: { kind: "found", runner: east }, verdict: { ...running, code: "AwaitingWebhook" } }),
+      result({
+        record: undefined,
+        unseen: unseenRow({ reason: null }),
+        view: { kind: "found", runner: east },
+        verdict: { ...running, code: "AwaitingWebhook" },
+      }),
       ctx,
     );
     expect(noRow.line).toMatchObject({ namespace: "arc-e", repository: "octo/other", run: 8, job: null });
@@ -324,6 +350,19 @@ describe("transition: the decision line", () => {
     expect(missing.line?.cluster).toBeUndefined();
     expect(missing.line?.error).toBeUndefined();
     expect(missing.line?.heldFor).toBeUndefined();
+  });
+
+  it("the per-cluster counters name the object's cluster when neither the row nor the identity does", () => {
+    const err: Verdict = { code: "DeleteFailed", verdict: "keep", reason: "delete failed, retried later: 500", error: true };
+    const east = busyRunner(NOW, { cluster: "east" });
+    const t = transition(result({ record: row({ cluster: undefined }), verdict: err, errorKind: "cluster", view: { kind: "found", runner: east } }), ctx);
+    expect(t.counters).toContainEqual({ name: "arc_reaper_cluster_errors_total", labels: { cluster: "east", kind: "cluster" } });
+  });
+
+  it("a line of no hold, no error and the default cluster carries none of those fields", () => {
+    const line = transition(result({ record: row({ verdictKey: undefined }) }), ctx).line;
+    expect(line).toBeDefined();
+    for (const field of ["heldFor", "error", "cluster"]) expect(line).not.toHaveProperty(field);
   });
 
   it("a result about no row at all writes nothing", () => {
