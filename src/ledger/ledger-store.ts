@@ -143,7 +143,7 @@ export class LedgerStore implements LedgerPort {
   private writeRow(r: Result, before: RunnerRecord, row: NonNullable<Transition["row"]>, now: number): boolean {
     // Their due time stands; the alarm judges it again. A close is written regardless.
     if (row.changed && !this.runners.update(row.next, before, { closing: row.closing })) return false;
-    rollUpDecision(this.sql, { before, after: row.next, verdict: r.verdict, at: now, policy: this.opts.policy });
+    rollUpDecision(this.sql, { before, after: row.next, verdict: r.verdict, newDecision: row.newDecision, at: now, policy: this.opts.policy });
     return true;
   }
 

@@ -82,7 +82,7 @@ export interface RunnerRecord extends TrackedRunner {
   state: RunnerState;
   verdict?: VerdictKind;
   reason: string;
-  /** The verdict and reason without their ages: a change of it is worth a log line. */
+  /** Its decision's key (verdictKey in src/model/verdict.ts): a change of it is worth a story entry and a log line. */
   verdictKey?: string;
   cause?: DeleteCause;
   decidedAt?: number;
@@ -121,6 +121,8 @@ export interface UnseenRunner {
   heldFor?: HeldFor;
   /** Its last verdict's reason; null: never judged yet (first seen this look). */
   reason: string | null;
+  /** Its last verdict's key (src/model/verdict.ts); absent: never judged, or judged before unseen rows kept one. */
+  verdictKey?: string;
 }
 
 /** A deletion we made, watched until its object goes: stuck when it is still there REAPER_STUCK_SECONDS later. */

@@ -5,7 +5,7 @@
 // (src/ledger/ledger-store.ts) writes what this answers and decides nothing.
 import { dueAtOf } from "../model/next-look.ts";
 import { withStory, type DeletionWatch, type RunnerRecord, type UnseenRunner } from "../model/runner.ts";
-import { verdictKey } from "../model/verdict.ts";
+import { isNewDecision, verdictKey } from "../model/verdict.ts";
 import type { DecisionLine } from "./log-lines.ts";
 import type { Caller, Result } from "./reconcile.ts";
 
@@ -19,7 +19,7 @@ export interface TransitionContext {
 }
 
 /** One counter to add to: its name, labels and amount. */
-export interface CounterAdd {
+interface CounterAdd {
   name: string;
   labels?: Record<string, string>;
 }
@@ -29,7 +29,7 @@ export interface Transition {
    * The runner row as it is to be: written when `changed` (a close always is; an open row only if it is
    * still as it was judged), and rolled up into the day at a glance once written or left unchanged.
    */
-  row?: { next: RunnerRecord; changed: boolean; closing: boolean };
+  row?: { next: RunnerRecord; changed: boolean; closing: boolean; newDecision: boolean };
   /** The unseen row as it is to be stored. */
   putUnseen?: UnseenRunner;
   /** The unseen row that ends (a close, or a row that now accounts for its runner). */
@@ -47,7 +47,7 @@ export function transition(r: Result, ctx: TransitionContext): Transition {
   let worthALine = false;
   if (r.record) {
     const row = rowTransition(r, r.record, ctx);
-    t.row = { next: row.next, changed: row.changed, closing: row.next.state !== r.record.state };
+    t.row = { next: row.next, changed: row.changed, closing: row.next.state !== r.record.state, newDecision: row.newDecision };
     if (row.watch) t.watch = row.watch;
     counters.push(...row.counters);
     worthALine = row.logged;
@@ -65,6 +65,7 @@ export function transition(r: Result, ctx: TransitionContext): Transition {
 interface RowChange {
   next: RunnerRecord;
   changed: boolean;
+  newDecision: boolean;
   logged: boolean;
   counters: CounterAdd[];
   watch?: DeletionWatch;
@@ -72,7 +73,9 @@ interface RowChange {
 
 function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext): RowChange {
   const { now, by } = ctx;
-  const key = verdictKey(r.verdict);
+  // A back-off repeats the row's last decision (its reason is that decision's): its key stands.
+  const key = r.verdict.code === "BackingOff" && record.verdictKey !== undefined ? record.verdictKey : verdictKey(r.verdict);
+  const newDecision = key !== record.verdictKey && isNewDecision(record.verdictKey, r.verdict);
   const identity = {
     uid: record.uid ?? r.identity?.uid,
     namespace: record.namespace ?? r.identity?.namespace,
@@ -133,7 +136,7 @@ function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext):
       heldFor: r.heldFor,
     };
     if (r.asked) next.checkedAt = now;
-    if (key !== record.verdictKey) {
+    if (newDecision) {
       next.decidedAt = now;
       next = withStory(next, { at: new Date(now).toISOString(), what: `${r.verdict.verdict}: ${r.verdict.reason}`, source: by });
     }
@@ -148,8 +151,8 @@ function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext):
     next.checkedAt !== record.checkedAt ||
     next.heldFor !== record.heldFor ||
     (next.failures ?? 0) !== (record.failures ?? 0);
-  const logged = key !== record.verdictKey || r.close === "reaped" || r.verdict.error === true;
-  return watch ? { next, changed, logged, counters, watch } : { next, changed, logged, counters };
+  const logged = newDecision || r.close === "reaped" || r.verdict.error === true;
+  return watch ? { next, changed, newDecision, logged, counters, watch } : { next, changed, newDecision, logged, counters };
 }
 
 interface UnseenChange {
@@ -161,10 +164,19 @@ interface UnseenChange {
 function unseenTransition(r: Result, unseen: UnseenRunner): UnseenChange {
   if (r.close) return { end: true, logged: unseen.reason !== null };
   const fresh = unseen.reason === null;
-  const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
+  // A back-off repeats the row's last decision: its key stands. A row judged before unseen rows kept a key
+  // (reason set, no key) takes its verdict's key now, as the same decision: it never stored which it was.
+  const key = r.verdict.code === "BackingOff" && unseen.verdictKey !== undefined ? unseen.verdictKey : verdictKey(r.verdict);
+  const newDecision = fresh || (unseen.verdictKey !== undefined && unseen.verdictKey !== key);
+  const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, verdictKey: key, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
   const changed =
-    fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures;
-  const logged = unseen.reason === null || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
+    fresh ||
+    unseen.verdictKey !== key ||
+    unseen.reason !== next.reason ||
+    unseen.dueAt !== next.dueAt ||
+    unseen.heldFor !== next.heldFor ||
+    (unseen.failures ?? 0) !== r.failures;
+  const logged = newDecision || r.verdict.error === true;
   return changed ? { put: next, logged } : { logged };
 }
 

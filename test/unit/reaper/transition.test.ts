@@ -48,6 +48,7 @@ const unseenRow = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
   firstSeen: NOW - 60_000,
   dueAt: NOW + 120_000,
   reason: AWAITING,
+  verdictKey: "keep/AwaitingWebhook",
   ...over,
 });
 
@@ -161,7 +162,7 @@ describe("transition: a close", () => {
 describe("transition: an open row", () => {
   it("the same decision again: no story entry, no new decidedAt, no line, and an unchanged row is not written", () => {
     const t = transition(result(), ctx);
-    expect(t.row).toEqual({ next: { ...row(), failures: 0 }, changed: false, closing: false });
+    expect(t.row).toEqual({ next: { ...row(), failures: 0 }, changed: false, closing: false, newDecision: false });
     expect(t.line).toBeUndefined();
     expect(t.counters).toEqual([]);
     expect(t.watch).toBeUndefined();
@@ -191,6 +192,33 @@ describe("transition: an open row", () => {
     expect(t.row!.changed).toBe(true);
     expect(t.row!.closing).toBe(false);
     expect(t.line).toMatchObject({ verdict: "wait", code: "InGrace", reason: grace.reason, by: "sweep" });
+  });
+
+  it("a back-off repeats the row's last decision: its key stands, no story entry, no line", () => {
+    const err: Verdict = { code: "GithubError", verdict: "keep", reason: "GitHub could not be read, kept: 502", error: true };
+    const backingOff: Verdict = { code: "BackingOff", verdict: "keep", reason: err.reason };
+    const t = transition(result({ record: row({ verdictKey: verdictKey(err), reason: err.reason, failures: 1 }), verdict: backingOff, failures: 1 }), ctx);
+    expect(t.row).toMatchObject({ changed: false, newDecision: false, next: { verdictKey: "keep/GithubError" } });
+    expect(t.row!.next.story).toHaveLength(1);
+    expect(t.line).toBeUndefined();
+    // A row never judged that backs off (no key to stand) takes the back-off's own.
+    expect(transition(result({ record: row({ verdictKey: undefined }), verdict: backingOff }), ctx).row).toMatchObject({
+      newDecision: true,
+      next: { verdictKey: "keep/BackingOff" },
+    });
+  });
+
+  it("a key stored before keys were codes: the same kind is rewritten as the same decision, another kind is a new one", () => {
+    const legacy = row({ verdictKey: "keep: job 11 in octo/repo is in_progress for Ns, within the bound of Ns" });
+    const same = transition(result({ record: legacy }), ctx);
+    expect(same.row).toMatchObject({ changed: true, newDecision: false, next: { verdictKey: "keep/Running", decidedAt: NOW - 60_000 } });
+    expect(same.row!.next.story).toHaveLength(1);
+    expect(same.line).toBeUndefined();
+    const grace: Verdict = { code: "InGrace", verdict: "wait", reason: "job 11 completed (success); grace 300s" };
+    const other = transition(result({ record: legacy, verdict: grace }), ctx);
+    expect(other.row).toMatchObject({ changed: true, newDecision: true, next: { verdictKey: "wait/InGrace", decidedAt: NOW } });
+    expect(other.row!.next.story).toHaveLength(2);
+    expect(other.line?.code).toBe("InGrace");
   });
 
   it("a row never judged is a new decision", () => {
@@ -309,6 +337,21 @@ describe("transition: an unseen row", () => {
     const e = transition(unseenResult(unseenRow(), { verdict: err, errorKind: "github" }), ctx);
     expect(e.line?.error).toBe("github");
     expect(e.counters).toContainEqual({ name: "arc_reaper_cluster_errors_total", labels: { cluster: "default", kind: "github" } });
+  });
+
+  it("its key: a back-off keeps the last one; a row judged before keys were kept takes one as the same decision", () => {
+    const backingOff: Verdict = { code: "BackingOff", verdict: "keep", reason: "GitHub names no job of run 7 for runner r-1" };
+    const judged = unseenRow({ reason: backingOff.reason, verdictKey: "keep/NotPlaced", failures: 1 });
+    expect(transition(unseenResult(judged, { verdict: backingOff, failures: 1 }), ctx)).toEqual({ counters: [] });
+    const old = transition(unseenResult(unseenRow({ verdictKey: undefined })), ctx);
+    expect(old.putUnseen?.verdictKey).toBe("keep/AwaitingWebhook");
+    expect(old.line).toBeUndefined();
+    const oldOther = transition(unseenResult(unseenRow({ verdictKey: undefined }), { verdict: { code: "NotPlaced", verdict: "keep", reason: "x" } }), ctx);
+    expect(oldOther.putUnseen?.verdictKey).toBe("keep/NotPlaced");
+    expect(oldOther.line).toBeUndefined();
+    const fresh = transition(unseenResult(unseenRow({ reason: null, verdictKey: undefined }), { verdict: backingOff }), ctx);
+    expect(fresh.putUnseen?.verdictKey).toBe("keep/BackingOff");
+    expect(fresh.line).toBeDefined();
   });
 
   it("a close ends it: a line when it had been judged, none for one never judged", () => {
