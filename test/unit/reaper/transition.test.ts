@@ -165,7 +165,8 @@ describe("transition: an open row", () => {
     expect(t.row).toEqual({ next: { ...row(), failures: 0 }, changed: false, closing: false, newDecision: false });
     expect(t.line).toBeUndefined();
     expect(t.counters).toEqual([]);
-    expect(t.watch).toBeUndefined();
+    expect(t).not.toHaveProperty("watch");
+    expect(t).not.toHaveProperty("putUnseen");
     expect(t.endUnseen).toBeUndefined();
   });
 
@@ -352,6 +353,13 @@ describe("transition: an unseen row", () => {
     const fresh = transition(unseenResult(unseenRow({ reason: null, verdictKey: undefined }), { verdict: backingOff }), ctx);
     expect(fresh.putUnseen?.verdictKey).toBe("keep/BackingOff");
     expect(fresh.line).toBeDefined();
+  });
+
+  it("an error again, nothing else moved: nothing written, but a line every time", () => {
+    const err: Verdict = { code: "GithubError", verdict: "keep", reason: "cannot ask GitHub: no key", error: true };
+    const t = transition(unseenResult(unseenRow({ reason: err.reason, verdictKey: "keep/GithubError" }), { verdict: err, errorKind: "github" }), ctx);
+    expect(t).not.toHaveProperty("putUnseen");
+    expect(t.line?.error).toBe("github");
   });
 
   it("a close ends it: a line when it had been judged, none for one never judged", () => {
