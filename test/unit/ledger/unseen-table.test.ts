@@ -1,10 +1,10 @@
 // The unseen table's "never judged": null in code, '' in storage (the column's default, and what
 // every never-judged row stored before null held), so rows from before read as they meant.
 import { describe, expect, it } from "vitest";
-import { migrate } from "../../src/ledger/schema.ts";
-import { UnseenTable } from "../../src/ledger/unseen-table.ts";
-import type { UnseenRunner } from "../../src/model/runner.ts";
-import { nodeSql } from "./support/node-sql.ts";
+import { migrate } from "../../../src/ledger/schema.ts";
+import { UnseenTable } from "../../../src/ledger/unseen-table.ts";
+import type { UnseenRunner } from "../../../src/model/runner.ts";
+import { nodeSql } from "../support/node-sql.ts";
 
 const row = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
   name: "r-1",
