@@ -22,9 +22,17 @@ module.exports = {
       name: "ledger-imports-no-decision",
       severity: "error",
       comment:
-        "src/ledger stores: only its facade (ledger.ts, and its one pass in ledger-pass.ts) wires the reaper in; the tables use its types and ports only.",
+        "src/ledger stores: only its facade (ledger.ts, and its one pass in ledger-pass.ts) wires the reaper in (the transition and the facts' schedule come in through LedgerOptions); the tables import no value of the reaper.",
       from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger(-pass)?\\.ts$" },
-      to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|redeliver-failed)\\.ts$", dependencyTypesNot: ["type-only"] },
+      to: { path: "^src/reaper/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "ledger-types-from-the-ports",
+      severity: "error",
+      comment:
+        "The tables use the reaper's types only from the modules that define what crosses to the ledger: its ports, log lines, reconcile's result, the transition, a deletion check, the deliveries mark and the pass's report.",
+      from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger(-pass)?\\.ts$" },
+      to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|transition|check-deletion|redeliver-failed|run-pass)\\.ts$" },
     },
     {
       name: "reaper-imports-no-agent-link",

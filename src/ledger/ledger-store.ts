@@ -1,8 +1,11 @@
 // The ledger's tables behind the LedgerPort the reaper uses: recording facts,
 // storing what reconcile answered (verdicts, due times, holds, closes, unseen
-// rows), the deletion window, the deliveries mark and the pause switch. It
-// stores; it decides nothing (decisions come in as reconcile's results, and the
-// facts' schedule as a function).
+// rows), the deletion window, the deliveries mark and the pause switch. What a
+// result does to the rows comes in as a function (options.transition, the
+// reaper's transition.ts), as the facts' schedule does (options.schedule), and
+// store() writes what it answers. A few choices are still made here: whether a
+// recheck moves a row's due time (rechecked), that a returning name's closed row
+// is dropped (learn), and how a watched deletion restates its row (storeDeletionCheck).
 import type { Fact } from "../model/facts.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
@@ -10,7 +13,7 @@ import { DeletionsTable } from "./deletions-table.ts";
 import { failedPort } from "./failed-port.ts";
 import { idlePort } from "./idle-port.ts";
 import { FailedTable } from "./failed-table.ts";
-import { verdictKey, type HeldFor } from "../model/verdict.ts";
+import type { HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
 import { dueAtOf } from "../model/next-look.ts";
 import type { Policy } from "../model/policy.ts";
@@ -18,6 +21,7 @@ import type { DecisionLine } from "../reaper/log-lines.ts";
 import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
+import type { Transition, TransitionContext } from "../reaper/transition.ts";
 import type { IdleCount } from "../model/idle.ts";
 import { CountersTable } from "./counters-table.ts";
 import { ReceivedGuidsTable } from "./received-guids-table.ts";
@@ -25,8 +29,7 @@ import { MemoryTable } from "./memory-table.ts";
 import { recordFacts, type ScheduleFacts } from "./record-facts.ts";
 import { rollUpDecision } from "./roll-up-decision.ts";
 import { RedeliveriesTable } from "./redeliveries-table.ts";
-import { withStory } from "./runner-record.ts";
-import type { RunnerRecord } from "../model/runner.ts";
+import { withStory, type RunnerRecord } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
@@ -42,6 +45,8 @@ export interface LedgerOptions {
   stuckSeconds: number;
   maxDeletionsPerMinute: number;
   log: (line: DecisionLine) => void;
+  /** What a reconcile result does to the rows (src/reaper/transition.ts): the decision this store writes. */
+  transition: (r: Result, ctx: TransitionContext) => Transition;
 }
 
 export class LedgerStore implements LedgerPort {
@@ -120,109 +125,26 @@ export class LedgerStore implements LedgerPort {
   store(results: readonly Result[], by: Caller, now: number): Stored {
     let logged = 0;
     for (const r of results) {
-      const line = r.record ? this.storeRecord(r, r.record, by, now) : r.unseen ? this.storeUnseen(r, r.unseen) : false;
-      if (r.record && r.unseen) this.unseenRunners.remove(r.unseen.name, r.unseen.uid);
-      if (r.verdict.error) this.counters.add("arc_reaper_errors_total", { kind: r.errorKind ?? "github" });
-      if (r.verdict.error) this.counters.add("arc_reaper_cluster_errors_total", { cluster: clusterOfResult(r), kind: r.errorKind ?? "github" });
-      if (r.heldFor === "cap") this.counters.add("arc_reaper_deletions_held_back_total");
-      if (line) {
+      const t = this.opts.transition(r, { now, by, historyDays: this.opts.historyDays, stuckSeconds: this.opts.stuckSeconds });
+      for (const c of t.counters) this.counters.add(c.name, c.labels);
+      if (t.watch) this.deletionsWatched.put(t.watch);
+      if (t.endUnseen) this.unseenRunners.remove(t.endUnseen.name, t.endUnseen.uid);
+      if (t.putUnseen) this.unseenRunners.put(t.putUnseen);
+      const written = r.record && t.row ? this.writeRow(r, r.record, t.row, now) : true;
+      if (t.line && written) {
         logged++;
-        this.opts.log(decisionLine(r, by));
+        this.opts.log(t.line);
       }
     }
     return { logged };
   }
 
-  private storeRecord(r: Result, record: RunnerRecord, by: Caller, now: number): boolean {
-    const key = verdictKey(r.verdict);
-    const identity = {
-      uid: record.uid ?? r.identity?.uid,
-      namespace: record.namespace ?? r.identity?.namespace,
-      cluster: record.cluster ?? r.identity?.cluster,
-    };
-    let next: RunnerRecord;
-    if (r.close) {
-      next = withStory(
-        {
-          ...record,
-          ...identity,
-          state: r.close,
-          verdict: r.verdict.verdict,
-          reason: r.verdict.reason,
-          verdictKey: key,
-          cause: r.close === "reaped" ? r.verdict.cause : undefined,
-          decidedAt: now,
-          dueAt: null,
-          pruneAt: now + this.opts.historyDays * 86_400_000,
-          failures: 0,
-          heldFor: undefined,
-        },
-        { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
-      );
-      this.counters.add("arc_reaper_closed_runners", { state: r.close });
-      if (r.close === "reaped") this.counters.add("arc_reaper_deletions_total", { cause: r.verdict.cause ?? "unknown" });
-      if (r.close === "reaped") this.counters.add("arc_reaper_cluster_deletions_total", { cluster: clusterOfResult(r) });
-      // Our own delete (not one that another row's delete served): watched until its object goes.
-      if (r.close === "reaped" && r.deleted && r.view.kind === "found" && record.id !== undefined) {
-        const o = r.view.runner;
-        this.deletionsWatched.put({
-          rowId: record.id,
-          name: o.name,
-          cluster: o.cluster ?? "default",
-          namespace: o.namespace,
-          uid: o.uid,
-          repo: record.repo,
-          jobId: record.jobId,
-          installationId: record.installationId,
-          deletedAt: now,
-          dueAt: now + this.opts.stuckSeconds * 1000,
-          reason: r.verdict.reason,
-        });
-      }
-    } else {
-      next = {
-        ...record,
-        ...identity,
-        verdict: r.verdict.verdict,
-        reason: r.verdict.reason,
-        verdictKey: key,
-        dueAt: dueAtOf(r.next),
-        failures: r.failures,
-        heldFor: r.heldFor,
-      };
-      if (r.asked) next.checkedAt = now;
-      if (key !== record.verdictKey) {
-        next.decidedAt = now;
-        next = withStory(next, { at: new Date(now).toISOString(), what: `${r.verdict.verdict}: ${r.verdict.reason}`, source: by });
-      }
-    }
-    const changed =
-      key !== record.verdictKey ||
-      next.state !== record.state ||
-      next.dueAt !== record.dueAt ||
-      next.uid !== record.uid ||
-      next.cluster !== record.cluster ||
-      next.namespace !== record.namespace ||
-      next.checkedAt !== record.checkedAt ||
-      next.heldFor !== record.heldFor ||
-      (next.failures ?? 0) !== (record.failures ?? 0);
-    // Facts may have come in (a webhook) while the runner was being judged: then the row is left as
-    // they made it (their due time stands; the alarm judges it again). A close is written regardless.
-    if (changed && !this.runners.update(next, record, { closing: next.state !== record.state })) return false;
-    rollUpDecision(this.sql, { before: record, after: next, verdict: r.verdict, at: now, policy: this.opts.policy });
-    return key !== record.verdictKey || r.close === "reaped" || r.verdict.error === true;
-  }
-
-  private storeUnseen(r: Result, unseen: UnseenRunner): boolean {
-    if (r.close) {
-      this.unseenRunners.remove(unseen.name, unseen.uid);
-      return unseen.reason !== "";
-    }
-    const fresh = unseen.reason === "";
-    const next: UnseenRunner = { ...unseen, reason: r.verdict.reason, dueAt: dueAtOf(r.next), failures: r.failures, heldFor: r.heldFor };
-    if (fresh || unseen.reason !== next.reason || unseen.dueAt !== next.dueAt || unseen.heldFor !== next.heldFor || (unseen.failures ?? 0) !== r.failures)
-      this.unseenRunners.put(next);
-    return fresh || verdictKey({ verdict: "keep", reason: unseen.reason }) !== verdictKey(r.verdict) || r.verdict.error === true;
+  /** Writes the row the transition answered; answers false when facts came in while it was judged (the row is left as they made it). */
+  private writeRow(r: Result, before: RunnerRecord, row: NonNullable<Transition["row"]>, now: number): boolean {
+    // Their due time stands; the alarm judges it again. A close is written regardless.
+    if (row.changed && !this.runners.update(row.next, before, { closing: row.closing })) return false;
+    rollUpDecision(this.sql, { before, after: row.next, verdict: r.verdict, newDecision: row.newDecision, at: now, policy: this.opts.policy });
+    return true;
   }
 
   deletionWatches(): DeletionWatch[] {
@@ -337,30 +259,4 @@ export class LedgerStore implements LedgerPort {
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }
-}
-
-function decisionLine(r: Result, by: Caller): DecisionLine {
-  const runner = r.view.kind === "found" ? r.view.runner : undefined;
-  const line: DecisionLine = {
-    msg: "decision",
-    by,
-    runner: r.name,
-    namespace: runner?.namespace ?? r.record?.namespace ?? null,
-    repository: r.record?.repo ?? runner?.jobRepositoryName ?? null,
-    run: r.record?.runId ?? runner?.workflowRunId ?? null,
-    job: r.record?.jobId ?? null,
-    verdict: r.close === "reaped" ? "deleted" : r.verdict.verdict,
-    code: r.verdict.code,
-    reason: r.verdict.reason,
-  };
-  if (runner?.cluster && runner.cluster !== "default") line.cluster = runner.cluster;
-  if (r.verdict.error) line.error = r.errorKind ?? "github";
-  if (r.heldFor) line.heldFor = r.heldFor;
-  return line;
-}
-
-/** The cluster a result is about, for the per-cluster counters: "unknown" while no view could name it. */
-function clusterOfResult(r: Result): string {
-  const seen = r.view.kind === "found" ? r.view.runner.cluster : undefined;
-  return r.record?.cluster ?? r.identity?.cluster ?? seen ?? r.unseen?.cluster ?? "unknown";
 }

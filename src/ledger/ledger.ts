@@ -18,6 +18,7 @@ import type { WatchedCluster } from "../reaper/look.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
+import { transition } from "../reaper/transition.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import { CountersTable } from "./counters-table.ts";
@@ -255,6 +256,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
       stuckSeconds: settings.stuckSeconds,
       maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
       log,
+      transition,
     });
   }
 

@@ -2,8 +2,8 @@
 // the same facts gives the same fields, and a fact already folded in changes
 // nothing, so a duplicated or reordered delivery writes no row.
 import type { JobCompleted, JobNames, JobStarted, RunCompleted } from "../model/facts.ts";
-import { isOpen, withStory } from "./runner-record.ts";
-import type { RunnerRecord } from "../model/runner.ts";
+import { isOpen } from "./runner-record.ts";
+import { withStory, type RunnerRecord } from "../model/runner.ts";
 
 const SAME_FIELDS = ["startedAt", "runnerId", "installationId", "jobCompleted", "runCompleted", "state"] as const;
 

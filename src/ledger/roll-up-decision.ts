@@ -15,6 +15,8 @@ export interface Decision {
   before: RunnerRecord;
   after: RunnerRecord;
   verdict: Verdict;
+  /** The verdict is a new decision for the row (src/reaper/transition.ts), not the same one again. */
+  newDecision: boolean;
   at: number;
   policy: Policy;
 }
@@ -29,7 +31,7 @@ export function rollUpDecision(sql: Sql, d: Decision): void {
     return;
   }
   const jobOver = before.jobCompleted !== undefined || before.runCompleted !== undefined;
-  if (isOpen(after.state) && d.verdict.verdict === "keep" && jobOver && after.verdictKey !== before.verdictKey) {
+  if (isOpen(after.state) && d.verdict.verdict === "keep" && jobOver && d.newDecision) {
     recordOutcome(sql, { outcome: "kept", at: d.at, why: keptWhy(d.verdict) });
   }
 }

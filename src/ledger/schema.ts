@@ -261,6 +261,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // does: its failures in a row and when the next DELETE may go, while it is open.
     `CREATE TABLE IF NOT EXISTS failed_delete_backoff (row_id INTEGER PRIMARY KEY, failures INTEGER NOT NULL, retry_at INTEGER NOT NULL)`,
   ],
+  [
+    // An unseen row's last decision, as a runner row keeps it (verdict_key: its kind and code), so that a new
+    // decision is told from the same one again without reading its reason's words. Rows from before have
+    // none: their next verdict takes its key as the same decision (src/reaper/transition.ts).
+    `ALTER TABLE unseen ADD COLUMN verdict_key TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -15,10 +15,12 @@ interface Row extends SqlRow {
   repo: string | null;
   first_seen: number;
   due_at: number | null;
-  reason: string;
+  /** Never judged: null (stored as '', the column's default and what rows from before hold). */
+  reason: string | null;
   held_for: string | null;
   cluster: string | null;
   failures: number;
+  verdict_key: string | null;
 }
 
 const toUnseen = (r: Row): UnseenRunner => ({
@@ -33,10 +35,12 @@ const toUnseen = (r: Row): UnseenRunner => ({
   dueAt: r.due_at,
   reason: r.reason,
   ...(r.failures > 0 ? { failures: r.failures } : {}),
+  ...(r.verdict_key !== null ? { verdictKey: r.verdict_key } : {}),
 });
 
 /** Row's columns in order: a sweep reads every unseen row (Sql.rows, then one object literal each). */
-const SELECT = "SELECT name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures FROM unseen";
+const SELECT =
+  "SELECT name, uid, namespace, run_id, repo, first_seen, due_at, NULLIF(reason, '') AS reason, held_for, cluster, failures, verdict_key FROM unseen";
 const unseenRow = (a: SqlStorageValue[]): Row => ({
   name: a[0] as string,
   uid: a[1] as string,
@@ -45,10 +49,11 @@ const unseenRow = (a: SqlStorageValue[]): Row => ({
   repo: a[4] as string | null,
   first_seen: a[5] as number,
   due_at: a[6] as number | null,
-  reason: a[7] as string,
+  reason: a[7] as string | null,
   held_for: a[8] as string | null,
   cluster: a[9] as string | null,
   failures: a[10] as number,
+  verdict_key: a[11] as string | null,
 });
 
 export class UnseenTable {
@@ -67,9 +72,10 @@ export class UnseenTable {
 
   put(u: UnseenRunner): void {
     this.sql.run(
-      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures, verdict_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name, uid) DO UPDATE SET namespace = excluded.namespace, run_id = excluded.run_id, repo = excluded.repo,
-       due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster, failures = excluded.failures`,
+       due_at = excluded.due_at, reason = excluded.reason, held_for = excluded.held_for, cluster = excluded.cluster, failures = excluded.failures,
+       verdict_key = excluded.verdict_key`,
       u.name,
       u.uid,
       u.namespace,
@@ -77,10 +83,11 @@ export class UnseenTable {
       u.repo,
       u.firstSeen,
       u.dueAt,
-      u.reason,
+      u.reason ?? "",
       u.heldFor ?? null,
       u.cluster ?? null,
       u.failures ?? 0,
+      u.verdictKey ?? null,
     );
   }
 

@@ -1,5 +1,6 @@
 // A runner as the cluster shows it, and as the ledger keeps it: what the facts
-// say of its job (TrackedRunner), and the row around it (RunnerRecord).
+// say of its job (TrackedRunner), and the row around it (RunnerRecord) with its
+// bounded story (withStory).
 import type { JobNames } from "./facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
 
@@ -81,7 +82,7 @@ export interface RunnerRecord extends TrackedRunner {
   state: RunnerState;
   verdict?: VerdictKind;
   reason: string;
-  /** The verdict and reason without their ages: a change of it is worth a log line. */
+  /** Its decision's key (verdictKey in src/model/verdict.ts): a change of it is worth a story entry and a log line. */
   verdictKey?: string;
   cause?: DeleteCause;
   decidedAt?: number;
@@ -98,6 +99,13 @@ export interface RunnerRecord extends TrackedRunner {
   names?: JobNames;
 }
 
+/** At most this many story entries are kept per runner (the oldest go first). */
+const MAX_STORY = 40;
+
+export function withStory(record: RunnerRecord, entry: StoryEntry): RunnerRecord {
+  return { ...record, story: [...record.story, entry].slice(-MAX_STORY) };
+}
+
 /** A busy runner no webhook told us about, by name and uid. */
 export interface UnseenRunner {
   name: string;
@@ -111,7 +119,10 @@ export interface UnseenRunner {
   /** Failed asks in a row (reconcile's back-off); 0 or absent: none. */
   failures?: number;
   heldFor?: HeldFor;
-  reason: string;
+  /** Its last verdict's reason; null: never judged yet (first seen this look). */
+  reason: string | null;
+  /** Its last verdict's key (src/model/verdict.ts); absent: never judged, or judged before unseen rows kept one. */
+  verdictKey?: string;
 }
 
 /** A deletion we made, watched until its object goes: stuck when it is still there REAPER_STUCK_SECONDS later. */

@@ -57,6 +57,8 @@ export interface Verdict {
   error?: boolean;
   /** For a delete: which evidence condemned the runner (for metrics). */
   cause?: DeleteCause;
+  /** What of its subject makes this a decision of its own among its code's (the run a moved-on runner works on): part of its key. */
+  about?: string;
 }
 
 /**
@@ -78,7 +80,22 @@ export type GithubWord =
 const HOLDS = ["paused", "agent", "cap", "budget"] as const;
 export type HeldFor = (typeof HOLDS)[number];
 
-/** The verdict and reason with their ages taken out: it changes only when the decision does. */
-export function verdictKey(verdict: Pick<Verdict, "verdict" | "reason">): string {
-  return `${verdict.verdict}: ${verdict.reason.replace(/\b\d+s\b/g, "Ns")}`;
+/**
+ * What decision a verdict is, as a key stored with the row: it changes only when the decision does (a new
+ * story entry and decision line), never with the words or the ages of its reason. Its kind and code, and
+ * `about` where two verdicts of one code are two decisions (the run a moved-on runner works on).
+ */
+export function verdictKey(verdict: Pick<Verdict, "verdict" | "code" | "about">): string {
+  return verdict.about === undefined ? `${verdict.verdict}/${verdict.code}` : `${verdict.verdict}/${verdict.code}/${verdict.about}`;
+}
+
+/**
+ * Whether a verdict is a new decision for a row that stored `stored` (undefined: never judged). Keys stored
+ * before keys were codes ("keep: <the reason without its ages>") cannot name the code they were: such a
+ * row's first verdict after the upgrade is a new decision only if its kind changed.
+ */
+export function isNewDecision(stored: string | undefined, verdict: Pick<Verdict, "verdict" | "code" | "about">): boolean {
+  if (stored === undefined) return true;
+  const legacy = /^(delete|keep|wait|gone): /.exec(stored);
+  return legacy ? legacy[1] !== verdict.verdict : stored !== verdictKey(verdict);
 }

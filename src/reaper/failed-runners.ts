@@ -9,7 +9,6 @@ import { isFailed } from "../cluster/arc-failure.ts";
 import { scaleSetKey, type FailedRunner } from "../model/failed.ts";
 import { backoffMs } from "../model/next-look.ts";
 import type { ClusterRunner } from "../model/runner.ts";
-import { verdictKey } from "../model/verdict.ts";
 import type { Lookup } from "../model/view.ts";
 import { failedSince, judgeFailed } from "./judge-failed.ts";
 import { clusterOf } from "./look.ts";
@@ -114,7 +113,7 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
         }
       }
     }
-    const changed = isNew || verdictKey({ verdict: "keep", reason }) !== verdictKey({ verdict: "keep", reason: row.reason });
+    const changed = isNew || withoutAges(reason) !== withoutAges(row.reason);
     if (changed) row.story = [...row.story, { at: iso(now), what: isNew ? `seen Failed: ${reason}` : reason, source: "sweep" }];
     row.reason = reason;
     port.store(row, { deleted, logged: changed });
@@ -124,6 +123,9 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
   deps.ledger.saveDeletions(deletions);
   return report;
 }
+
+/** A Failed row's reason without its ages: such rows have no verdict code, so their words say whether their story moved on. */
+const withoutAges = (reason: string): string => reason.replace(/\b\d+s\b/g, "Ns");
 
 /** When the sweep last wrote the row's story (its first sighting, at least). */
 const lastLookAt = (row: FailedRunner): number => Date.parse(row.story.at(-1)?.at ?? "") || row.firstSeen;

@@ -93,7 +93,7 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
 }
 
 /** A row never judged, or a busy runner no row accounts for and no unseen row remembers. */
-const isFirstLook = (i: ReconcileInput): boolean => (i.record ? i.record.verdictKey === undefined : i.unseen?.reason === "");
+const isFirstLook = (i: ReconcileInput): boolean => (i.record ? i.record.verdictKey === undefined : i.unseen?.reason === null);
 
 function firstSeen(runner: ClusterRunner, now: number): UnseenRunner {
   return {
@@ -105,6 +105,6 @@ function firstSeen(runner: ClusterRunner, now: number): UnseenRunner {
     repo: runner.jobRepositoryName ?? null,
     firstSeen: now,
     dueAt: null,
-    reason: "",
+    reason: null,
   };
 }

@@ -64,6 +64,7 @@ export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Ve
       code: "MovedOn",
       verdict: "keep",
       reason: `runner moved on: it works on run ${onCluster.workflowRunId}, the facts are about run ${tracked.runId}`,
+      about: `run ${onCluster.workflowRunId}`,
     };
   }
   if (!tracked) {

@@ -158,7 +158,7 @@ function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, pol
     return { verdict: { code: "AwaitingWebhook", verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
   }
   // The sweep sees every unseen row each minute; one GitHub could not place waits for its back-off.
-  if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== "")
+  if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== null)
     return { verdict: { code: "BackingOff", verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
   return { verdict };
 }

@@ -4,9 +4,9 @@
 import { describe, expect, it } from "vitest";
 import { delayAfterGraceMs } from "../../../src/ledger/close-delay.ts";
 import { mergeJobFact, mergeRunCompletion } from "../../../src/ledger/merge-fact.ts";
-import { isOpen, withStory } from "../../../src/ledger/runner-record.ts";
+import { isOpen } from "../../../src/ledger/runner-record.ts";
 import type { JobCompleted, JobStarted, RunCompleted } from "../../../src/model/facts.ts";
-import type { RunnerRecord } from "../../../src/model/runner.ts";
+import { withStory, type RunnerRecord } from "../../../src/model/runner.ts";
 
 const NOW = "2026-12-03T07:00:00.000Z";
 const started: JobStarted = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs, dueAtOf, lookAt, NEVER, nextLookOf, WITH_SWEEP } from "../../../src/model/next-look.ts";
-import { verdictKey } from "../../../src/model/verdict.ts";
+import { isNewDecision, verdictKey, type Verdict } from "../../../src/model/verdict.ts";
 
 describe("next look (plain Node)", () => {
   it("stores a time of its own as due_at, and nothing for the next sweep or never", () => {
@@ -25,16 +25,40 @@ describe("next look (plain Node)", () => {
 });
 
 describe("verdictKey (plain Node)", () => {
-  it("takes the ages out of the reason so that only a changed decision changes it", () => {
-    expect(verdictKey({ verdict: "keep", reason: "job running for 120s of 3600s" })).toBe("keep: job running for Ns of Ns");
-    expect(verdictKey({ verdict: "keep", reason: "job running for 121s of 3600s" })).toBe(
-      verdictKey({ verdict: "keep", reason: "job running for 7s of 3600s" }),
+  it("is the decision's kind and code: the words and ages of its reason never change it", () => {
+    expect(verdictKey({ verdict: "keep", code: "Running" })).toBe("keep/Running");
+    const running = (reason: string) => verdictKey({ verdict: "keep", code: "Running", reason } as Verdict);
+    expect(running("job 9 in octo/repo is in_progress for 121s, within the bound of 3600s")).toBe(
+      running("job 9 in octo/repo started 7s ago with no completion heard, within the bound of 3600s; its run 12 is among octo/repo's in-progress runs"),
     );
-    expect(verdictKey({ verdict: "wait", reason: "job running for 7s" })).not.toBe(verdictKey({ verdict: "keep", reason: "job running for 7s" }));
   });
 
-  it("leaves numbers that are not whole-word ages alone", () => {
-    expect(verdictKey({ verdict: "delete", reason: "run 12345 completed, job 9 done" })).toBe("delete: run 12345 completed, job 9 done");
-    expect(verdictKey({ verdict: "keep", reason: "pod x12s and 5sec" })).toBe("keep: pod x12s and 5sec");
+  it("keeps apart what were two decisions: another kind, another code, another run a moved-on runner works on", () => {
+    expect(verdictKey({ verdict: "wait", code: "InGrace" })).not.toBe(verdictKey({ verdict: "keep", code: "InGrace" }));
+    expect(verdictKey({ verdict: "keep", code: "Running" })).not.toBe(verdictKey({ verdict: "keep", code: "Recheck" }));
+    expect(verdictKey({ verdict: "keep", code: "MovedOn", about: "run 11" })).toBe("keep/MovedOn/run 11");
+    expect(verdictKey({ verdict: "keep", code: "MovedOn", about: "run 11" })).not.toBe(verdictKey({ verdict: "keep", code: "MovedOn", about: "run 12" }));
+  });
+});
+
+describe("isNewDecision (plain Node)", () => {
+  const running: Verdict = { verdict: "keep", code: "Running", reason: "job 9 is in_progress for 60s" };
+
+  it("a row never judged is a new decision; the same key is not; another is", () => {
+    expect(isNewDecision(undefined, running)).toBe(true);
+    expect(isNewDecision("keep/Running", running)).toBe(false);
+    expect(isNewDecision("keep/Recheck", running)).toBe(true);
+    expect(isNewDecision("keep/MovedOn/run 11", { ...running, code: "MovedOn", about: "run 12" })).toBe(true);
+  });
+
+  it("a key stored before keys were codes: the same kind is the same decision, another kind a new one", () => {
+    expect(isNewDecision("keep: job 9 in octo/repo is in_progress for Ns, within the bound of Ns", running)).toBe(false);
+    expect(isNewDecision("wait: job 9 completed (success); grace Ns", running)).toBe(true);
+    expect(isNewDecision("delete: job 9 completed", { verdict: "delete", code: "JobCompleted" })).toBe(false);
+    expect(isNewDecision("gone: runner r-1 is no longer in the cluster", { verdict: "keep", code: "Idle" })).toBe(true);
+    // Only those four kinds and a colon and a space make a legacy key.
+    expect(isNewDecision("keep:Running", running)).toBe(true);
+    expect(isNewDecision("keeps: x", running)).toBe(true);
+    expect(isNewDecision("x keep: y", running)).toBe(true);
   });
 });

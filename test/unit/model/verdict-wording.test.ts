@@ -42,7 +42,7 @@ const unseen = (over: Partial<UnseenRunner> = {}): UnseenRunner => ({
   repo: REPO,
   firstSeen: NOW - 600_000,
   dueAt: null,
-  reason: "",
+  reason: null,
   ...over,
 });
 const completed = { jobCompleted: { at: ago(900), conclusion: "success" } };

@@ -76,7 +76,7 @@ const unseen: UnseenRunner = {
   repo: "o/r",
   firstSeen: T0 - 60_000,
   dueAt: null,
-  reason: "",
+  reason: null,
 };
 
 describe("identifyUnseen (plain Node)", () => {

@@ -42,7 +42,7 @@ describe("the decision table", () => {
 
   it("status.workflowRunId differs from the facts' run: keep, moved on", () => {
     const v = decide({ tracked: tracked({ jobCompleted: { at: ago(900), conclusion: "success" } }), cluster: runner({ workflowRunId: 11 }) });
-    expect(v).toEqual({ code: "MovedOn", verdict: "keep" });
+    expect(v).toEqual({ code: "MovedOn", verdict: "keep", about: "run 11" });
   });
 
   it("job completed less than the grace ago: wait until the grace ends", () => {

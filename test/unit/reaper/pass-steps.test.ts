@@ -69,7 +69,7 @@ const unseenRow = (name: string, over: Partial<UnseenRunner> = {}): UnseenRunner
   repo: REPO,
   firstSeen: T0 - 60_000,
   dueAt: T0,
-  reason: "",
+  reason: null,
   ...over,
 });
 const deletionWatch = (name: string, over: Partial<DeletionWatch> = {}): DeletionWatch => ({
@@ -140,7 +140,7 @@ describe("gatherListed (the sweep)", () => {
       repo: REPO,
       firstSeen: T0,
       dueAt: null,
-      reason: "",
+      reason: null,
     });
     expect(byName.get("new-busy")?.viewErrorKind).toBeUndefined();
     expect(byName.get("left")).toMatchObject({ unseen: { name: "left" }, view: { kind: "missing" }, viewErrorKind: "cluster" });

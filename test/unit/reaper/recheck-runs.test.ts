@@ -260,7 +260,7 @@ describe("shareRunReads", () => {
     const l = ledger([rec(70), rec(71)]);
     const reads = shareRunReads([item(rec(70)), item(rec(71))], gh.github, l.port);
     await (reads.github as Github).job(REPO, 70, 1);
-    const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: "" };
+    const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: null };
     await reads.apply(
       [
         { ...item(rec(70)), asked: true } as Result,
@@ -296,7 +296,7 @@ describe("shareRunReads", () => {
 
   it("unseen runners of one run count toward a group", async () => {
     const gh = setup({ pages: [[ghJob({ id: 70 })]] });
-    const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: "" };
+    const unseen = { name: "u", uid: "x", namespace: "a", runId: 7, repo: REPO, firstSeen: 0, dueAt: null, reason: null };
     const reads = shareRunReads([item(rec(70)), { name: "u", unseen, view: { kind: "missing" } }], gh.github, ledger().port);
     await (reads.github as Github).job(REPO, 70, 1);
     expect(gh.calls).toEqual(["jobs of run 7 page 1"]);

@@ -365,7 +365,7 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     repo: REPO,
     firstSeen: NOW - 600_000,
     dueAt: null,
-    reason: "",
+    reason: null,
     ...over,
   });
 
@@ -434,7 +434,7 @@ describe("reconcile: a busy runner no webhook told us about", () => {
     for (const over of [
       { dueAt: NOW, reason: "GitHub lists no job", failures: 1 },
       { dueAt: null, reason: "GitHub lists no job" },
-      { dueAt: NOW + 5000, reason: "" },
+      { dueAt: NOW + 5000, reason: null },
     ]) {
       const gh = stubGithub({ run: { status: "in_progress" }, runnerJob: undefined });
       const { ctx } = context({ github: gh.github });

@@ -219,6 +219,7 @@ describe("the failed_runners migration", () => {
         "ALTER TABLE runners DROP COLUMN runner_id",
         "ALTER TABLE agent_view DROP COLUMN runner_id",
         "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
+        "ALTER TABLE unseen DROP COLUMN verdict_key",
       ])
         state.storage.sql.exec(statement);
       // Before the failed_runners migration: it and every later one (runner ids, the deletion index) run again.

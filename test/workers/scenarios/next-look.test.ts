@@ -136,6 +136,8 @@ describe("migration 9", () => {
         "ALTER TABLE runners DROP COLUMN runner_id",
         "ALTER TABLE agent_view DROP COLUMN runner_id",
         "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
+        // Migration 14 (unseen rows' verdict keys).
+        "ALTER TABLE unseen DROP COLUMN verdict_key",
       ])
         sql.exec(statement);
       const row = (runner: string, jobId: number, state: string, dueAt: number | null, completed: boolean) =>

@@ -148,6 +148,7 @@ describe("the runner-id migration", () => {
     // Back to schema 11: no runner_id anywhere, the open row as release 11 kept it.
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
       for (const table of ["runners", "agent_view", "agent_snapshot"]) state.storage.sql.exec(`ALTER TABLE ${table} DROP COLUMN runner_id`);
+      state.storage.sql.exec("ALTER TABLE unseen DROP COLUMN verdict_key"); // migration 14, run again too
       state.storage.sql.exec("UPDATE schema_version SET version = 11");
     });
     await evictLedger(s.env);
