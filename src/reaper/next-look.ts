@@ -23,13 +23,13 @@ export type LookCase =
   | { kind: "stale-view"; now: number }
   /** A busy runner nobody told us about: the wait for its webhook ends 3 minutes after it was first seen. */
   | { kind: "awaiting-webhook"; firstSeen: number }
-  /** Its back-off is not over: the stored time stands. */
-  | { kind: "backing-off"; dueAt: number | null }
+  /** Its back-off is not over: the stored look stands. */
+  | { kind: "backing-off"; stored: NextLook }
   /**
    * This look's ask failed, the `failures`-th in a row: asked again after the back-off (no sooner than `at`, the
    * step's own time, when it has one). Held for the agent: at `at`, else with the sweep (its return lifts the hold).
    */
-  | { kind: "failed"; failures: number; now: number; at: number | null; heldFor?: HeldFor }
+  | { kind: "failed"; failures: number; now: number; at?: number | undefined; heldFor?: HeldFor | undefined }
   /** GitHub's budget (or a rate limit) left the ask: when GitHub may be asked again. */
   | { kind: "budget"; until: number; now: number }
   /** The deletion cap of the last 60 s is reached: when the window frees a delete. */
@@ -55,9 +55,9 @@ export function nextLook(c: LookCase): NextLook {
     case "awaiting-webhook":
       return lookAt(c.firstSeen + SETTLE_MS);
     case "backing-off":
-      return nextLookOf(c.dueAt);
+      return c.stored;
     case "failed":
-      if (c.heldFor === "agent") return c.at === null ? WITH_SWEEP : lookAt(c.at);
+      if (c.heldFor === "agent") return c.at === undefined ? WITH_SWEEP : lookAt(c.at);
       return lookAt(Math.max(c.at ?? 0, c.now + backoffMs(c.failures)));
     case "budget":
       return lookAt(Math.max(c.until, c.now + HELD_AT_LEAST_MS));

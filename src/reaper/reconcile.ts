@@ -10,7 +10,7 @@
 import type { DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
 import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
-import type { NextLook } from "../model/next-look.ts";
+import { nextLookOf, type NextLook } from "../model/next-look.ts";
 import { SETTLE_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
 import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
@@ -77,7 +77,7 @@ export interface ReconcileContext {
 }
 
 export async function reconcile(item: ReconcileInput, ctx: ReconcileContext): Promise<Result> {
-  const before: Before = { now: ctx.now, failures: failuresOf(item), dueAt: storedDue(item) };
+  const before: Before = { now: ctx.now, failures: failuresOf(item), stored: storedLook(item) };
   const first = item.record ? trackedVerdict(item, item.record, ctx, before) : unseenVerdict(item, item.unseen!, ctx, before);
   if ("next" in first) return first;
   let result = resultOfVerdict(item, first.judged, before);
@@ -89,27 +89,28 @@ export async function reconcile(item: ReconcileInput, ctx: ReconcileContext): Pr
   return result;
 }
 
-/** The runner as it came in, for the back-off: the pass's now, its failed asks in a row, its stored time. */
+/** The runner as it came in, for the back-off: the pass's now, its failed asks in a row, its stored next look. */
 interface Before {
   now: number;
   failures: number;
-  dueAt: number | null;
+  stored: NextLook;
 }
 
 const failuresOf = (item: ReconcileInput): number => item.record?.failures ?? item.unseen?.failures ?? 0;
-const storedDue = (item: ReconcileInput): number | null => (item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
+/** The row's stored due time, read back as a next look. */
+const storedLook = (item: ReconcileInput): NextLook => nextLookOf(item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
 /** Failed before, and its next ask lies ahead. */
-const backingOff = (b: Before): boolean => b.failures > 0 && (b.dueAt ?? 0) > b.now;
+const backingOff = (b: Before): boolean => b.failures > 0 && "at" in b.stored && b.stored.at > b.now;
 
 /** Not looked at for want of time: the back-off is not over; its count and time stand. */
-const keptForBackoff = (b: Before): Pick<Result, "next" | "failures"> => ({ next: nextLook({ kind: "backing-off", dueAt: b.dueAt }), failures: b.failures });
+const keptForBackoff = (b: Before): Pick<Result, "next" | "failures"> => ({ next: nextLook({ kind: "backing-off", stored: b.stored }), failures: b.failures });
 
 /**
  * A failed ask (GitHub, or a place that could not be read) counts once per look that was due (a sweep's
  * visit before then keeps the count and the time), and is asked again 1, 2, 4 ... 60 minutes later, no
  * sooner than `at`, the step's own time.
  */
-function afterFailure(b: Before, at: number | null, heldFor: HeldFor | undefined): Pick<Result, "next" | "failures"> {
+function afterFailure(b: Before, at: number | undefined, heldFor: HeldFor | undefined): Pick<Result, "next" | "failures"> {
   if (backingOff(b)) return keptForBackoff(b);
   const failures = b.failures + 1;
   return { next: nextLook({ kind: "failed", failures, now: b.now, at, heldFor }), failures };
@@ -168,7 +169,7 @@ async function ask(r: Result, ctx: ReconcileContext, before: Before): Promise<Re
       ...r,
       verdict: { code: "GithubError", verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true },
       errorKind: "github",
-      ...afterFailure(before, null, r.heldFor),
+      ...afterFailure(before, undefined, r.heldFor),
     };
   try {
     const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed, attemptJob: ctx.attemptJob };
@@ -199,9 +200,9 @@ async function ask(r: Result, ctx: ReconcileContext, before: Before): Promise<Re
     if (r.record && r.verdict.recheck) {
       const own = judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy });
       const rechecked = resultOfVerdict(r, own, before);
-      return { ...rechecked, verdict, asked: true, errorKind: "github", ...afterFailure(before, own.dueAt ?? null, rechecked.heldFor) };
+      return { ...rechecked, verdict, asked: true, errorKind: "github", ...afterFailure(before, own.dueAt, rechecked.heldFor) };
     }
-    return { ...r, verdict, errorKind: "github", ...afterFailure(before, null, r.heldFor) };
+    return { ...r, verdict, errorKind: "github", ...afterFailure(before, undefined, r.heldFor) };
   }
 }
 
@@ -246,7 +247,7 @@ async function act(r: Result, ctx: ReconcileContext, before: Before): Promise<Re
     verdict: { code: "DeleteFailed", verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true },
     errorKind,
     heldFor,
-    ...afterFailure(before, null, heldFor),
+    ...afterFailure(before, undefined, heldFor),
   };
 }
 
@@ -260,7 +261,7 @@ function resultOfVerdict(item: ReconcileInput, verdict: Verdict, before: Before)
     result.errorKind = item.view.kind === "unknown" ? (item.viewErrorKind ?? "cluster") : "github";
     if (item.view.kind === "unknown" && item.view.agent) result.heldFor = "agent";
     // A look that could not be had (an unreadable place, an away agent) is a failed ask; a stale view is not.
-    if (item.view.kind === "unknown" && !item.view.stale) Object.assign(result, afterFailure(before, verdict.dueAt ?? null, result.heldFor));
+    if (item.view.kind === "unknown" && !item.view.stale) Object.assign(result, afterFailure(before, verdict.dueAt, result.heldFor));
   }
   const runner = item.view.kind === "found" ? item.view.runner : undefined;
   const record = item.record;

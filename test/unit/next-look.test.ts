@@ -43,23 +43,23 @@ describe("nextLook (plain Node): when a runner is looked at again", () => {
     expect(nextLook({ kind: "awaiting-webhook", firstSeen: NOW - 60_000 })).toEqual({ at: NOW + 120_000 });
   });
 
-  it("backing-off: the stored time stands; none stored: with the sweep", () => {
-    expect(nextLook({ kind: "backing-off", dueAt: NOW + 240_000 })).toEqual({ at: NOW + 240_000 });
-    expect(nextLook({ kind: "backing-off", dueAt: null })).toEqual({ withSweep: true });
+  it("backing-off: the stored look stands", () => {
+    expect(nextLook({ kind: "backing-off", stored: { at: NOW + 240_000 } })).toEqual({ at: NOW + 240_000 });
+    expect(nextLook({ kind: "backing-off", stored: { withSweep: true } })).toEqual({ withSweep: true });
   });
 
   it("failed: 1 minute after the first, doubling to 1 hour; never sooner than the step's own time", () => {
-    expect(nextLook({ kind: "failed", failures: 1, now: NOW, at: null })).toEqual({ at: NOW + 60_000 });
-    expect(nextLook({ kind: "failed", failures: 3, now: NOW, at: null })).toEqual({ at: NOW + 240_000 });
-    expect(nextLook({ kind: "failed", failures: 9, now: NOW, at: null })).toEqual({ at: NOW + 3_600_000 });
+    expect(nextLook({ kind: "failed", failures: 1, now: NOW })).toEqual({ at: NOW + 60_000 });
+    expect(nextLook({ kind: "failed", failures: 3, now: NOW })).toEqual({ at: NOW + 240_000 });
+    expect(nextLook({ kind: "failed", failures: 9, now: NOW })).toEqual({ at: NOW + 3_600_000 });
     expect(nextLook({ kind: "failed", failures: 1, now: NOW, at: NOW + 600_000 })).toEqual({ at: NOW + 600_000 });
     expect(nextLook({ kind: "failed", failures: 2, now: NOW, at: NOW + 10_000 })).toEqual({ at: NOW + 120_000 });
   });
 
   it("failed, held for the agent: no back-off (its return lifts the hold): the step's own time, else with the sweep", () => {
-    expect(nextLook({ kind: "failed", failures: 4, now: NOW, at: null, heldFor: "agent" })).toEqual({ withSweep: true });
+    expect(nextLook({ kind: "failed", failures: 4, now: NOW, heldFor: "agent" })).toEqual({ withSweep: true });
     expect(nextLook({ kind: "failed", failures: 4, now: NOW, at: NOW + 5_000, heldFor: "agent" })).toEqual({ at: NOW + 5_000 });
-    expect(nextLook({ kind: "failed", failures: 1, now: NOW, at: null, heldFor: "cap" })).toEqual({ at: NOW + 60_000 });
+    expect(nextLook({ kind: "failed", failures: 1, now: NOW, heldFor: "cap" })).toEqual({ at: NOW + 60_000 });
   });
 
   it("budget: when GitHub may be asked again, at least 1 s after now", () => {
