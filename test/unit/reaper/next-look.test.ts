@@ -1,9 +1,9 @@
 // nextLook on plain Node: the one answer to "when is this runner looked at
 // again?", one case at a time, in ms since the epoch.
 import { describe, expect, it } from "vitest";
-import type { RunnerRecord } from "../../src/model/runner.ts";
-import { nextLook } from "../../src/reaper/next-look.ts";
-import { policy, REPO } from "./support/fakes.ts";
+import type { RunnerRecord } from "../../../src/model/runner.ts";
+import { nextLook } from "../../../src/reaper/next-look.ts";
+import { policy, REPO } from "../support/fakes.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
