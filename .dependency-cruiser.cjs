@@ -30,9 +30,9 @@ module.exports = {
       name: "ledger-types-from-the-ports",
       severity: "error",
       comment:
-        "The tables use the reaper's types only from the modules that define what crosses to the ledger: its ports, log lines, reconcile's result, the transition, a deletion check, the deliveries mark and the pass's report.",
+        "The tables use the reaper's types only from the modules that define what crosses to the ledger: its ports, log lines, reconcile's result, the transition, the next look's cases, a deletion check, the deliveries mark and the pass's report.",
       from: { path: "^src/ledger/", pathNot: "^src/ledger/ledger(-pass)?\\.ts$" },
-      to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|transition|check-deletion|redeliver-failed|run-pass)\\.ts$" },
+      to: { path: "^src/reaper/", pathNot: "^src/reaper/(ports|log-lines|reconcile|transition|next-look|check-deletion|redeliver-failed|run-pass)\\.ts$" },
     },
     {
       name: "reaper-imports-no-agent-link",

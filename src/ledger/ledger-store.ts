@@ -2,10 +2,11 @@
 // storing what reconcile answered (verdicts, due times, holds, closes, unseen
 // rows), the deletion window, the deliveries mark and the pause switch. What a
 // result does to the rows comes in as a function (options.transition, the
-// reaper's transition.ts), as the facts' schedule does (options.schedule), and
-// store() writes what it answers. A few choices are still made here: whether a
-// recheck moves a row's due time (rechecked), that a returning name's closed row
-// is dropped (learn), and how a watched deletion restates its row (storeDeletionCheck).
+// reaper's transition.ts), as the facts' schedule and the next look of a recheck
+// or a lifted hold do (options.schedule, options.look), and store() writes what
+// it answers. A few choices are still made here: whether a recheck moves a row's
+// due time (rechecked), that a returning name's closed row is dropped (learn),
+// and how a watched deletion restates its row (storeDeletionCheck).
 import type { Fact } from "../model/facts.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
@@ -15,9 +16,10 @@ import { idlePort } from "./idle-port.ts";
 import { FailedTable } from "./failed-table.ts";
 import type { HeldFor } from "../model/verdict.ts";
 import { SlidingWindow } from "../model/window.ts";
-import { dueAtOf } from "../model/next-look.ts";
+import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import type { Policy } from "../model/policy.ts";
 import type { DecisionLine } from "../reaper/log-lines.ts";
+import type { LookCase } from "../reaper/next-look.ts";
 import type { FailedPort, LedgerPort, Stored } from "../reaper/ports.ts";
 import type { Caller, Result } from "../reaper/reconcile.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
@@ -39,6 +41,8 @@ const GITHUB_KEY = "github-times";
 
 export interface LedgerOptions {
   schedule: ScheduleFacts;
+  /** When a runner is looked at again: the reaper's one answer (src/reaper/next-look.ts), for a recheck and a lifted hold. */
+  look: (c: LookCase) => NextLook;
   /** For the day at a glance's delay after the grace. */
   policy: Policy;
   historyDays: number;
@@ -116,8 +120,8 @@ export class LedgerStore implements LedgerPort {
   rechecked(records: readonly RunnerRecord[], now: number): void {
     for (const record of records) {
       const next: RunnerRecord = { ...record, checkedAt: now };
-      // The due time moves with the recheck only when the facts' schedule set it (no hold, no earlier look asked for).
-      if (record.dueAt === dueAtOf(this.opts.schedule(record).next)) next.dueAt = dueAtOf(this.opts.schedule(next).next);
+      // The due time moves with the recheck only when the facts set it (no hold, no earlier look asked for).
+      next.dueAt = dueAtOf(this.opts.look({ kind: "rechecked", before: record, after: next, policy: this.opts.policy }));
       this.runners.update(next, record, { closing: false });
     }
   }
@@ -212,13 +216,14 @@ export class LedgerStore implements LedgerPort {
     this.memory.set(GITHUB_KEY, window.toJSON());
   }
 
-  /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
   runnerIdsMatched(clusters: Iterable<string>, now: number): void {
     this.memory.runnerIdsMatched(clusters, now);
   }
 
+  /** Lifts a hold (resume; an agent's return: its cluster's rows only): the rows it held are due now; answers how many. */
   release(hold: HeldFor, now: number, cluster?: string): number {
-    return this.runners.release(hold, now, cluster) + this.unseenRunners.release(hold, now, cluster);
+    const next = this.opts.look({ kind: "released", now });
+    return this.runners.release(hold, next, cluster) + this.unseenRunners.release(hold, next, cluster);
   }
 
   countFinish(outcome: "finished" | "refused" | "conflict" | "failed"): void {

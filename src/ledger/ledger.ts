@@ -18,6 +18,7 @@ import type { WatchedCluster } from "../reaper/look.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
+import { nextLook } from "../reaper/next-look.ts";
 import { transition } from "../reaper/transition.ts";
 import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
@@ -251,6 +252,7 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const policy = policyOf(settings);
     return new LedgerStore(this.sql, {
       schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
+      look: nextLook,
       policy,
       historyDays: settings.historyDays,
       stuckSeconds: settings.stuckSeconds,

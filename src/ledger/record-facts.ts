@@ -24,7 +24,7 @@ export interface Recorded {
   changed: RunnerRecord[];
 }
 
-/** The due time and reason the facts alone give a row: decided by the reaper (src/reaper/schedule-facts.ts), passed in. */
+/** The next look and reason the facts alone give a row: decided by the reaper (src/reaper/schedule-facts.ts, its time nextLook's), passed in. */
 export type ScheduleFacts = (record: TrackedRunner) => { next: NextLook; reason: string };
 
 /** `now` dates the story; `factAt` (the ledger's clock) marks when the row last learned something. */

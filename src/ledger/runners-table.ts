@@ -3,6 +3,7 @@
 // pruning, so a sweep's cost follows the live runners, never the history.
 import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
+import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import type { Sql, SqlRow, SqlValue } from "./sql.ts";
 
@@ -299,13 +300,13 @@ export class RunnersTable {
     return dues.length > 0 ? Math.min(...dues) : null;
   }
 
-  /** Lifts a hold: the open rows it held (in `cluster` only, and where no cluster is known, when given) are due at `now`; answers how many. */
-  release(hold: HeldFor, now: number, cluster?: string): number {
+  /** Lifts a hold: the open rows it held (in `cluster` only, and where no cluster is known, when given) get the look `next` (one UPDATE); answers how many. */
+  release(hold: HeldFor, next: NextLook, cluster?: string): number {
     const where = cluster === undefined ? "" : " AND (cluster = ? OR cluster IS NULL)";
     const held = `held_for = ? AND ${OPEN}${where}`;
     const args = cluster === undefined ? [hold] : [hold, cluster];
     const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM runners WHERE ${held}`, ...args)?.n ?? 0);
-    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
+    if (n > 0) this.sql.run(`UPDATE runners SET due_at = ?, held_for = NULL WHERE ${held}`, dueAtOf(next), ...args);
     return n;
   }
 

@@ -3,6 +3,7 @@
 // for a webhook, then a back-off when GitHub could not place them).
 import type { UnseenRunner } from "../model/runner.ts";
 import type { HeldFor } from "../model/verdict.ts";
+import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 export type { UnseenRunner };
@@ -100,12 +101,12 @@ export class UnseenTable {
     this.sql.run("DELETE FROM unseen WHERE name = ?", name);
   }
 
-  /** Lifts a hold: the rows it held (in `cluster` only, and where no cluster is known, when given) are due at `now`. */
-  release(hold: HeldFor, now: number, cluster?: string): number {
+  /** Lifts a hold: the rows it held (in `cluster` only, and where no cluster is known, when given) get the look `next` (one UPDATE). */
+  release(hold: HeldFor, next: NextLook, cluster?: string): number {
     const held = cluster === undefined ? "held_for = ?" : "held_for = ? AND (cluster = ? OR cluster IS NULL)";
     const args = cluster === undefined ? [hold] : [hold, cluster];
     const n = Number(this.sql.first<{ n: number }>(`SELECT COUNT(*) AS n FROM unseen WHERE ${held}`, ...args)?.n ?? 0);
-    if (n > 0) this.sql.run(`UPDATE unseen SET due_at = ?, held_for = NULL WHERE ${held}`, now, ...args);
+    if (n > 0) this.sql.run(`UPDATE unseen SET due_at = ?, held_for = NULL WHERE ${held}`, dueAtOf(next), ...args);
     return n;
   }
 

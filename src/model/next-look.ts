@@ -1,8 +1,9 @@
-// When an open row is looked at again: reconcile answers it for every row it
-// judges (the one owner), in ms since the epoch. A time of its own (the alarm
-// fires then), with the next sweep (no time of its own: the sweep looks every
-// minute), or never (a closed row). A failed ask backs off per row: 1 minute,
-// doubling to 1 hour.
+// The shape of "when is this runner looked at again", in ms since the epoch: a
+// time of its own (the alarm fires then), with the next sweep (no time of its
+// own: the sweep looks every minute), or never (a closed row). Which one, in
+// every case, is answered by one function: nextLook (src/reaper/next-look.ts).
+// Only the ledger's tables turn it into due_at. A failed ask backs off per
+// row: 1 minute, doubling to 1 hour.
 
 export type NextLook = { at: number } | { withSweep: true } | { never: true };
 

@@ -2,21 +2,23 @@
 // Result{RequeueAfter}: for one runner (its open row, or a busy runner nobody
 // told us about) and one view of the cluster, judge, act (delete, ask GitHub
 // within the budget, or nothing) and answer the verdict, what was done, its next
-// look (src/model/next-look.ts, ms) and what holds it. The judge may say when;
-// reconcile decides, and backs off a row whose ask failed (1 minute doubling to
-// 1 hour). The pass (run-pass.ts) is its one caller; the ledger stores what it
-// answers, and nothing else picks a due time.
+// look and what holds it. Each branch answers its next look whole, from the one
+// function that answers it (src/reaper/next-look.ts: the judge's time, a failed
+// ask's back-off of 1 minute doubling to 1 hour, a hold); the facts' schedule, a
+// recheck and a lifted hold take theirs from the same function. The pass
+// (run-pass.ts) is its one caller; the ledger stores what it answers.
 import type { DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
 import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
-import { backoffMs, lookAt, NEVER, nextLookOf, WITH_SWEEP, type NextLook } from "../model/next-look.ts";
-import { SETTLE_MS, STALE_RECHECK_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
+import { nextLookOf, type NextLook } from "../model/next-look.ts";
+import { SETTLE_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
 import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
 import type { HeldFor, Verdict } from "../model/verdict.ts";
 import type { SlidingWindow } from "../model/window.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "./ask-github.ts";
 import { judge, notTheJobsRunner } from "./judge.ts";
+import { nextLook } from "./next-look.ts";
 import { errorText } from "../model/error-text.ts";
 
 export type ErrorKind = "cluster" | "github" | "agent";
@@ -75,97 +77,91 @@ export interface ReconcileContext {
 }
 
 export async function reconcile(item: ReconcileInput, ctx: ReconcileContext): Promise<Result> {
-  return settle(await decide(item, ctx), item, ctx.now);
-}
-
-async function decide(item: ReconcileInput, ctx: ReconcileContext): Promise<UnsettledVerdict & Partial<Result>> {
-  const first = item.record ? trackedVerdict(item.record, item.view, ctx) : unseenVerdict(item.unseen!, item.view, ctx.now, ctx.policy);
-  if (first.close || first.dueAt !== undefined) return { ...finish(item, first.verdict, first), ...first };
-  let result: UnsettledVerdict & Partial<Result> = finish(item, first.verdict, {});
+  const before: Before = { now: ctx.now, failures: failuresOf(item), stored: storedLook(item) };
+  const first = item.record ? trackedVerdict(item, item.record, ctx, before) : unseenVerdict(item, item.unseen!, ctx, before);
+  if ("next" in first) return first;
+  let result = resultOfVerdict(item, first.judged, before);
   // A row whose last ask failed is not asked again (the sweep visits it every minute) before its back-off ends.
-  if (result.verdict.askGithub && item.record && backingOff(item, ctx.now))
-    return { ...result, verdict: { code: "BackingOff", verdict: "keep", reason: item.record.reason }, deferred: true };
-  if (result.verdict.askGithub) result = await ask(result as Result, ctx);
-  if (result.verdict.verdict === "delete") result = await act(result as Result, ctx);
+  if (result.verdict.askGithub && item.record && backingOff(before))
+    return { ...result, verdict: { code: "BackingOff", verdict: "keep", reason: item.record.reason }, ...keptForBackoff(before) };
+  if (result.verdict.askGithub) result = await ask(result, ctx, before);
+  if (result.verdict.verdict === "delete") result = await act(result, ctx, before);
   return result;
 }
 
-/** A verdict before settle(): its own time, close, hold, and whether its ask failed or was deferred; settle() turns these into the next look and the back-off count. */
-type UnsettledVerdict = {
-  verdict: Verdict;
-  close?: "reaped" | "gone";
-  /** A time of the step's own (ms), null: none (with the sweep); undefined: the verdict's own. */
-  dueAt?: number | null;
-  heldFor?: HeldFor;
-  /** This look's ask failed (GitHub, or a place that could not be read). */
-  failed?: boolean;
-  /** Not looked at for want of time: the row's back-off is not over; its count and time stand. */
-  deferred?: boolean;
-};
-
-const failuresOf = (item: ReconcileInput): number => item.record?.failures ?? item.unseen?.failures ?? 0;
-const storedDue = (item: ReconcileInput): number | null => (item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
-/** Failed before, and its next ask lies ahead. */
-const backingOff = (item: ReconcileInput, now: number): boolean => failuresOf(item) > 0 && (storedDue(item) ?? 0) > now;
-
-/**
- * The next look, from the step's time and the back-off: a failed ask counts once per look that was due
- * (a sweep's visit before then keeps the count and the time), and is asked again 1, 2, 4 ... 60 minutes later.
- */
-function settle(step: UnsettledVerdict & Partial<Result>, item: ReconcileInput, now: number): Result {
-  const { dueAt, failed, deferred, ...rest } = step;
-  const r = rest as Result;
-  const before = failuresOf(item);
-  if (r.close) return { ...r, next: NEVER, failures: 0 };
-  const own = dueAt === undefined ? null : dueAt;
-  if (deferred) return { ...r, next: nextLookOf(storedDue(item)), failures: before };
-  if (failed) {
-    if (backingOff(item, now)) return { ...r, next: nextLookOf(storedDue(item)), failures: before };
-    const failures = before + 1;
-    // Held for the agent: its return lifts the hold (the row is due then); no alarm of its own meanwhile.
-    if (r.heldFor === "agent") return { ...r, next: own === null ? WITH_SWEEP : lookAt(own), failures };
-    return { ...r, next: lookAt(Math.max(own ?? 0, now + backoffMs(failures))), failures };
-  }
-  return { ...r, next: own === null ? WITH_SWEEP : lookAt(own), failures: 0 };
+/** The runner as it came in, for the back-off: the pass's now, its failed asks in a row, its stored next look. */
+interface Before {
+  now: number;
+  failures: number;
+  stored: NextLook;
 }
 
-function trackedVerdict(record: RunnerRecord, view: ClusterView, ctx: ReconcileContext): UnsettledVerdict {
-  const verdict = judge({ tracked: record, cluster: view, now: ctx.now, policy: ctx.policy });
-  if (verdict.verdict === "gone") return { verdict, close: "gone" };
+const failuresOf = (item: ReconcileInput): number => item.record?.failures ?? item.unseen?.failures ?? 0;
+/** The row's stored due time, read back as a next look. */
+const storedLook = (item: ReconcileInput): NextLook => nextLookOf(item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));
+/** Failed before, and its next ask lies ahead. */
+const backingOff = (b: Before): boolean => b.failures > 0 && "at" in b.stored && b.stored.at > b.now;
+
+/** Not looked at for want of time: the back-off is not over; its count and time stand. */
+const keptForBackoff = (b: Before): Pick<Result, "next" | "failures"> => ({ next: nextLook({ kind: "backing-off", stored: b.stored }), failures: b.failures });
+
+/**
+ * A failed ask (GitHub, or a place that could not be read) counts once per look that was due (a sweep's
+ * visit before then keeps the count and the time), and is asked again 1, 2, 4 ... 60 minutes later, no
+ * sooner than `at`, the step's own time.
+ */
+function afterFailure(b: Before, at: number | undefined, heldFor: HeldFor | undefined): Pick<Result, "next" | "failures"> {
+  if (backingOff(b)) return keptForBackoff(b);
+  const failures = b.failures + 1;
+  return { next: nextLook({ kind: "failed", failures, now: b.now, at, heldFor }), failures };
+}
+
+const closed = (close: "reaped" | "gone"): Pick<Result, "close" | "next" | "failures"> => ({ close, next: nextLook({ kind: "closed" }), failures: 0 });
+
+/** The first look's answer: whole (closed, a stale view, waiting, backing off), or the judge's verdict to ask or act on. */
+type FirstLook = Result | { judged: Verdict };
+
+/** A tracked row: closed by the judge, looked at again soon when its view is older than its facts, or judged on. */
+function trackedVerdict(item: ReconcileInput, record: RunnerRecord, ctx: ReconcileContext, before: Before): FirstLook {
+  const verdict = judge({ tracked: record, cluster: item.view, now: ctx.now, policy: ctx.policy });
+  if (verdict.verdict === "gone") return { ...resultOfVerdict(item, verdict, before), ...closed("gone") };
   // A view older than the facts: looked at again soon, by a read by name (the agent's fresh GET).
-  if (view.kind === "unknown" && view.stale) return { verdict, dueAt: ctx.now + STALE_RECHECK_MS };
-  return { verdict };
+  if (item.view.kind === "unknown" && item.view.stale)
+    return { ...resultOfVerdict(item, verdict, before), next: nextLook({ kind: "stale-view", now: ctx.now }), failures: 0 };
+  return { judged: verdict };
 }
 
 /** A busy runner without facts: asked about once the wait for its webhook is over, then after a back-off. */
-function unseenVerdict(unseen: UnseenRunner, view: ClusterView, now: number, policy: Policy): UnsettledVerdict {
-  if (view.kind === "missing")
-    return { verdict: { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` }, close: "gone" };
+function unseenVerdict(item: ReconcileInput, unseen: UnseenRunner, ctx: ReconcileContext, before: Before): FirstLook {
+  const { view } = item;
+  const { now, policy } = ctx;
+  if (view.kind === "missing") {
+    const verdict: Verdict = { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` };
+    return { ...resultOfVerdict(item, verdict, before), ...closed("gone") };
+  }
   if (view.kind === "unknown") {
     const verdict: Verdict = { code: "CannotJudge", verdict: "keep", reason: `cannot judge: ${view.why}`, error: true };
-    return view.stale ? { verdict, dueAt: now + STALE_RECHECK_MS } : { verdict, failed: true };
+    const result = resultOfVerdict(item, verdict, before);
+    return view.stale ? { ...result, next: nextLook({ kind: "stale-view", now }), failures: 0 } : result;
   }
   const runner = view.runner;
   const verdict = judge({ cluster: view, now, policy });
   if (!verdict.askGithub || runner.workflowRunId !== unseen.runId) {
-    return {
-      verdict: { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} is no longer busy on run ${unseen.runId}: ${verdict.reason}` },
-      close: "gone",
-    };
+    const gone: Verdict = { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} is no longer busy on run ${unseen.runId}: ${verdict.reason}` };
+    return { ...resultOfVerdict(item, gone, before), ...closed("gone") };
   }
   if (now - unseen.firstSeen < SETTLE_MS) {
     const reason = `runner works on run ${runner.workflowRunId} and no webhook told us about it yet: waiting ${SETTLE_MS / 1000}s for one before asking GitHub`;
-    return { verdict: { code: "AwaitingWebhook", verdict: "keep", reason }, dueAt: unseen.firstSeen + SETTLE_MS };
+    const waiting: Verdict = { code: "AwaitingWebhook", verdict: "keep", reason };
+    return { ...resultOfVerdict(item, waiting, before), next: nextLook({ kind: "awaiting-webhook", firstSeen: unseen.firstSeen }), failures: 0 };
   }
   // The sweep sees every unseen row each minute; one GitHub could not place waits for its back-off.
   if (unseen.dueAt !== null && unseen.dueAt > now && unseen.reason !== null)
-    return { verdict: { code: "BackingOff", verdict: "keep", reason: unseen.reason }, dueAt: unseen.dueAt, deferred: (unseen.failures ?? 0) > 0 };
-  return { verdict };
+    return { ...resultOfVerdict(item, { code: "BackingOff", verdict: "keep", reason: unseen.reason }, before), ...keptForBackoff(before) };
+  return { judged: verdict };
 }
 
-type Acted = UnsettledVerdict & Result;
-
-async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
+async function ask(r: Result, ctx: ReconcileContext, before: Before): Promise<Result> {
   const { github } = ctx;
   const withoutAsk = r.verdict.subject ?? r.verdict.reason;
   if (github instanceof Error)
@@ -173,8 +169,7 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
       ...r,
       verdict: { code: "GithubError", verdict: "keep", reason: `cannot ask GitHub: ${github.message}`, error: true },
       errorKind: "github",
-      dueAt: null,
-      failed: true,
+      ...afterFailure(before, undefined, r.heldFor),
     };
   try {
     const deps: AskDeps = { github, policy: ctx.policy, now: ctx.now, learn: ctx.learn, listed: ctx.listed, attemptJob: ctx.attemptJob };
@@ -184,9 +179,9 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
         ? await askAboutRunner(r.view.runner, r.view, deps)
         : undefined;
     if (!asked) return r;
-    const next = finish({ ...r, record: asked.record ?? r.record }, asked.verdict, {});
+    const next = resultOfVerdict({ ...r, record: asked.record ?? r.record }, asked.verdict, before);
     // A busy runner GitHub could not place is a failed ask: asked again after its back-off (at least UNSEEN_RETRY_MS).
-    if (!r.record && !asked.record) return { ...next, asked: true, dueAt: ctx.now + UNSEEN_RETRY_MS, failed: true };
+    if (!r.record && !asked.record) return { ...next, asked: true, ...afterFailure(before, ctx.now + UNSEEN_RETRY_MS, next.heldFor) };
     return { ...next, asked: true };
   } catch (e) {
     if (e instanceof GithubBudgetExhausted || e instanceof GithubRateLimited) {
@@ -195,31 +190,37 @@ async function ask(r: Acted, ctx: ReconcileContext): Promise<Acted> {
         ...r,
         verdict: { code: "Budget", verdict: "keep", reason: `${withoutAsk}: not asked now (${e.message})` },
         heldFor: "budget",
-        dueAt: Math.max(until, ctx.now + 1000),
+        next: nextLook({ kind: "budget", until, now: ctx.now }),
+        failures: 0,
       };
     }
     // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
     // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
     const verdict: Verdict = { code: "GithubError", verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
-    if (r.record && r.verdict.recheck)
-      return {
-        ...finish(r, judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy }), {}),
-        verdict,
-        asked: true,
-        errorKind: "github",
-        failed: true,
-      };
-    return { ...r, verdict, errorKind: "github", dueAt: null, failed: true };
+    if (r.record && r.verdict.recheck) {
+      const own = judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy });
+      const rechecked = resultOfVerdict(r, own, before);
+      return { ...rechecked, verdict, asked: true, errorKind: "github", ...afterFailure(before, own.dueAt, rechecked.heldFor) };
+    }
+    return { ...r, verdict, errorKind: "github", ...afterFailure(before, undefined, r.heldFor) };
   }
 }
 
-async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
+async function act(r: Result, ctx: ReconcileContext, before: Before): Promise<Result> {
   if (r.view.kind !== "found") return r; // the judge never condemns what it cannot see
   const runner = r.view.runner;
   const why = r.verdict.reason;
-  if (ctx.reapedUids.has(runner.uid)) return { ...r, close: "reaped" };
-  if (ctx.dryRun) return { ...r, verdict: { code: "DryRun", verdict: "keep", reason: `dry run: would delete: ${why}` }, dueAt: null };
-  if (ctx.paused) return { ...r, verdict: { code: "Paused", verdict: "keep", reason: `paused: would delete: ${why}` }, heldFor: "paused", dueAt: null };
+  if (ctx.reapedUids.has(runner.uid)) return { ...r, ...closed("reaped") };
+  if (ctx.dryRun)
+    return { ...r, verdict: { code: "DryRun", verdict: "keep", reason: `dry run: would delete: ${why}` }, next: nextLook({ kind: "dry-run" }), failures: 0 };
+  if (ctx.paused)
+    return {
+      ...r,
+      verdict: { code: "Paused", verdict: "keep", reason: `paused: would delete: ${why}` },
+      heldFor: "paused",
+      next: nextLook({ kind: "paused" }),
+      failures: 0,
+    };
   // The window counts real time: late passes (a queued cron) never share a cap stamped in the past.
   const at = ctx.clock();
   if (ctx.deletions.left(at) <= 0) {
@@ -227,38 +228,40 @@ async function act(r: Acted, ctx: ReconcileContext): Promise<Acted> {
       ...r,
       verdict: { code: "Cap", verdict: "keep", reason: `deletion cap of ${ctx.deletions.limit} in 60s reached, held back: ${why}` },
       heldFor: "cap",
-      dueAt: Math.max(ctx.deletions.freeAt(at), ctx.now + 1000),
+      next: nextLook({ kind: "cap", freeAt: ctx.deletions.freeAt(at), now: ctx.now }),
+      failures: 0,
     };
   }
   ctx.deletions.take(at);
   const outcome = await ctx.deleteRunner(runner, { runId: r.record?.runId ?? runner.workflowRunId, reason: why });
   if (outcome.kind === "deleted") {
     ctx.reapedUids.add(runner.uid);
-    return { ...r, close: "reaped", deleted: true };
+    return { ...r, ...closed("reaped"), deleted: true };
   }
   if (outcome.kind === "gone")
-    return { ...r, verdict: { code: "Gone", verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, close: "gone" };
+    return { ...r, verdict: { code: "Gone", verdict: "gone", reason: `runner ${r.name} was already gone from ${runner.namespace} (404)` }, ...closed("gone") };
   const errorKind = ctx.deleteErrorKind(runner);
+  const heldFor: HeldFor | undefined = errorKind === "agent" ? "agent" : undefined;
   return {
     ...r,
     verdict: { code: "DeleteFailed", verdict: "keep", reason: `delete failed, retried later: ${outcome.why}`, error: true },
     errorKind,
-    heldFor: errorKind === "agent" ? "agent" : undefined,
-    dueAt: null,
-    failed: true,
+    heldFor,
+    ...afterFailure(before, undefined, heldFor),
   };
 }
 
-/** The verdict with its time and hold; the identity the facts' runner is known by. */
-function finish(item: ReconcileInput, verdict: Verdict, step: Omit<UnsettledVerdict, "verdict">): Acted {
-  const result: Acted = { ...item, verdict, dueAt: step.dueAt !== undefined ? step.dueAt : (verdict.dueAt ?? null), next: WITH_SWEEP, failures: 0 };
-  if (step.close) result.close = step.close;
-  if (step.heldFor) result.heldFor = step.heldFor;
+/**
+ * The result a verdict makes of a runner: its error kind and hold (an unreadable place, an away agent), its next
+ * look (the judge's own time, or a failed look's back-off) and the identity the facts' runner is known by.
+ */
+function resultOfVerdict(item: ReconcileInput, verdict: Verdict, before: Before): Result {
+  const result: Result = { ...item, verdict, next: nextLook({ kind: "judged", verdict }), failures: 0 };
   if (verdict.error) {
     result.errorKind = item.view.kind === "unknown" ? (item.viewErrorKind ?? "cluster") : "github";
     if (item.view.kind === "unknown" && item.view.agent) result.heldFor = "agent";
     // A look that could not be had (an unreadable place, an away agent) is a failed ask; a stale view is not.
-    if (item.view.kind === "unknown" && !item.view.stale) result.failed = true;
+    if (item.view.kind === "unknown" && !item.view.stale) Object.assign(result, afterFailure(before, verdict.dueAt, result.heldFor));
   }
   const runner = item.view.kind === "found" ? item.view.runner : undefined;
   const record = item.record;

@@ -12,6 +12,7 @@ import type { Verdict } from "../../../src/model/verdict.ts";
 import type { DecisionLine } from "../../../src/reaper/log-lines.ts";
 import type { Result } from "../../../src/reaper/reconcile.ts";
 import { scheduleFromFacts } from "../../../src/reaper/schedule-facts.ts";
+import { nextLook } from "../../../src/reaper/next-look.ts";
 import { transition } from "../../../src/reaper/transition.ts";
 import { busyRunner, policy, REPO } from "../support/fakes.ts";
 import { nodeSql } from "../support/node-sql.ts";
@@ -64,6 +65,7 @@ function previousRelease() {
     maxDeletionsPerMinute: 10,
     log: (line) => lines.push(line),
     transition,
+    look: nextLook,
   });
   return { sql, db, store, lines };
 }
