@@ -5,7 +5,15 @@
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { checkHttpAnswer, UnacceptableAnswer } from "../../src/cluster/http-answer.ts";
-import { apiFailure, checkDeleteAnswer, describe as describeError, isNotFound, isUidPreconditionFailed, statusOf } from "../../src/cluster/runner-answers.ts";
+import {
+  apiFailure,
+  checkDeleteAnswer,
+  runnersFromList,
+  describe as describeError,
+  isNotFound,
+  isUidPreconditionFailed,
+  statusOf,
+} from "../../src/cluster/runner-answers.ts";
 
 const URL_ = "https://kube.example/apis/actions.github.com/v1alpha1/namespaces/ns/ephemeralrunners";
 const headers = (h: Record<string, string>) => new Headers(h);
@@ -137,5 +145,14 @@ describe("apiFailure", () => {
     expect(apiFailure(new UnacceptableAnswer(200, "HTTP 200: no"))).toEqual({ status: 200, why: "HTTP 200: no", cause: expect.any(UnacceptableAnswer) });
     expect(apiFailure(new DOMException("late", "TimeoutError"))).not.toHaveProperty("said");
     expect(apiFailure(new Error("down"))).toMatchObject({ status: null, why: "down" });
+  });
+});
+
+describe("runnersFromList", () => {
+  const page = (metadata?: Record<string, string>) => ({ kind: "EphemeralRunnerList", items: [], ...(metadata ? { metadata } : {}) });
+  it("continues only where the page says, never on an empty token or no metadata", () => {
+    expect(runnersFromList(200, "ns", page({ continue: "next-1", resourceVersion: "7" })).continueToken).toBe("next-1");
+    expect(runnersFromList(200, "ns", page({ continue: "", resourceVersion: "7" })).continueToken).toBeUndefined();
+    expect(runnersFromList(200, "ns", page()).continueToken).toBeUndefined();
   });
 });

@@ -140,6 +140,16 @@ describe("deleteRunnerByUid", () => {
     expect(answer).not.toHaveProperty("failure.said");
   });
 
+  it("waits through the caller's deadline, named for the delete", async () => {
+    const named: string[] = [];
+    const within: Within = (call, what) => {
+      named.push(what);
+      return call;
+    };
+    expect(await deleteRunnerByUid(fakeApi({ status: 200, body: object() }).api, TARGET, within)).toEqual({ kind: "deleted" });
+    expect(named).toEqual([`delete ${NS}/${NAME}`]);
+  });
+
   it("a call that throws before it is sent fails, never throws", async () => {
     const broken = {
       deleteNamespacedCustomObjectWithHttpInfo: () => {
