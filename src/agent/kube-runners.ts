@@ -1,15 +1,21 @@
-// The agent's calls to the Kubernetes API: list EphemeralRunners (paged) and
-// delete one by uid. Exactly what infra/agent's Role allows (with watch, in
-// watch-runners.ts): get, list, watch, delete on ephemeralrunners.actions.github.com;
-// and patch (a held deletion finished) where the optional overlay infra/agent/finish-stuck grants it.
+// The agent's calls to the Kubernetes API: list EphemeralRunners (paged), read
+// one, delete one by uid and finish a held deletion (the last three are direct
+// mode's calls too: src/cluster/read-runner.ts, delete-runner.ts,
+// finish-deletion.ts; here they get the agent's timeout and words). Exactly
+// what infra/agent's Role allows (with watch, in watch-runners.ts): get, list,
+// watch, delete on ephemeralrunners.actions.github.com; and patch (a held
+// deletion finished) where the optional overlay infra/agent/finish-stuck grants it.
 import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { AGENT_API_TIMEOUT_MS, type AgentRunner, type FinishOrderOutcome } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
-import { finishPatch } from "../cluster/finish-patch.ts";
+import { deleteRunnerByUid, type DeleteAnswer } from "../cluster/delete-runner.ts";
 import { GROUP, PAGE_SIZE, PLURAL, readEphemeralRunnerPage, VERSION } from "../cluster/ephemeral-runner.ts";
+import { finishHeldDeletion, type FinishAnswer } from "../cluster/finish-deletion.ts";
+import { readRunnerByName, type ReadAnswer } from "../cluster/read-runner.ts";
+import type { ApiFailure } from "../cluster/runner-answers.ts";
 import { errorText } from "../model/error-text.ts";
 import type { Log } from "./log.ts";
-import { toAgentRunner } from "./runner-view.ts";
+import { agentRunnerOf, toAgentRunner } from "./runner-view.ts";
 
 const REQUEST_TIMEOUT_MS = AGENT_API_TIMEOUT_MS;
 
@@ -46,7 +52,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The Status message of an ApiException (client-node keeps the body as JSON text). */
+/** The Status message of a list's ApiException (client-node keeps the body as JSON text). */
 function statusMessage(e: ApiException<unknown>): string {
   let body: unknown = e.body;
   if (typeof e.body === "string") {
@@ -60,6 +66,53 @@ function statusMessage(e: ApiException<unknown>): string {
   return isFields(body) && typeof body["message"] === "string" ? body["message"] : `HTTP ${e.code}`;
 }
 
+/** Why a call failed, in the agent's words: what the API server answered, or that its answer or the server could not be had. */
+function failureWords(f: ApiFailure): string {
+  if (f.said !== undefined) return `the API server answered ${f.status}: ${f.said}`;
+  if (f.status !== null) return `the API server's answer could not be read: ${f.why}`;
+  return `the API server could not be reached: ${f.why}`;
+}
+
+/** A read's runner (with its finalizers), null for a 404, or the failure thrown, naming the object. */
+function readResult(answer: ReadAnswer, where: string): { runner: AgentRunner; finalizers: string[] } | null {
+  if (answer.kind === "absent") return null;
+  if (answer.kind === "found") return { runner: agentRunnerOf(answer.runner), finalizers: answer.runner.finalizers ?? [] };
+  const f = answer.failure;
+  // No answer at all: the error as it came (a timeout already names the read).
+  if (f.status === null) throw f.cause;
+  throw new Error(f.said !== undefined ? `read ${where}: ${f.status} ${f.said}` : `read ${where}: ${f.why}`, { cause: f.cause });
+}
+
+function deleteResult(answer: DeleteAnswer, where: string, uid: string): DeleteResult {
+  switch (answer.kind) {
+    case "deleted":
+      return { outcome: "deleted", why: `deleted ${where} (uid ${uid}); ARC's finalizers now remove the runner and its pod` };
+    case "gone": {
+      const said = answer.failure.said ?? answer.failure.why;
+      // 404, or 409 saying the uid precondition failed: the name now belongs to another object.
+      if (answer.failure.status === 404) return { outcome: "gone", why: `no ${where} in the cluster: ${said}` };
+      return { outcome: "gone", why: `${where} with uid ${uid} no longer exists: ${said}` };
+    }
+    default:
+      return { outcome: "failed", why: failureWords(answer.failure) };
+  }
+}
+
+function finishResult(answer: FinishAnswer, where: string, uid: string, finalizers: readonly string[]): FinishResult {
+  if (answer.kind === "finished") return { outcome: "finished", why: `removed ARC's finalizers (${finalizers.join(", ")}) from ${where} (uid ${uid})` };
+  const said = answer.failure.said ?? answer.failure.why;
+  switch (answer.kind) {
+    case "gone":
+      return { outcome: "gone", why: `no ${where} in the cluster: ${said}` };
+    case "refused":
+      return { outcome: "refused", why: `the API server answered 403 (the Role lacks patch: apply infra/agent/finish-stuck): ${said}` };
+    case "conflict":
+      return { outcome: "conflict", why: `the object changed (${answer.failure.status}): ${said}` };
+    default:
+      return { outcome: "failed", why: failureWords(answer.failure) };
+  }
+}
+
 /** An object's metadata.name, for saying which could not be read. */
 export function objectName(obj: unknown): string {
   const meta = typeof obj === "object" && obj !== null ? (obj as { metadata?: unknown }).metadata : undefined;
@@ -69,6 +122,7 @@ export function objectName(obj: unknown): string {
 
 export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOUT_MS): KubeRunners {
   const api = kc.makeApiClient(CustomObjectsApi);
+  const within = <T>(call: Promise<T>, what: string): Promise<T> => withTimeout(call, timeoutMs, what);
   return {
     async list(namespace) {
       const runners: AgentRunner[] = [];
@@ -110,85 +164,19 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
     },
 
     async read(namespace, name) {
-      try {
-        const object = await withTimeout(
-          api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }),
-          timeoutMs,
-          `read ${namespace}/${name}`,
-        );
-        return toAgentRunner(object);
-      } catch (e) {
-        if (e instanceof ApiException && e.code === 404) return null;
-        if (e instanceof ApiException) throw new Error(`read ${namespace}/${name}: ${e.code} ${statusMessage(e)}`);
-        throw e;
-      }
+      return readResult(await readRunnerByName(api, namespace, name, within), `${namespace}/${name}`)?.runner ?? null;
     },
 
     async readHeld(namespace, name) {
-      try {
-        const object = await withTimeout(
-          api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }),
-          timeoutMs,
-          `read ${namespace}/${name}`,
-        );
-        const meta = isFields(object) && isFields(object["metadata"]) ? object["metadata"] : {};
-        const raw = meta["finalizers"];
-        const finalizers = Array.isArray(raw) ? raw.filter((f): f is string => typeof f === "string") : [];
-        return { runner: toAgentRunner(object), finalizers };
-      } catch (e) {
-        if (e instanceof ApiException && e.code === 404) return null;
-        if (e instanceof ApiException) throw new Error(`read ${namespace}/${name}: ${e.code} ${statusMessage(e)}`);
-        throw e;
-      }
+      return readResult(await readRunnerByName(api, namespace, name, within), `${namespace}/${name}`);
     },
 
     async finish(namespace, name, uid, finalizers) {
-      try {
-        // client-node sends an array body as application/json-patch+json: all of it or none, a failed test is 422.
-        await withTimeout(
-          api.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: finishPatch(uid, finalizers) }),
-          timeoutMs,
-          `patch ${namespace}/${name}`,
-        );
-        return { outcome: "finished", why: `removed ARC's finalizers (${finalizers.join(", ")}) from ${namespace}/${name} (uid ${uid})` };
-      } catch (e) {
-        if (!(e instanceof ApiException)) return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };
-        const message = statusMessage(e);
-        if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
-        if (e.code === 403)
-          return { outcome: "refused", why: `the API server answered 403 (the Role lacks patch: apply infra/agent/finish-stuck): ${message}` };
-        if (e.code === 409 || e.code === 422) return { outcome: "conflict", why: `the object changed (${e.code}): ${message}` };
-        return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
-      }
+      return finishResult(await finishHeldDeletion(api, { namespace, name, uid }, finalizers, within), `${namespace}/${name}`, uid, finalizers);
     },
 
     async delete(namespace, name, uid) {
-      try {
-        await withTimeout(
-          api.deleteNamespacedCustomObject({
-            group: GROUP,
-            version: VERSION,
-            namespace,
-            plural: PLURAL,
-            name,
-            body: { preconditions: { uid }, propagationPolicy: "Background" },
-          }),
-          timeoutMs,
-          `delete ${namespace}/${name}`,
-        );
-        return { outcome: "deleted", why: `deleted ${namespace}/${name} (uid ${uid}); ARC's finalizers now remove the runner and its pod` };
-      } catch (e) {
-        if (e instanceof ApiException) {
-          const message = statusMessage(e);
-          if (e.code === 404) return { outcome: "gone", why: `no ${namespace}/${name} in the cluster: ${message}` };
-          // 409 saying the uid precondition failed: the name now belongs to another object. Any other
-          // conflict (an admission hook, a proxy) says nothing of the object: a failure, tried again.
-          if (e.code === 409 && /precondition failed: uid/i.test(message))
-            return { outcome: "gone", why: `${namespace}/${name} with uid ${uid} no longer exists: ${message}` };
-          return { outcome: "failed", why: `the API server answered ${e.code}: ${message}` };
-        }
-        return { outcome: "failed", why: `the API server could not be reached: ${errorText(e)}` };
-      }
+      return deleteResult(await deleteRunnerByUid(api, { namespace, name, uid }, within), `${namespace}/${name}`, uid);
     },
   };
 }

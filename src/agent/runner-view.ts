@@ -2,7 +2,7 @@
 // agent's namespaces (agent-protocol.ts AgentRunner), kept from list and watch.
 import type { AgentMessage, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
 import { agentArcFields } from "../cluster/arc-failure.ts";
-import { readEphemeralRunner } from "../cluster/ephemeral-runner.ts";
+import { type EphemeralRunner, readEphemeralRunner } from "../cluster/ephemeral-runner.ts";
 import { parseAgentRunner } from "../cluster/parse-agent-message.ts";
 
 /** Runners per snapshot part: ~500 bytes each keeps a part far below the Worker's 1 MiB message limit. */
@@ -14,7 +14,11 @@ export const RUNNERS_PER_PART = 500;
  * throws EphemeralRunnerError or AgentMessageError if it would not pass.
  */
 export function toAgentRunner(obj: unknown): AgentRunner {
-  const r = readEphemeralRunner(obj);
+  return agentRunnerOf(readEphemeralRunner(obj));
+}
+
+/** The AgentRunner of an EphemeralRunner already read (read-runner.ts); throws AgentMessageError if the ledger would refuse it. */
+export function agentRunnerOf(r: EphemeralRunner): AgentRunner {
   const candidate: Record<string, unknown> = { namespace: r.namespace, name: r.name, uid: r.uid, creationTimestamp: r.creationTimestamp };
   if (r.deletionTimestamp !== undefined) candidate["deletionTimestamp"] = r.deletionTimestamp;
   if (r.runnerId !== undefined) candidate["runnerId"] = r.runnerId;

@@ -117,7 +117,8 @@ const namespacesSchema = arraySchema(NamespaceFreshnessSchema, MAX_NAMESPACES, 1
  *   watch cache alone: a stalled watch misses objects created since.
  * refused: the agent's own check failed (other uid, being deleted, other run, foreign namespace,
  *   view not synced yet, dry run: why is then exactly "dry run").
- * failed: the API server answered an error (the Status message is in why).
+ * failed: the API server answered an error (its Status message is in why), gave an answer that is not
+ *   its own (a 2xx that is neither the object nor a success Status), or could not be reached.
  */
 const OUTCOMES = ["deleted", "gone", "refused", "failed"] as const;
 export type OrderOutcome = (typeof OUTCOMES)[number];

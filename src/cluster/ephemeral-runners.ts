@@ -1,22 +1,23 @@
-// The cluster edge: list and delete ARC EphemeralRunners through
-// @kubernetes/client-node, with KUBE_TOKEN as bearer. Nothing else is touched,
-// which is all the Role in infra/kubernetes allows. Answers are read strictly
-// (runner-answers.ts, http-answer.ts): a redirect, HTML or `{}` is an error,
-// never an empty list or a deletion.
+// The cluster edge: list, read and delete ARC EphemeralRunners (and finish a
+// held deletion) through @kubernetes/client-node, with KUBE_TOKEN as bearer.
+// Nothing else is touched, which is all the Role in infra/kubernetes allows.
+// Answers are read strictly (runner-answers.ts, http-answer.ts): a redirect,
+// HTML or `{}` is an error, never an empty list or a deletion. The read, the
+// delete and the finish are the agent's calls too (read-runner.ts,
+// delete-runner.ts, finish-deletion.ts).
 import { ApiException, createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { GROUP, PAGE_SIZE, PLURAL, VERSION } from "./ephemeral-runner.ts";
+import { deleteOutcome, deleteRunnerByUid, type DeleteOutcome } from "./delete-runner.ts";
 import { fetchHttpLibrary, type SendOptions, sendChecked } from "./fetch-http-library.ts";
-import { finishFailure } from "./finish-failure.ts";
-import { finishPatch, type FinishOutcome } from "./finish-patch.ts";
-import { checkDeleteAnswer, describe, isNotFound, isUidPreconditionFailed, runnerFromRead, runnersFromList, statusOf } from "./runner-answers.ts";
+import { finishHeldDeletion, finishOutcome } from "./finish-deletion.ts";
+import type { FinishOutcome } from "./finish-patch.ts";
+import { readRunnerByName } from "./read-runner.ts";
+import { describe, runnersFromList, statusOf, toClusterRunner } from "./runner-answers.ts";
+
+export type { DeleteOutcome } from "./delete-runner.ts";
 
 const REQUEST_TIMEOUT_MS = 10_000;
-
-export type DeleteOutcome =
-  | { kind: "deleted" }
-  | { kind: "gone" } // 404 with a Kubernetes Status, or a 409 saying the uid precondition failed: nothing of that uid to delete
-  | { kind: "failed"; status: number | null; why: string };
 
 /** What an order carries besides the object: the run the runner was judged on, and why (the agent checks and logs them). */
 export interface DeleteContext {
@@ -31,8 +32,8 @@ export interface Cluster {
   readonly errorKind?: "cluster" | "agent";
   /** Every EphemeralRunner in the namespace (paged), or throws ClusterError. */
   listRunners(namespace: string): Promise<ClusterRunner[]>;
-  /** One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise. */
   /**
+   * One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise.
    * `since` (ms): what the caller needs to know about is newer than this; a view whose absence of
    * `name` is already certain after it may answer without a fresh read (the agent's).
    */
@@ -112,51 +113,19 @@ export function createCluster(opts: ClusterOptions): Cluster {
     },
 
     async readRunner(namespace, name) {
-      try {
-        const answer = await api.getNamespacedCustomObjectWithHttpInfo({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
-        return runnerFromRead(answer.httpStatusCode, namespace, name, answer.data);
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw new ClusterError(statusOf(e), `reading ephemeralrunner ${namespace}/${name}: ${describe(e)}`, { cause: e });
-      }
+      const answer = await readRunnerByName(api, namespace, name);
+      if (answer.kind === "found") return toClusterRunner(namespace, answer.runner);
+      if (answer.kind === "absent") return undefined;
+      const { status, why, cause } = answer.failure;
+      throw new ClusterError(status, `reading ephemeralrunner ${namespace}/${name}: ${why}`, { cause });
     },
 
-    async deleteRunner({ namespace, name, uid }) {
-      try {
-        const answer = await api.deleteNamespacedCustomObjectWithHttpInfo({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: PLURAL,
-          name,
-          // The uid precondition: a recreated object of the same name is never hit.
-          body: { preconditions: { uid }, propagationPolicy: "Background" },
-        });
-        checkDeleteAnswer(answer.httpStatusCode, name, answer.data);
-        return { kind: "deleted" };
-      } catch (e) {
-        // Only the uid precondition's 409 means the name now belongs to another object, as the agent reads it.
-        if (isNotFound(e) || isUidPreconditionFailed(e)) return { kind: "gone" };
-        return { kind: "failed", status: statusOf(e), why: describe(e) };
-      }
+    async deleteRunner(runner) {
+      return deleteOutcome(await deleteRunnerByUid(api, runner));
     },
 
-    async finishDeletion({ namespace, name, uid }, finalizers) {
-      try {
-        // client-node sends application/json-patch+json: the API server applies all or nothing, and a failed test is 422.
-        const answer = await api.patchNamespacedCustomObjectWithHttpInfo({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: PLURAL,
-          name,
-          body: finishPatch(uid, finalizers),
-        });
-        checkDeleteAnswer(answer.httpStatusCode, name, answer.data);
-        return { kind: "finished" };
-      } catch (e) {
-        return finishFailure(e);
-      }
+    async finishDeletion(runner, finalizers) {
+      return finishOutcome(await finishHeldDeletion(api, runner, finalizers));
     },
   };
 }

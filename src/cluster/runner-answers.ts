@@ -1,9 +1,11 @@
-// Reads the API server's answers about EphemeralRunners, strictly: a list is an
-// EphemeralRunnerList whose every item has a name and a uid, a read is the
-// EphemeralRunner asked for, a delete answers with the object or a success
-// Status, and a 404 means "not there" only when it is a Kubernetes Status.
-// Anything else throws UnacceptableAnswer, which keeps every runner of the
-// namespace rather than reading a proxy's answer as the cluster's.
+// Reads the API server's answers about EphemeralRunners, strictly, for direct
+// mode and the agent alike: a list is an EphemeralRunnerList whose every item
+// has a name and a uid, a read is the EphemeralRunner asked for, a delete (or a
+// finish patch) answers with the object or a success Status, and a 404 means
+// "not there" only when it is a Kubernetes Status. Anything else throws
+// UnacceptableAnswer, which keeps every runner of the namespace rather than
+// reading a proxy's answer as the cluster's. A failed call is read once, into
+// an ApiFailure (apiFailure), which each side puts in its own words.
 import { ApiException } from "@kubernetes/client-node";
 import * as v from "valibot";
 import type { ClusterRunner } from "../model/runner.ts";
@@ -40,7 +42,8 @@ function strictly<T>(status: number, read: () => T): T {
   }
 }
 
-function toClusterRunner(namespace: string, r: EphemeralRunner): ClusterRunner {
+/** The Worker's runner of an EphemeralRunner read in `namespace`. */
+export function toClusterRunner(namespace: string, r: EphemeralRunner): ClusterRunner {
   // The namespace asked for; the Worker keeps no creationTimestamp but as createdAt.
   const { namespace: _ns, creationTimestamp, ...rest } = r;
   const runner: ClusterRunner = { namespace, ...rest };
@@ -61,17 +64,15 @@ export function runnersFromList(status: number, namespace: string, page: unknown
   return { runners, continueToken: metadata?.continue || undefined };
 }
 
-export function runnerFromRead(status: number, namespace: string, name: string, body: unknown): ClusterRunner {
+/** The EphemeralRunner a read by name asked for: of that kind, every field readable, and of that name. */
+export function ephemeralRunnerFromRead(status: number, name: string, body: unknown): EphemeralRunner {
   expectKind(status, body, "EphemeralRunner");
-  const runner = toClusterRunner(
-    namespace,
-    strictly(status, () => readEphemeralRunner(body)),
-  );
+  const runner = strictly(status, () => readEphemeralRunner(body));
   if (runner.name !== name) throw new UnacceptableAnswer(status, `HTTP ${status}: an EphemeralRunner of another name`);
   return runner;
 }
 
-/** Throws unless a delete's answer is the object (being deleted) or a success Status. */
+/** Throws unless a delete's (or a finish patch's) answer is the object or a success Status. */
 export function checkDeleteAnswer(status: number, name: string, body: unknown): void {
   if (v.is(StatusSchema, body)) {
     if (body.status === "Success") return;
@@ -121,16 +122,45 @@ export function statusOf(e: unknown): number | null {
   return null;
 }
 
+/**
+ * The API server's own words in an error answer: its Status message (at most 300 characters), "the body is
+ * not a Kubernetes Status" for any other body (never echoed: a proxy's page may carry anything), or "" (none).
+ */
+function statusWords(e: ApiException<unknown>): string {
+  if (e.body === undefined || e.body === null || e.body === "") return "";
+  const status = statusBody(e);
+  if (!status) return "the body is not a Kubernetes Status";
+  return typeof status.message === "string" ? status.message.slice(0, 300) : "";
+}
+
 /** What went wrong, in words: the Status message of an API error, never a body that is not a Status. */
 export function describe(e: unknown): string {
   if (e instanceof UnacceptableAnswer) return e.message;
   if (e instanceof ApiException) {
-    if (e.body === undefined || e.body === null || e.body === "") return `HTTP ${e.code}`;
-    const status = statusBody(e);
-    if (!status) return `HTTP ${e.code}: the body is not a Kubernetes Status`;
-    const message = status.message;
-    return typeof message === "string" && message !== "" ? `HTTP ${e.code}: ${message.slice(0, 300)}` : `HTTP ${e.code}`;
+    const words = statusWords(e);
+    return words === "" ? `HTTP ${e.code}` : `HTTP ${e.code}: ${words}`;
   }
   if (e instanceof Error) return e.name === "TimeoutError" ? "timed out" : e.message;
   return String(e);
+}
+
+/** Why a call to the API server did not do what was asked, read once for direct mode and the agent. */
+export interface ApiFailure {
+  /** The answer's HTTP status; null when none came (a timeout, a connection that failed). */
+  status: number | null;
+  /** In words that name the status (direct mode's): "HTTP 409: <its Status message>", "timed out", ... */
+  why: string;
+  /**
+   * Only when the API server answered with an error (not an answer refused as not its own): its Status
+   * message, what stands for a body that is not a Status, or "HTTP <status>" when it said nothing.
+   */
+  said?: string;
+  /** What was thrown. */
+  cause: unknown;
+}
+
+export function apiFailure(e: unknown): ApiFailure {
+  const failure: ApiFailure = { status: statusOf(e), why: describe(e), cause: e };
+  if (e instanceof ApiException) failure.said = statusWords(e) || `HTTP ${e.code}`;
+  return failure;
 }

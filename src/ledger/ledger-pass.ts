@@ -14,7 +14,7 @@ import type { Settings } from "../config/settings.ts";
 import { logBudget } from "../log.ts";
 import type { DecisionLine, SweepLine } from "../reaper/log-lines.ts";
 import type { WatchedCluster } from "../reaper/look.ts";
-import { runPass, type PassKind, type PassReport } from "../reaper/run-pass.ts";
+import { runPass, type PassKind, type PassSummary } from "../reaper/run-pass.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { lastSweepOf, type LastSweep } from "./queries.ts";
 import type { SqlCost } from "./sql.ts";
@@ -24,7 +24,7 @@ const PRUNE_EVERY_MS = 3_600_000;
 /** When the last sweep started (the real clock); the in-cluster sweep clock counts from it (sweep-clock.ts). */
 export const SWEEP_RAN_KEY = "sweep-ran-at";
 
-export type PassOutcome = { skipped: string } | (PassReport & { cost: SqlCost; clusterCalls: number; durationMs: number });
+export type PassOutcome = { skipped: string } | (PassSummary & { cost: SqlCost; clusterCalls: number; durationMs: number });
 
 /** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
 export interface PassClients {

@@ -2,7 +2,7 @@
 // in the store), one runner's story, and a snapshot of counts and counters that
 // reads the open rows' index and the counters, never the closed history.
 import type { CallBudget } from "../github/call-budget.ts";
-import type { PassReport } from "../reaper/run-pass.ts";
+import type { PassSummary } from "../reaper/run-pass.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -70,10 +70,10 @@ export interface RunnerPage {
 }
 
 /** The last sweep's figures, for /metrics and the admin page: its report's counts, its time and what GitHub said. */
-export type LastSweep = Pick<PassReport, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
+export type LastSweep = Pick<PassSummary, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
   Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number>; unreadable?: string[] };
 
-export function lastSweepOf(report: PassReport, budget: CallBudget, now: number, durationMs: number): LastSweep {
+export function lastSweepOf(report: PassSummary, budget: CallBudget, now: number, durationMs: number): LastSweep {
   const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
   return {
     at: new Date(now).toISOString(),

@@ -3,7 +3,7 @@
 import type { VerdictCode, VerdictKind } from "../model/verdict.ts";
 import type { HeldFor } from "../model/verdict.ts";
 import type { Caller, ErrorKind } from "./reconcile.ts";
-import type { PassReport } from "./run-pass.ts";
+import type { PassSummary } from "./run-pass.ts";
 
 /** One line when a runner's verdict or reason changes, and for every delete and every error. */
 export interface DecisionLine {
@@ -24,7 +24,7 @@ export interface DecisionLine {
 }
 
 /** One line per sweep: what it found and did, and what it cost. */
-export type SweepLine = { msg: "sweep" } & Omit<PassReport, "kind"> & {
+export type SweepLine = { msg: "sweep" } & Omit<PassSummary, "kind"> & {
     clusterCalls: number;
     rowsRead: number;
     rowsWritten: number;

@@ -27,14 +27,15 @@ export interface PassDeps {
   retired?: (cluster: string, now: number) => boolean;
 }
 
-export interface PassReport {
+/** Every runner's result of one reconcileAll, and how many of them it deleted. */
+export interface ReconciledRunners {
   results: Result[];
   deleted: number;
 }
 
 export const policyOf = (s: Settings): Policy => ({ graceSeconds: s.graceSeconds, maxJobSeconds: s.maxJobSeconds, recheckSeconds: s.recheckSeconds });
 
-export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: Caller): Promise<PassReport> {
+export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: Caller): Promise<ReconciledRunners> {
   const { ledger, settings, now, github, budget } = deps;
   if (items.length === 0) return { results: [], deleted: 0 };
   const deletions = ledger.deletions(deps.clock());

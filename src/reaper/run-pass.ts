@@ -12,7 +12,8 @@ import { errorText } from "../model/error-text.ts";
 
 export type PassKind = Caller;
 
-export interface PassReport {
+/** What one pass (the alarm's or a sweep's) did, counted: the sweep line and the last sweep on /admin read it. */
+export interface PassSummary {
   kind: PassKind;
   checked: number;
   deleted: number;
@@ -35,7 +36,7 @@ export interface PassReport {
   unreadable?: string[];
 }
 
-export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassReport> {
+export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassSummary> {
   const { items, lookAtDeletions, deferred, unreadable } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
@@ -51,7 +52,7 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassRepor
   for (const r of results) if (r.verdict.error) errorsByKind[r.errorKind ?? "github"] = (errorsByKind[r.errorKind ?? "github"] ?? 0) + 1;
   // A place that could not be listed is an error of its kind even when no runner there is tracked (then no result counts it).
   if (unreadable) errorsByKind[unreadable.kind] = Math.max(errorsByKind[unreadable.kind] ?? 0, unreadable.why.length);
-  const report: PassReport = {
+  const report: PassSummary = {
     kind,
     checked: results.length,
     deleted,

@@ -1,6 +1,6 @@
 // The agent's DELETE of a runner reads a 409 as "gone" only when it is the uid
-// precondition's (the name now belongs to another object), as direct mode does
-// (src/cluster/runner-answers.ts). Any other conflict (an admission webhook, a
+// precondition's (the name now belongs to another object): direct mode's reading,
+// shared (src/cluster/delete-runner.ts). Any other conflict (an admission webhook, a
 // proxy) says nothing of the object: a failure, tried again, never gone.
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Issue 24 in agent mode: a delete order for a runner ARC marked Failed carries
+// Failed runners in agent mode: a delete order for a runner ARC marked Failed carries
 // `cause: "failed"` and no run. The real agent, against the kube stand-in under
 // its Role, deletes only an object that is still Failed, carries no run and has
 // the same uid (DELETE with the uid precondition); anything else is refused.

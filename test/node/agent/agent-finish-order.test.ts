@@ -1,4 +1,4 @@
-// Issue 24 in agent mode: a "finish" order (REAPER_FINISH_STUCK) for a deletion ARC
+// Finishing held deletions in agent mode: a "finish" order (REAPER_FINISH_STUCK) for a deletion ARC
 // holds. The real agent, against the kube stand-in (which enforces the Role's verbs and
 // the JSON patch's test operations), reads the object, checks uid, deletion and that
 // every finalizer is ARC's, then PATCHes (application/json-patch+json) the patch that

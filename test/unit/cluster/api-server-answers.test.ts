@@ -1,12 +1,19 @@
 // What direct mode reads as the API server's word: a JSON answer that is no
 // redirect (an Access login, a proxy), a delete's answer, a 404 or a uid 409
-// only when it is a Kubernetes Status, and a finish patch's failure. Anything
-// else is an error naming the status and kind, never the body.
+// only when it is a Kubernetes Status, and a failed call read once for both
+// sides. Anything else is an error naming the status and kind, never the body.
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { finishFailure } from "../../../src/cluster/finish-failure.ts";
 import { checkHttpAnswer, UnacceptableAnswer } from "../../../src/cluster/http-answer.ts";
-import { checkDeleteAnswer, describe as describeError, isNotFound, isUidPreconditionFailed, statusOf } from "../../../src/cluster/runner-answers.ts";
+import {
+  apiFailure,
+  checkDeleteAnswer,
+  runnersFromList,
+  describe as describeError,
+  isNotFound,
+  isUidPreconditionFailed,
+  statusOf,
+} from "../../../src/cluster/runner-answers.ts";
 
 const URL_ = "https://kube.example/apis/actions.github.com/v1alpha1/namespaces/ns/ephemeralrunners";
 const headers = (h: Record<string, string>) => new Headers(h);
@@ -126,13 +133,26 @@ describe("errors of the API server", () => {
   });
 });
 
-describe("finishFailure", () => {
-  it("reads a failed finish patch: gone, refused, conflict, or failed with its status", () => {
-    expect(finishFailure(api(404, status(404)))).toEqual({ kind: "gone" });
-    expect(finishFailure(api(404, "<html>"))).toEqual({ kind: "failed", status: 404, why: "HTTP 404: the body is not a Kubernetes Status" });
-    expect(finishFailure(api(403, status(403, "no patch")))).toEqual({ kind: "refused", why: "HTTP 403: no patch" });
-    expect(finishFailure(api(409, status(409, "uid")))).toEqual({ kind: "conflict", why: "HTTP 409: uid" });
-    expect(finishFailure(api(422, status(422, "test failed")))).toEqual({ kind: "conflict", why: "HTTP 422: test failed" });
-    expect(finishFailure(new Error("down"))).toEqual({ kind: "failed", status: null, why: "down" });
+describe("apiFailure", () => {
+  it("keeps the status, direct mode's words and the cause; the API server's own words only when it answered", () => {
+    const e = api(409, status(409, "the object has been modified"));
+    expect(apiFailure(e)).toEqual({ status: 409, why: "HTTP 409: the object has been modified", said: "the object has been modified", cause: e });
+    expect(apiFailure(api(500, status(500)))).toMatchObject({ status: 500, why: "HTTP 500", said: "HTTP 500" });
+    expect(apiFailure(api(502, ""))).toMatchObject({ status: 502, why: "HTTP 502", said: "HTTP 502" });
+    expect(apiFailure(api(502, "<html>secret page</html>"))).toMatchObject({ said: "the body is not a Kubernetes Status" });
+    expect(apiFailure(api(500, status(500, "y".repeat(400)))).said).toBe("y".repeat(300));
+    // An answer refused as not the API server's, and no answer at all: no words of the API server.
+    expect(apiFailure(new UnacceptableAnswer(200, "HTTP 200: no"))).toEqual({ status: 200, why: "HTTP 200: no", cause: expect.any(UnacceptableAnswer) });
+    expect(apiFailure(new DOMException("late", "TimeoutError"))).not.toHaveProperty("said");
+    expect(apiFailure(new Error("down"))).toMatchObject({ status: null, why: "down" });
+  });
+});
+
+describe("runnersFromList", () => {
+  const page = (metadata?: Record<string, string>) => ({ kind: "EphemeralRunnerList", items: [], ...(metadata ? { metadata } : {}) });
+  it("continues only where the page says, never on an empty token or no metadata", () => {
+    expect(runnersFromList(200, "ns", page({ continue: "next-1", resourceVersion: "7" })).continueToken).toBe("next-1");
+    expect(runnersFromList(200, "ns", page({ continue: "", resourceVersion: "7" })).continueToken).toBeUndefined();
+    expect(runnersFromList(200, "ns", page()).continueToken).toBeUndefined();
   });
 });

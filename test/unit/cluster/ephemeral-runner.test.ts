@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { toAgentRunner } from "../../../src/agent/runner-view.ts";
 import { EphemeralRunnerError, readEphemeralRunner } from "../../../src/cluster/ephemeral-runner.ts";
-import { runnerFromRead, runnersFromList } from "../../../src/cluster/runner-answers.ts";
+import { ephemeralRunnerFromRead, runnersFromList, toClusterRunner } from "../../../src/cluster/runner-answers.ts";
 import { UnacceptableAnswer } from "../../../src/cluster/http-answer.ts";
 import { ARC_VERSION_FIXTURES, ARC_VERSIONS, jobStartedStatus, makeEphemeralRunner } from "../../standins/kube/control.ts";
 
@@ -19,6 +19,9 @@ function runner(o: Parameters<typeof makeEphemeralRunner>[0]) {
   const r = makeEphemeralRunner(o);
   return { ...r, metadata: { ...r.metadata, uid: `00000000-0000-0000-0000-${String(++uids).padStart(12, "0")}`, creationTimestamp: "2026-12-01T10:00:00Z" } };
 }
+/** Direct mode's reading of a read by name (read-runner.ts). */
+const runnerFromRead = (status: number, namespace: string, name: string, body: unknown) =>
+  toClusterRunner(namespace, ephemeralRunnerFromRead(status, name, body));
 const list = (items: unknown[]) => ({ kind: "EphemeralRunnerList", apiVersion: "actions.github.com/v1alpha1", metadata: { resourceVersion: "1" }, items });
 
 /** The CRD's schema of status.workflowRunId in a fixture. */
