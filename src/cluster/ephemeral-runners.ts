@@ -13,11 +13,14 @@ import { fetchHttpLibrary, type SendOptions, sendChecked } from "./fetch-http-li
 import { finishHeldDeletion, finishOutcome } from "./finish-deletion.ts";
 import type { FinishOutcome } from "./finish-patch.ts";
 import { readRunnerByName } from "./read-runner.ts";
+import { withoutManagedFields } from "./without-managed-fields.ts";
 import { describe, runnersFromList, statusOf, toClusterRunner } from "./runner-answers.ts";
 
 export type { DeleteOutcome } from "./delete-runner.ts";
 
 const REQUEST_TIMEOUT_MS = 10_000;
+
+const parseListPage = (text: string): unknown => JSON.parse(withoutManagedFields(text));
 
 /** What an order carries besides the object: the run the runner was judged on, and why (the agent checks and logs them). */
 export interface DeleteContext {
@@ -84,13 +87,19 @@ export function createCluster(opts: ClusterOptions): Cluster {
   /**
    * One list page, parsed once. Not through client-node: it would parse each page's JSON a second time
    * (after checkHttpAnswer's), a third of a steady sweep's CPU at 10,000 runners. Its errors are client-node's
-   * (ApiException with the body as text), so they read as every other call's.
+   * (ApiException with the body as text), so they read as every other call's. Parsed without the objects'
+   * managedFields (without-managed-fields.ts): three quarters of the parse, and never read.
    */
   const listPage = async (namespace: string, continueToken: string | undefined): Promise<{ status: number; body: unknown }> => {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (continueToken) query.set("continue", continueToken);
     const url = `${opts.apiUrl}/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}?${query}`;
-    const answer = await sendChecked(send, url, { method: "GET", headers: { accept: "application/json", authorization: `Bearer ${opts.token}` } });
+    const answer = await sendChecked(
+      send,
+      url,
+      { method: "GET", headers: { accept: "application/json", authorization: `Bearer ${opts.token}` } },
+      parseListPage,
+    );
     if (answer.status === 401) throw new ApiException(401, "Unauthorized", undefined, answer.headers);
     if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, "Unknown API Status Code!", answer.text, answer.headers);
     return { status: answer.status, body: answer.json };

@@ -49,12 +49,14 @@ export interface CheckedAnswer {
 
 /**
  * One request to the API server's origin, never redirected, with a deadline; its answer checked
- * (checkHttpAnswer) and parsed once. Throws UnacceptableAnswer, or the fetch's own error.
+ * (checkHttpAnswer) and parsed once (by `parse`: JSON.parse unless said). Throws UnacceptableAnswer,
+ * or the fetch's own error.
  */
 export async function sendChecked(
   opts: SendOptions,
   url: string,
   init: { method: string; headers: Record<string, string>; body?: BodyInit },
+  parse?: (text: string) => unknown,
 ): Promise<CheckedAnswer> {
   if (new URL(url).origin !== opts.origin) {
     throw new UnacceptableAnswer(null, `refusing to send a request to ${new URL(url).origin}, not the API server's origin`);
@@ -67,7 +69,7 @@ export async function sendChecked(
     async (r) => ({ response: r, bytes: await r.arrayBuffer() }),
   );
   const text = new TextDecoder().decode(bytes);
-  const json = checkHttpAnswer(response.status, response.headers, text, url);
+  const json = checkHttpAnswer(response.status, response.headers, text, url, parse);
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;

@@ -44,9 +44,10 @@ function isJsonMediaType(mediaType: string): boolean {
 
 /**
  * Throws UnacceptableAnswer unless the answer is a non-redirect JSON answer;
- * returns the parsed body. `requestUrl` resolves a relative Location.
+ * returns the parsed body. `requestUrl` resolves a relative Location; `parse`
+ * reads the text (JSON.parse unless the caller cuts what it never reads first).
  */
-export function checkHttpAnswer(status: number, headers: Headers, text: string, requestUrl: string): unknown {
+export function checkHttpAnswer(status: number, headers: Headers, text: string, requestUrl: string, parse: (text: string) => unknown = JSON.parse): unknown {
   if (status >= 300 && status < 400) throw new UnacceptableAnswer(status, redirectMessage(status, headers.get("location"), requestUrl));
   const mediaType = mediaTypeOf(headers.get("content-type"));
   if (!isJsonMediaType(mediaType)) {
@@ -54,7 +55,7 @@ export function checkHttpAnswer(status: number, headers: Headers, text: string, 
     throw new UnacceptableAnswer(status, `HTTP ${status} with ${what}, not JSON`);
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parse(text);
   } catch (e) {
     throw new UnacceptableAnswer(status, `HTTP ${status}: the body is not valid JSON`, { cause: e });
   }
