@@ -224,6 +224,18 @@ describe("AgentLink: messages", () => {
     expect(port.removedAt("arc-runners", "r1")).toBe(NOW);
   });
 
+  it("before a whole snapshot from this connection, watch events and namespaces leave the stored view as it was", () => {
+    const { link, connect } = setup();
+    connect().say(snapshot([runner("r1")], [{ namespace: "arc-runners", wholeMsAgo: 0 }]));
+    const { say } = connect(); // the agent reconnects: its new snapshot has not come yet
+    say({ type: "upsert", runner: runner("r2") });
+    say({ type: "remove", namespace: "arc-runners", name: "r1", uid: "uid-r1" });
+    say({ type: "namespaces", namespaces: [{ namespace: "arc-runners", unreadable: "403" }] });
+    const status = link.status("default");
+    expect([status.runners, status.unreadable]).toEqual([1, []]);
+    expect(link.port("default").removedAt("arc-runners", "r1")).toBe(0);
+  });
+
   it("a namespace unreadable and then readable again: the view can be judged again", () => {
     const { link, connect, completed, logs } = setup();
     const { say } = connect();
@@ -284,12 +296,62 @@ describe("AgentLink: orders, finishes and reads through the port", () => {
     expect(port.runner("arc-runners", "r1")?.uid).toBe("uid-r1");
   });
 
+  it("an order the agent never answers ends after the link's timeout, with no report", async () => {
+    vi.useFakeTimers({ now: NOW, toFake: ["Date", "setTimeout", "clearTimeout"] });
+    const { link, connect } = setup();
+    const { socket } = connect();
+    let report: unknown = "waiting";
+    void link
+      .port("default")
+      .order({ namespace: "arc-runners", name: "r1", uid: "uid-r1", runId: 7, reason: "done" })
+      .then((r) => {
+        report = r;
+      });
+    expect(socket.sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(49);
+    expect(report).toBe("waiting");
+    await vi.advanceTimersByTimeAsync(1); // setup's timeoutMs: 50
+    expect(report).toBeUndefined();
+  });
+
+  it("a namespace the agent said nothing of: available, whole never; no agent: whole never", () => {
+    const { link, connect } = setup();
+    const { socket, say } = connect();
+    say(hello(["arc-runners", "quiet"]));
+    say(snapshot([], [{ namespace: "arc-runners", wholeMsAgo: 0 }]));
+    expect(link.port("default").unavailable("quiet")).toBeUndefined();
+    expect(link.port("default").wholeAt("quiet")).toBe(0);
+    expect(link.port("default").wholeAt("arc-runners")).toBe(NOW);
+    socket.readyState = WebSocket.CLOSED;
+    expect(link.port("default").wholeAt("arc-runners")).toBe(0);
+  });
+
   it("an agent that disconnects fails what it was asked", async () => {
     const { link, connect } = setup();
     const { socket } = connect();
     const order = link.port("default").order({ namespace: "arc-runners", name: "r1", uid: "uid-r1", runId: 7, reason: "done" });
     link.closed(socket as unknown as WebSocket, 1006, "gone");
     expect(await order).toEqual({ outcome: "failed", why: "the agent disconnected before it reported" });
+  });
+});
+
+describe("AgentLink: a new instance over the same storage and sockets (after an eviction)", () => {
+  it("knows the current connection, takes its messages, and still ignores the replaced one", () => {
+    const { link, ctx, sql, connect } = setup();
+    const first = connect();
+    const { socket, say } = connect();
+    say(snapshot([runner("r1")], [{ namespace: "arc-runners", wholeMsAgo: 0 }]));
+    const again = new AgentLink(ctx as unknown as DurableObjectState, sql, () => undefined);
+    expect(again.port("default").unavailable("arc-runners")).toBeUndefined();
+    again.message(socket as unknown as WebSocket, JSON.stringify({ type: "upsert", runner: runner("r2") }));
+    again.message(first.socket as unknown as WebSocket, JSON.stringify({ type: "upsert", runner: runner("r3") }));
+    expect(
+      again
+        .port("default")
+        .runners("arc-runners")
+        .map((r) => r.name),
+    ).toEqual(["r1", "r2"]);
+    expect(link.status("default").runners).toBe(2);
   });
 });
 
@@ -305,6 +367,9 @@ describe("AgentLink: disconnects, clusters and status", () => {
     b.socket.readyState = WebSocket.CLOSED;
     link.closed(b.socket as unknown as WebSocket, 4000, "bye");
     expect(b.socket.closes).toEqual([[4000, "bye"]]);
+    const c = connect("north");
+    link.closed(c.socket as unknown as WebSocket, 1005, "");
+    expect(c.socket.closes).toEqual([[1000, ""]]);
   });
 
   it("a replaced socket's close does not mark a cluster whose new agent is connected as disconnected", () => {

@@ -51,10 +51,18 @@ describe("PendingRequests", () => {
     const onTimeout = vi.fn();
     const answer = pending.wait("r1", "c1", 1_000, { onTimeout });
     pending.settle("r1", "deleted");
+    expect(vi.getTimerCount()).toBe(0); // its timer is cleared, not left to fire
     await vi.advanceTimersByTimeAsync(5_000);
     expect(onTimeout).not.toHaveBeenCalled();
     expect(await answer).toBe("deleted");
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("unanswered without an onTimeout: still resolves with undefined", async () => {
+    const pending = new PendingRequests<string>();
+    const answer = pending.wait("r1", "c1", 10);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await state(answer)).toEqual({ settled: true, value: undefined });
   });
 
   it("awaits only the connection asked and the key it was asked with", () => {

@@ -289,3 +289,18 @@ describe("AgentRequests: read failures", () => {
     expect(logs[0]).toMatchObject({ cluster: "default", namespace: runner.namespace, name: runner.name, ms: 10 });
   });
 });
+
+describe("AgentRequests: reads remembered for a late answer", () => {
+  it("the last 1,000 reads sent are remembered; an answer to an older one is for no read", async () => {
+    const requests = new AgentRequests(() => undefined);
+    const { view, landed } = fakeView();
+    const sent: ReadOrder[] = [];
+    const answers = Array.from({ length: 1_001 }, (_, i) => requests.read("default", "c1", (m) => sent.push(m as ReadOrder), runner.namespace, `r-${i}`));
+    requests.dropConn("c1", "gone");
+    await Promise.all(answers);
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[0]!.id, runner: null });
+    expect(landed).toEqual([]);
+    requests.readReport("default", "c1", view, { type: "read-report", id: sent[1]!.id, runner: null });
+    expect(landed).toEqual([expect.stringMatching(/^absent arc-runners\/r-1 as of /)]);
+  });
+});
