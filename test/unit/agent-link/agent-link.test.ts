@@ -353,6 +353,22 @@ describe("AgentLink: a new instance over the same storage and sockets (after an 
     ).toEqual(["r1", "r2"]);
     expect(link.status("default").runners).toBe(2);
   });
+
+  it("knows each cluster's own current connection", () => {
+    const { ctx, sql, connect } = setup();
+    const east = connect("east");
+    const west = connect("west");
+    const again = new AgentLink(ctx as unknown as DurableObjectState, sql, () => undefined);
+    again.message(east.socket as unknown as WebSocket, JSON.stringify(snapshot([runner("e1")])));
+    again.message(west.socket as unknown as WebSocket, JSON.stringify(snapshot([runner("w1")])));
+    expect([again.status("east").complete, again.status("west").complete]).toEqual([true, true]);
+    expect(
+      again
+        .port("east")
+        .runners("arc-runners")
+        .map((r) => r.name),
+    ).toEqual(["e1"]);
+  });
 });
 
 describe("AgentLink: disconnects, clusters and status", () => {
