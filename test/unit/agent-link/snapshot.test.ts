@@ -82,3 +82,55 @@ describe("snapshot parts", () => {
     expect(at.completeAt).toBeUndefined();
   });
 });
+
+describe("snapshot: the last part's namespaces", () => {
+  it("replace how whole each namespace is, as of part 1, and the unreadable ones are named in the log", () => {
+    const at: Attachment = { conn: "c", cluster: "east", connectedAt: 0 };
+    const calls: unknown[] = [];
+    const { view } = fakeView();
+    const v = view as unknown as Record<string, unknown>;
+    v.setNamespaces = (states: unknown, t: number, replace: boolean) => calls.push({ states, t, replace });
+    v.clearNamespaces = () => calls.push("clear");
+    const namespaces = [
+      { namespace: "arc-runners", wholeMsAgo: 100 },
+      { namespace: "locked", unreadable: "403 forbidden" },
+    ];
+    const logs: object[] = [];
+    const log = (l: object) => void logs.push(l);
+    expect(takeSnapshotPart(at, view, part("s", 1, 2), log, 1_000)).toBe(false);
+    expect(at.incoming).toEqual({ id: "s", next: 2, parts: 2, startedAt: 1_000 });
+    expect(takeSnapshotPart(at, view, { ...part("s", 2, 2), namespaces } as Snapshot, log, 5_000)).toBe(true);
+    expect(calls).toEqual([{ states: namespaces, t: 1_000, replace: true }]);
+    expect(at.incoming).toBeUndefined();
+    expect(logs).toEqual([{ msg: "agent snapshot", cluster: "east", id: "s", parts: 2, runners: 2, unreadable: ["locked"] }]);
+  });
+
+  it("none said (an older agent): the namespaces' freshness is cleared, and the log says absence waits for reads", () => {
+    const { logs, calls } = take([part("s", 1, 1)]);
+    expect(calls).toEqual(["start", "add 1", "finish", "clear namespaces"]);
+    expect(logs).toEqual([
+      { msg: "agent snapshot", cluster: "default", id: "s", parts: 1, runners: 1, namespaces: "not said (an older agent): absence waits for reads" },
+    ]);
+  });
+
+  it("a break forgets the snapshot in progress: its later parts do not complete it", () => {
+    const { done, logs, at } = take([part("s", 1, 3), part("s", 3, 3), part("s", 2, 3), part("s", 3, 3)]);
+    expect(done).toEqual([false, false, false, false]);
+    expect(at.incoming).toBeUndefined();
+    expect(logs[0]).toEqual({
+      msg: "agent snapshot part out of order: ignored",
+      cluster: "default",
+      id: "s",
+      part: 3,
+      parts: 3,
+      expected: { id: "s", next: 2, parts: 3, startedAt: 1_000 },
+    });
+    expect(logs[1]).toMatchObject({ part: 2, expected: null });
+  });
+
+  it("a new part 1 starts over: the earlier snapshot's parts are dropped from the gathering", () => {
+    const { done, calls } = take([part("s", 1, 2), part("t", 1, 1)]);
+    expect(done).toEqual([false, true]);
+    expect(calls).toEqual(["start", "add 1", "start", "add 1", "finish", "clear namespaces"]);
+  });
+});
