@@ -30,6 +30,7 @@ export function failedPort(sql: Sql, counters: CountersTable, log: (line: Decisi
           verdict: change.deleted ? "deleted" : change.closed ? "gone" : "keep",
           reason: row.reason,
         };
+        if (row.code !== undefined) line.code = row.code;
         if (row.cluster !== "default") line.cluster = row.cluster;
         log(line);
       }

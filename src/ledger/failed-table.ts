@@ -1,7 +1,6 @@
 // Runners ARC marked Failed (schema migration "failed_runners"): open while they
 // hold a slot (state failed), closed (reaped, gone) and pruned REAPER_HISTORY_DAYS later.
-import type { FailedRunner } from "../model/failed.ts";
-import type { StoryEntry } from "../model/runner.ts";
+import type { FailedRunner, FailedStoryEntry } from "../model/failed.ts";
 import { scaleSetKey } from "../model/failed.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
@@ -38,7 +37,7 @@ const toFailed = (r: Row): FailedRunner => ({
   firstSeen: r.first_seen,
   state: r.state as FailedRunner["state"],
   reason: r.reason,
-  story: JSON.parse(r.story) as StoryEntry[],
+  story: JSON.parse(r.story) as FailedStoryEntry[],
   ...(r.scale_set !== null ? { scaleSet: r.scale_set } : {}),
   ...(r.arc_reason !== null ? { arcReason: r.arc_reason } : {}),
   ...(r.arc_message !== null ? { arcMessage: r.arc_message } : {}),

@@ -170,17 +170,17 @@ export class LedgerStore implements LedgerPort {
       if (w.stuckAt === undefined) return; // the common case: it went as ARC should; the row says reaped already
       // Stuck no more: reaped, with the reason it was condemned for and how long it took.
       if (this.restate(w.rowId, "stuck", "reaped", `${w.reason}; ${check.reason}`, `reaped: ${check.reason}`, now, by)) {
-        this.opts.log({ ...line, verdict: "deleted", reason: `reaped: ${check.reason}` });
+        this.opts.log({ ...line, verdict: "deleted", code: check.code, reason: `reaped: ${check.reason}` });
       }
       return;
     }
     this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now, ...(check.finishRefused ? { finishRefused: check.finishRefused } : {}) });
     if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.reason, check.reason, now, by)) {
-      this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
+      this.opts.log({ ...line, verdict: "keep", code: check.code, reason: check.reason, error: "cluster" });
     }
     // A finish refused (403) is shown on the row once: the row's reason says what to apply.
     if (!check.newly && check.finishRefused && !w.finishRefused && this.restate(w.rowId, "stuck", "stuck", check.reason, check.reason, now, by)) {
-      this.opts.log({ ...line, verdict: "keep", reason: check.reason, error: "cluster" });
+      this.opts.log({ ...line, verdict: "keep", code: check.code, reason: check.reason, error: "cluster" });
     }
   }
 

@@ -6,6 +6,7 @@
 // off per row (1 minute doubling to 1 hour) before it takes a slot again. A row whose object left
 // (on a fresh list) closes: reaped when we deleted it, else gone.
 import { isFailed } from "../cluster/arc-failure.ts";
+import type { FailedCode } from "../model/failed-codes.ts";
 import { scaleSetKey, type FailedRunner } from "../model/failed.ts";
 import { backoffMs } from "../model/next-look.ts";
 import type { ClusterRunner } from "../model/runner.ts";
@@ -55,19 +56,20 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     // stop showing it until the next list brings it back; it never deletes anything.
     if (!same && (lookup.unreadable.some((u) => u.place.cluster === row.cluster && u.place.namespace === row.namespace) || !(lookup.absentAsOf(place) > 0)))
       continue;
-    const went = same
-      ? `it is no longer Failed (phase ${same.phase ?? "unset"})`
+    const [code, went]: [FailedCode, string] = same
+      ? ["NoLongerFailed", `it is no longer Failed (phase ${same.phase ?? "unset"})`]
       : row.deletedAt !== undefined
-        ? `it went ${Math.round((now - row.deletedAt) / 1000)}s after our delete`
-        : "it left the cluster without us";
+        ? ["Reaped", `it went ${Math.round((now - row.deletedAt) / 1000)}s after our delete`]
+        : ["Gone", "it left the cluster without us"];
     const closed: FailedRunner = {
       ...row,
       state: row.deletedAt !== undefined && !same ? "reaped" : "gone",
       closedAt: now,
+      code,
       // What ARC said as of the row's last look (its story's last entry), then how it left.
       reason: `${failedSince(row, lastLookAt(row))}; ${went}`,
     };
-    closed.story = [...row.story, { at: iso(now), what: `closed ${closed.state}: ${went}`, source: "sweep" }];
+    closed.story = [...row.story, { at: iso(now), what: `closed ${closed.state}: ${went}`, source: "sweep", code }];
     port.store(closed, { closed: true });
     report.closed++;
   }
@@ -80,15 +82,15 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
     const scaleSet = scaleSetKey(row.cluster, row.namespace, row.scaleSet);
     const recentlyDeleted = recent.get(scaleSet) ?? 0;
     const verdict = judgeFailed({ row, runner, now, failedSeconds: settings.failedSeconds, recentlyDeleted });
-    let reason = verdict.reason;
+    let { reason, code } = verdict;
     let deleted = false;
     if (verdict.verdict === "delete") {
-      if (settings.dryRun) reason = `dry run: would delete: ${reason}`;
-      else if (deps.ledger.paused()) reason = `paused: would delete: ${reason}`;
+      if (settings.dryRun) [code, reason] = ["DryRun", `dry run: would delete: ${reason}`];
+      else if (deps.ledger.paused()) [code, reason] = ["Paused", `paused: would delete: ${reason}`];
       // A DELETE that failed waits out its back-off before it takes a slot of the cap again.
       else if (row.retryAt !== undefined && now < row.retryAt)
-        reason = `${reason}; its delete failed (${row.deleteFailures ?? 1} in a row): tried again at ${iso(row.retryAt)}`;
-      else if (deletions.left(deps.clock()) <= 0) reason = `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`;
+        [code, reason] = ["DeleteBackingOff", `${reason}; its delete failed (${row.deleteFailures ?? 1} in a row): tried again at ${iso(row.retryAt)}`];
+      else if (deletions.left(deps.clock()) <= 0) [code, reason] = ["Cap", `deletion cap of ${deletions.limit} in 60s reached, held back: ${reason}`];
       else {
         deletions.take(deps.clock());
         const w = clusterOf(deps.watched, runner);
@@ -99,11 +101,12 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
           deleted = true;
           row.deletedAt = now;
           recent.set(scaleSet, recentlyDeleted + 1);
-          reason = `deleted (cause failed): ${reason}`;
-        } else if (outcome.kind === "gone") reason = `${reason}; already gone (404)`;
+          [code, reason] = ["Deleted", `deleted (cause failed): ${reason}`];
+        } else if (outcome.kind === "gone") [code, reason] = ["AlreadyGone", `${reason}; already gone (404)`];
         else {
           row.deleteFailures = (row.deleteFailures ?? 0) + 1;
           row.retryAt = now + backoffMs(row.deleteFailures);
+          code = "DeleteFailed";
           reason = `${reason}; delete failed (${row.deleteFailures} in a row), tried again at ${iso(row.retryAt)}: ${outcome.why}`;
         }
         // Through (or gone): its back-off ends (0 tells the ledger to drop it).
@@ -113,9 +116,11 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
         }
       }
     }
-    const changed = isNew || withoutAges(reason) !== withoutAges(row.reason);
-    if (changed) row.story = [...row.story, { at: iso(now), what: isNew ? `seen Failed: ${reason}` : reason, source: "sweep" }];
+    // A new decision is a new code; every DELETE sent that failed is one too (an error is always said).
+    const changed = isNew || code !== lastCode(row) || code === "DeleteFailed";
+    if (changed) row.story = [...row.story, { at: iso(now), what: isNew ? `seen Failed: ${reason}` : reason, source: "sweep", code }];
     row.reason = reason;
+    row.code = code;
     port.store(row, { deleted, logged: changed });
     if (deleted) report.deleted++;
     report.failed++;
@@ -124,8 +129,8 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
   return report;
 }
 
-/** A Failed row's reason without its ages: such rows have no verdict code, so their words say whether their story moved on. */
-const withoutAges = (reason: string): string => reason.replace(/\b\d+s\b/g, "Ns");
+/** The code of a row's last decision, as its story's last entry keeps it (none in entries stored before codes: a new decision). */
+const lastCode = (row: FailedRunner): FailedCode | undefined => row.story.at(-1)?.code;
 
 /** When the sweep last wrote the row's story (its first sighting, at least). */
 const lastLookAt = (row: FailedRunner): number => Date.parse(row.story.at(-1)?.at ?? "") || row.firstSeen;

@@ -9,6 +9,7 @@
 // /healthz/deep, and tried again only at the next look (REAPER_STUCK_SECONDS).
 import { isArcFinalizer } from "../cluster/finish-patch.ts";
 import type { Github } from "../github/github-client.ts";
+import type { DeletionCode } from "../model/deletion-codes.ts";
 import { errorText } from "../model/error-text.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
@@ -21,35 +22,36 @@ type Stuck = Extract<DeletionCheck, { kind: "stuck" }>;
 export const FINISH_OVERLAY_COMMAND = "kubectl apply -k infra/kubernetes/finish-stuck (agent mode: kubectl apply -k infra/agent/finish-stuck)";
 
 export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck: Stuck, deps: PassDeps): Promise<DeletionCheck> {
-  const keep = (why: string, finishRefused?: string): Stuck => ({
+  const keep = (code: DeletionCode, why: string, finishRefused?: string): Stuck => ({
     ...stuck,
+    code,
     reason: `${stuck.reason}; not finished: ${why}`,
     ...(finishRefused ? { finishRefused } : {}),
   });
   const cluster = clusterOf(deps.watched, { cluster: w.cluster })?.cluster;
-  if (!cluster?.finishDeletion) return keep(`the link to cluster ${w.cluster} cannot remove finalizers`);
+  if (!cluster?.finishDeletion) return keep("NoFinishLink", `the link to cluster ${w.cluster} cannot remove finalizers`);
   const finalizers = runner.finalizers ?? [];
   // The agent's view carries no finalizers: the agent reads them from the API server and checks they are ARC's.
   const agent = cluster.errorKind === "agent";
-  if (finalizers.length === 0 && !agent) return keep("no finalizer was seen on it");
+  if (finalizers.length === 0 && !agent) return keep("NoFinalizer", "no finalizer was seen on it");
   const foreign = finalizers.filter((f) => !isArcFinalizer(f));
-  if (foreign.length > 0) return keep(`it has finalizers that are not ARC's (${foreign.join(", ")}): only ARC's are ever removed`);
+  if (foreign.length > 0) return keep("ForeignFinalizer", `it has finalizers that are not ARC's (${foreign.join(", ")}): only ARC's are ever removed`);
   const { github } = deps;
-  if (github instanceof Error) return keep(`GitHub cannot be asked (${github.message})`);
+  if (github instanceof Error) return keep("GithubUnavailable", `GitHub cannot be asked (${github.message})`);
   let says: string;
   try {
     const now = await githubOnDeletion(w, github);
-    if (now === undefined) return keep(`its job is unknown and no run is recorded: GitHub cannot be asked about it`);
+    if (now === undefined) return keep("NothingToAsk", `its job is unknown and no run is recorded: GitHub cannot be asked about it`);
     says = now.says;
-    if (!now.over) return keep(`GitHub says ${says}`);
+    if (!now.over) return keep("StillRunning", `GitHub says ${says}`);
   } catch (e) {
-    return keep(`GitHub could not be read (${errorText(e)})`);
+    return keep("GithubError", `GitHub could not be read (${errorText(e)})`);
   }
   // Removing finalizers completes a deletion: never in a dry run or a pause, and a slot of the deletion cap each.
-  if (deps.settings.dryRun) return keep(`dry run: would remove ARC's finalizers (GitHub says ${says})`);
-  if (deps.ledger.paused()) return keep(`paused: would remove ARC's finalizers (GitHub says ${says})`);
+  if (deps.settings.dryRun) return keep("DryRun", `dry run: would remove ARC's finalizers (GitHub says ${says})`);
+  if (deps.ledger.paused()) return keep("Paused", `paused: would remove ARC's finalizers (GitHub says ${says})`);
   const deletions = deps.ledger.deletions(deps.clock());
-  if (deletions.left(deps.clock()) <= 0) return keep(`deletion cap of ${deletions.limit} in 60s reached, held back (GitHub says ${says})`);
+  if (deletions.left(deps.clock()) <= 0) return keep("Cap", `deletion cap of ${deletions.limit} in 60s reached, held back (GitHub says ${says})`);
   deletions.take(deps.clock());
   deps.ledger.saveDeletions(deletions);
   const outcome = await cluster.finishDeletion(runner, finalizers);
@@ -59,19 +61,21 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
     case "finished":
       return {
         kind: "went",
+        code: "Finished",
         reason: `finished: ARC held it ${heldFor}s after our delete; GitHub says ${says}, so its finalizers (${finalizers.length > 0 ? finalizers.join(", ") : "ARC's, as the agent read them"}) were removed (REAPER_FINISH_STUCK)`,
       };
     case "gone":
-      return { kind: "went", reason: `went ${heldFor}s after our delete (404 when finishing it)` };
+      return { kind: "went", code: "GoneWhenFinishing", reason: `went ${heldFor}s after our delete (404 when finishing it)` };
     case "refused":
       return keep(
+        "FinishRefused",
         `removing its finalizers was refused (${outcome.why}): the Role lacks patch on ephemeralrunners; apply the overlay: ${FINISH_OVERLAY_COMMAND}`,
         outcome.why,
       );
     case "conflict":
-      return keep(`the object changed since it was read (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
+      return keep("FinishConflict", `the object changed since it was read (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
     default:
-      return keep(`removing its finalizers failed (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
+      return keep("FinishFailed", `removing its finalizers failed (${outcome.why}); looked at again in ${deps.settings.stuckSeconds}s`);
   }
 }
 

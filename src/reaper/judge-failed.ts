@@ -6,10 +6,11 @@
 // the one before) also waits REAPER_FAILED_SECONDS from its creation, so a scale
 // set whose replacements keep failing is churned at most once per that time per slot.
 // Pure: no I/O, no clock.
+import type { FailedCode } from "../model/failed-codes.ts";
 import type { FailedRunner } from "../model/failed.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 
-export type FailedVerdict = { verdict: "keep"; reason: string; dueAt?: number } | { verdict: "delete"; reason: string };
+export type FailedVerdict = { verdict: "keep"; code: FailedCode; reason: string; dueAt?: number } | { verdict: "delete"; code: "FailedLong"; reason: string };
 
 export interface FailedInput {
   row: FailedRunner;
@@ -36,13 +37,13 @@ function failedStory(row: FailedRunner, now: number): string {
 export function judgeFailed({ row, runner, now, failedSeconds, recentlyDeleted }: FailedInput): FailedVerdict {
   const story = failedStory(row, now);
   if (runner.workflowRunId !== undefined) {
-    return { verdict: "keep", reason: `${story}; it carries run ${runner.workflowRunId}, so its job's rules judge it, never this one` };
+    return { verdict: "keep", code: "CarriesRun", reason: `${story}; it carries run ${runner.workflowRunId}, so its job's rules judge it, never this one` };
   }
   if (row.deletedAt !== undefined) {
-    return { verdict: "keep", reason: `${story}; deleted ${secs(now - row.deletedAt)}s ago, ARC still holds it: never deleted again` };
+    return { verdict: "keep", code: "AlreadyDeleted", reason: `${story}; deleted ${secs(now - row.deletedAt)}s ago, ARC still holds it: never deleted again` };
   }
-  if (runner.deletionTimestamp) return { verdict: "keep", reason: `${story}; already being deleted since ${runner.deletionTimestamp}` };
-  if (failedSeconds === undefined) return { verdict: "keep", reason: `${story}; REAPER_FAILED_SECONDS is unset: never deleted` };
+  if (runner.deletionTimestamp) return { verdict: "keep", code: "BeingDeleted", reason: `${story}; already being deleted since ${runner.deletionTimestamp}` };
+  if (failedSeconds === undefined) return { verdict: "keep", code: "NeverDeleted", reason: `${story}; REAPER_FAILED_SECONDS is unset: never deleted` };
   const churn =
     recentlyDeleted > 0
       ? `; replacements keep failing: ${recentlyDeleted} of scale set ${row.scaleSet ?? "(unlabelled)"} deleted in the last ${failedSeconds}s`
@@ -51,8 +52,13 @@ export function judgeFailed({ row, runner, now, failedSeconds, recentlyDeleted }
   if (now < due)
     return {
       verdict: "keep",
+      code: "NotDue",
       reason: `${story}; due for deletion at ${new Date(due).toISOString()} (REAPER_FAILED_SECONDS=${failedSeconds})${churn}`,
       dueAt: due,
     };
-  return { verdict: "delete", reason: `${story}; failed at least REAPER_FAILED_SECONDS=${failedSeconds} ago: deleted so ARC can make a new one${churn}` };
+  return {
+    verdict: "delete",
+    code: "FailedLong",
+    reason: `${story}; failed at least REAPER_FAILED_SECONDS=${failedSeconds} ago: deleted so ARC can make a new one${churn}`,
+  };
 }

@@ -1,5 +1,7 @@
 // The shapes of the JSON lines the reaper logs, for operators' queries and the
 // local stack that reads them.
+import type { DeletionCode } from "../model/deletion-codes.ts";
+import type { FailedCode } from "../model/failed-codes.ts";
 import type { VerdictCode, VerdictKind } from "../model/verdict.ts";
 import type { HeldFor } from "../model/verdict.ts";
 import type { Caller, ErrorKind } from "./reconcile.ts";
@@ -15,8 +17,8 @@ export interface DecisionLine {
   run: number | null;
   job: number | null;
   verdict: VerdictKind | "deleted";
-  /** A runner's verdict: its code (src/model/verdict.ts), what a log query filters on; the reason is for people. */
-  code?: VerdictCode;
+  /** A runner's verdict: its code (src/model/verdict.ts; a Failed runner's, failed-codes.ts; a deletion check's, deletion-codes.ts), what a log query filters on; the reason is for people. */
+  code?: VerdictCode | FailedCode | DeletionCode;
   reason: string;
   error?: ErrorKind;
   cluster?: string;

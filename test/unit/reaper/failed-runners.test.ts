@@ -100,7 +100,7 @@ const openRow = (over: Partial<FailedRunner> = {}): FailedRunner => ({
   firstSeen: NOW - 600_000,
   state: "failed",
   reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it holds a slot of scale set set-a; REAPER_FAILED_SECONDS is unset: never deleted",
-  story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep" }],
+  story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep", code: "NeverDeleted" }],
   ...over,
 });
 
@@ -122,8 +122,9 @@ describe("lookAtFailed", () => {
       {
         row: {
           firstSeen: NOW,
-          story: [{ at: iso(NOW), what: `seen Failed: ${reason}`, source: "sweep" }],
+          story: [{ at: iso(NOW), what: `seen Failed: ${reason}`, source: "sweep", code: "NeverDeleted" }],
           reason,
+          code: "NeverDeleted",
           state: "failed",
           cluster: "default",
           namespace: "arc",
@@ -155,8 +156,8 @@ describe("lookAtFailed", () => {
     expect(w.stored[0]?.row).not.toHaveProperty("arcReason");
     expect(w.stored[0]?.row).not.toHaveProperty("arcMessage");
     expect(w.stored[0]?.row.reason).toMatch(/^ARC marked it Failed 0s ago; it holds a slot of scale set \(unlabelled\); due for deletion/);
-    expect(w.stored[1]?.row).toMatchObject({ runId: 9 });
-    expect(w.stored[1]?.row.reason).toMatch(/it carries run 9, so its job's rules judge it/);
+    expect(w.stored[0]?.row.code).toBe("NotDue");
+    expect(w.stored[1]?.row).toMatchObject({ runId: 9, code: "CarriesRun" });
     expect(w.deletes).toEqual([]);
   });
 
@@ -170,16 +171,17 @@ describe("lookAtFailed", () => {
     expect(w.deletedSinceAsked).toEqual([[NOW - 300_000]]);
     expect(w.stored).toHaveLength(1);
     expect(w.stored[0]).toMatchObject({
-      row: { id: 1, deletedAt: NOW, reason: `deleted (cause failed): ${reason}`, firstSeen: NOW - 600_000 },
+      row: { id: 1, deletedAt: NOW, code: "Deleted", reason: `deleted (cause failed): ${reason}`, firstSeen: NOW - 600_000 },
       change: { deleted: true, logged: true },
     });
-    expect(w.stored[0]?.row.story.at(-1)).toEqual({ at: iso(NOW), what: `deleted (cause failed): ${reason}`, source: "sweep" });
+    expect(w.stored[0]?.row.story.at(-1)).toEqual({ at: iso(NOW), what: `deleted (cause failed): ${reason}`, source: "sweep", code: "Deleted" });
     expect(w.saved()).toEqual([NOW - 1000, NOW + 7]);
   });
 
   it("replacements that keep failing: the churn is said", async () => {
     const w = world({ failedSeconds: 300, recent: 2 });
     await lookAtFailed(listing([failedObj()]), w.deps);
+    expect(w.stored[0]?.row.code).toBe("Deleted");
     expect(w.stored[0]?.row.reason).toMatch(/; replacements keep failing: 2 of scale set set-a deleted in the last 300s$/);
   });
 
@@ -200,16 +202,17 @@ describe("lookAtFailed", () => {
   });
 
   it("dry run, paused, the cap reached: said, never deleted", async () => {
-    for (const [o, prefix] of [
-      [{ dryRun: true }, "dry run: would delete: "],
-      [{ paused: true }, "paused: would delete: "],
-      [{ cap: 1, times: [NOW - 1000] }, "deletion cap of 1 in 60s reached, held back: "],
+    for (const [o, code] of [
+      [{ dryRun: true }, "DryRun"],
+      [{ paused: true }, "Paused"],
+      [{ cap: 1, times: [NOW - 1000] }, "Cap"],
     ] as const) {
       const w = world({ failedSeconds: 300, ...o });
       const report = await lookAtFailed(listing([failedObj()]), w.deps);
       expect(report.deleted).toBe(0);
       expect(w.deletes).toEqual([]);
-      expect(w.stored[0]?.row.reason.startsWith(`${prefix}ARC marked it Failed 600s ago`)).toBe(true);
+      expect(w.stored[0]?.row.code).toBe(code);
+      expect(w.stored[0]?.row.story.at(-1)?.code).toBe(code);
       expect(w.stored[0]?.row.deletedAt).toBeUndefined();
       expect(w.stored[0]?.change.deleted).toBe(false);
     }
@@ -218,27 +221,64 @@ describe("lookAtFailed", () => {
   it("a delete answered 404 or failed: said, not marked deleted", async () => {
     const gone = world({ failedSeconds: 300, outcome: { kind: "gone" } });
     await lookAtFailed(listing([failedObj()]), gone.deps);
-    expect(gone.stored[0]?.row.reason).toMatch(/; already gone \(404\)$/);
+    expect(gone.stored[0]?.row.code).toBe("AlreadyGone");
     expect(gone.stored[0]?.row.deletedAt).toBeUndefined();
     const failed = world({ failedSeconds: 300, outcome: { kind: "failed", status: 500, why: "HTTP 500" } });
     expect((await lookAtFailed(listing([failedObj()]), failed.deps)).deleted).toBe(0);
-    expect(failed.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at 2026-12-01T12:01:00.000Z: HTTP 500$/);
-    expect(failed.stored[0]?.row).toMatchObject({ deleteFailures: 1, retryAt: NOW + 60_000 });
+    expect(failed.stored[0]?.row).toMatchObject({ code: "DeleteFailed", deleteFailures: 1, retryAt: NOW + 60_000 });
   });
 
   it("a runner in a cluster not watched is never deleted", async () => {
     const w = world({ failedSeconds: 300, cluster: "east" });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.deletes).toEqual([]);
-    expect(w.stored[0]?.row.reason).toMatch(/; delete failed \(1 in a row\), tried again at .*: no cluster named default is watched$/);
+    expect(w.stored[0]?.row).toMatchObject({ code: "DeleteFailed", deleteFailures: 1 });
+    expect(w.stored[0]?.row.reason).toMatch(/: no cluster named default is watched$/);
   });
 
-  it("a row seen again with the same reason (its ages aside): stored without a story line or a log", async () => {
+  it("a row seen again with the same code: stored without a story line or a log, whatever its words", async () => {
     const w = world({ open: [openRow()] });
     await lookAtFailed(listing([failedObj()]), w.deps);
     expect(w.stored[0]?.change).toEqual({ deleted: false, logged: false });
     expect(w.stored[0]?.row.story).toHaveLength(1);
-    expect(w.stored[0]?.row.reason).toMatch(/^ARC marked it Failed 600s ago/);
+    expect(w.stored[0]?.row).toMatchObject({ code: "NeverDeleted" });
+    // Its words changed (ARC's message), its decision did not.
+    const reworded = world({ open: [openRow()] });
+    await lookAtFailed(listing([failedObj({ arcMessage: "quota exceeded" })]), reworded.deps);
+    expect(reworded.stored[0]?.change).toEqual({ deleted: false, logged: false });
+    expect(reworded.stored[0]?.row.reason).toMatch(/\(PodCreateFailed: quota exceeded\)/);
+  });
+
+  it("a row seen again with another code: a story line with its code, and a log", async () => {
+    const w = world({ failedSeconds: 300, dryRun: true, open: [openRow()] });
+    await lookAtFailed(listing([failedObj()]), w.deps);
+    expect(w.stored[0]?.change).toEqual({ deleted: false, logged: true });
+    expect(w.stored[0]?.row.story.map((e) => e.code)).toEqual(["NeverDeleted", "DryRun"]);
+    // Dry run again: the same decision.
+    const again = world({ failedSeconds: 300, dryRun: true, open: [w.stored[0]?.row as FailedRunner] });
+    await lookAtFailed(listing([failedObj()]), again.deps);
+    expect(again.stored[0]?.change).toEqual({ deleted: false, logged: false });
+  });
+
+  it("a row stored before codes (its story's entries name none): a new decision once, then its code decides", async () => {
+    const w = world({ open: [openRow({ story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep" }] })] });
+    await lookAtFailed(listing([failedObj()]), w.deps);
+    expect(w.stored[0]?.change).toEqual({ deleted: false, logged: true });
+    expect(w.stored[0]?.row.story.at(-1)?.code).toBe("NeverDeleted");
+    const next = world({ open: [w.stored[0]?.row as FailedRunner] });
+    await lookAtFailed(listing([failedObj()]), next.deps);
+    expect(next.stored[0]?.change).toEqual({ deleted: false, logged: false });
+  });
+
+  it("every DELETE sent that failed is said, even after one that failed before it", async () => {
+    const w = world({
+      failedSeconds: 300,
+      open: [openRow({ deleteFailures: 1, retryAt: NOW, story: [{ at: iso(NOW - 60_000), what: "failed", source: "sweep", code: "DeleteFailed" }] })],
+      outcome: { kind: "failed", status: 503, why: "HTTP 503" },
+    });
+    await lookAtFailed(listing([failedObj()]), w.deps);
+    expect(w.stored[0]?.change).toEqual({ deleted: false, logged: true });
+    expect(w.stored[0]?.row).toMatchObject({ code: "DeleteFailed", deleteFailures: 2 });
   });
 
   it("a stored row brought up to date: an unnamed cluster is default, ARC's failure time kept when it no longer says one, a run it no longer carries dropped", async () => {
@@ -258,11 +298,13 @@ describe("lookAtFailed", () => {
     expect(w.stored[0]?.row).toMatchObject({
       state: "gone",
       closedAt: NOW,
+      code: "Gone",
       reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it left the cluster without us",
     });
-    expect(w.stored[0]?.row.story.at(-1)).toEqual({ at: iso(NOW), what: "closed gone: it left the cluster without us", source: "sweep" });
+    expect(w.stored[0]?.row.story.at(-1)).toEqual({ at: iso(NOW), what: "closed gone: it left the cluster without us", source: "sweep", code: "Gone" });
     expect(w.stored[1]?.row).toMatchObject({
       state: "reaped",
+      code: "Reaped",
       reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it went 30s after our delete",
     });
   });
@@ -272,6 +314,7 @@ describe("lookAtFailed", () => {
     await lookAtFailed(listing([failedObj({ phase: "Running" })]), w.deps);
     expect(w.stored[0]?.row).toMatchObject({
       state: "gone",
+      code: "NoLongerFailed",
       reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it is no longer Failed (phase Running)",
     });
     const unset = world({ open: [openRow()] });
@@ -283,7 +326,7 @@ describe("lookAtFailed", () => {
     for (const other of [{ uid: "u-9" }, { namespace: "arc-b" }, { cluster: "east" }]) {
       const w = world({ open: [openRow()] });
       await lookAtFailed(listing([failedObj({ phase: "Running", ...other })]), w.deps);
-      expect(w.stored[0]?.row.reason).toMatch(/it left the cluster without us$/);
+      expect(w.stored[0]?.row.code).toBe("Gone");
     }
   });
 
@@ -312,7 +355,7 @@ describe("lookAtFailed", () => {
     expect((await lookAtFailed(listing([failedObj()]), backingOff.deps)).deleted).toBe(0);
     expect(backingOff.deletes).toEqual([]);
     expect(backingOff.saved()).toEqual([]);
-    expect(backingOff.stored[0]?.row.reason).toMatch(/; its delete failed \(3 in a row\): tried again at 2026-12-01T12:00:00.001Z$/);
+    expect(backingOff.stored[0]?.row.code).toBe("DeleteBackingOff");
     const again = world({
       failedSeconds: 300,
       open: [openRow({ deleteFailures: 3, retryAt: NOW })],

@@ -63,7 +63,7 @@ describe("lookAtDeletion", () => {
     const w = world();
     await lookAtDeletion(watch(), w.deps, "alarm");
     expect(w.cluster.reads).toBe(1);
-    expect(w.ledger.checks).toEqual([{ w: watch(), check: { kind: "went", reason: "went 1000s after our delete" }, now: NOW, by: "alarm" }]);
+    expect(w.ledger.checks).toEqual([{ w: watch(), check: { kind: "went", code: "Went", reason: "went 1000s after our delete" }, now: NOW, by: "alarm" }]);
     expect(w.calls).toEqual([]);
   });
 
@@ -74,6 +74,7 @@ describe("lookAtDeletion", () => {
     expect(w.calls).toEqual(["job 70 @3"]);
     expect(w.ledger.checks[0]?.check).toEqual({
       kind: "stuck",
+      code: "Stuck",
       reason:
         "stuck: deleted 1000s ago and still in arc-a (Terminating since 2026-12-01T11:43:20Z), held by ARC's finalizer; GitHub says job 70 is completed (success); never deleted again",
       dueAt: NOW + 900_000,
@@ -110,7 +111,7 @@ describe("lookAtDeletion", () => {
     stillThere(w);
     await lookAtDeletion(watch({ stuckAt: NOW - 60_000 }), w.deps, "sweep");
     expect(w.calls).toEqual([]);
-    expect(w.ledger.checks[0]?.check).toMatchObject({ kind: "stuck", newly: false });
+    expect(w.ledger.checks[0]?.check).toMatchObject({ kind: "stuck", code: "Stuck", newly: false });
     const none = world({ github: new Error("no key") });
     stillThere(none);
     await lookAtDeletion(watch(), none.deps, "sweep");
@@ -129,7 +130,12 @@ describe("lookAtDeletion", () => {
     const w = world();
     w.cluster.unreadable.add("arc-a");
     await lookAtDeletion(watch(), w.deps, "alarm");
-    expect(w.ledger.checks[0]?.check).toEqual({ kind: "unknown", reason: "cannot tell whether it went: namespace arc-a cannot be read", dueAt: NOW + 900_000 });
+    expect(w.ledger.checks[0]?.check).toEqual({
+      kind: "unknown",
+      code: "CannotTell",
+      reason: "cannot tell whether it went: namespace arc-a cannot be read",
+      dueAt: NOW + 900_000,
+    });
   });
 
   it("a cluster not watched: cannot tell", async () => {
@@ -137,6 +143,7 @@ describe("lookAtDeletion", () => {
     await lookAtDeletion(watch({ cluster: "east" }), w.deps, "sweep");
     expect(w.ledger.checks[0]?.check).toEqual({
       kind: "unknown",
+      code: "CannotTell",
       reason: "cannot tell whether it went: no cluster named east is watched",
       dueAt: NOW + 900_000,
     });
@@ -152,9 +159,9 @@ describe("lookAtDeletion", () => {
     await lookAtDeletion(watch(), w.deps, "sweep", lookup(NOW - 999_999, [elsewhere]));
     expect(w.cluster.reads).toBe(0);
     expect(w.ledger.checks.map((c) => c.check)).toEqual([
-      { kind: "unknown", reason: "cannot tell whether it went: the view is not newer than our delete", dueAt: NOW + 900_000 },
-      { kind: "went", reason: "went 1000s after our delete" },
-      { kind: "went", reason: "went 1000s after our delete" },
+      { kind: "unknown", code: "CannotTell", reason: "cannot tell whether it went: the view is not newer than our delete", dueAt: NOW + 900_000 },
+      { kind: "went", code: "Went", reason: "went 1000s after our delete" },
+      { kind: "went", code: "Went", reason: "went 1000s after our delete" },
     ]);
   });
 });
@@ -171,7 +178,7 @@ describe("lookAtDeletion with REAPER_FINISH_STUCK", () => {
       [NOW, "went"],
     ]);
     expect(w.ledger.checks[0]?.check.reason).not.toContain("GitHub says");
-    expect(w.ledger.checks[1]?.check.reason).toMatch(/^finished: ARC held it 1000s after our delete/);
+    expect(w.ledger.checks[1]?.check).toMatchObject({ kind: "went", code: "Finished" });
   });
 
   it("already stuck and finished: one store, went, its stuck time kept", async () => {
@@ -187,7 +194,11 @@ describe("lookAtDeletion with REAPER_FINISH_STUCK", () => {
     await lookAtDeletion(watch(), w.deps, "sweep");
     expect(w.finishes).toEqual([]);
     expect(w.ledger.checks).toHaveLength(1);
-    expect(w.ledger.checks[0]?.check).toMatchObject({ kind: "stuck", reason: expect.stringContaining("; not finished: GitHub says job 70 is in_progress") });
+    expect(w.ledger.checks[0]?.check).toMatchObject({
+      kind: "stuck",
+      code: "StillRunning",
+      reason: expect.stringContaining("; not finished: GitHub says job 70 is in_progress"),
+    });
   });
 
   it("not stuck yet (gone): no finish, one store", async () => {
@@ -203,7 +214,7 @@ describe("lookAtDeletion with REAPER_FINISH_STUCK", () => {
     await lookAtDeletion(watch(), w.deps, "sweep");
     expect(w.ledger.checks.map((c) => c.check)).toEqual([
       expect.objectContaining({ kind: "stuck" }),
-      { kind: "went", reason: "went 1000s after our delete (404 when finishing it)" },
+      { kind: "went", code: "GoneWhenFinishing", reason: "went 1000s after our delete (404 when finishing it)" },
     ]);
   });
 });

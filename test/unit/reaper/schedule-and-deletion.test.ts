@@ -46,15 +46,17 @@ describe("checkDeletion (plain Node)", () => {
     reason: "job done",
   };
   it("went when missing or replaced; stuck when still there; unknown when it cannot tell", () => {
-    expect(checkDeletion(w, { kind: "missing" }, T0, 600)).toEqual({ kind: "went", reason: "went 120s after our delete" });
-    expect(checkDeletion(w, { kind: "found", runner: { name: "r-1", namespace: "arc-a", uid: "u-2" } }, T0, 600).kind).toBe("went");
+    expect(checkDeletion(w, { kind: "missing" }, T0, 600)).toEqual({ kind: "went", code: "Went", reason: "went 120s after our delete" });
+    expect(checkDeletion(w, { kind: "found", runner: { name: "r-1", namespace: "arc-a", uid: "u-2" } }, T0, 600)).toMatchObject({ kind: "went", code: "Went" });
     expect(checkDeletion(w, { kind: "found", runner: { name: "r-1", namespace: "arc-a", uid: "u-1" } }, T0, 600)).toMatchObject({
       kind: "stuck",
+      code: "Stuck",
       dueAt: T0 + 600_000,
       newly: true,
     });
     expect(checkDeletion(w, { kind: "unknown", why: "HTTP 503" }, T0, 600)).toEqual({
       kind: "unknown",
+      code: "CannotTell",
       reason: "cannot tell whether it went: HTTP 503",
       dueAt: T0 + 600_000,
     });
@@ -64,12 +66,14 @@ describe("checkDeletion (plain Node)", () => {
     const runner = { name: "r-1", namespace: "arc-a", uid: "u-1", deletionTimestamp: iso(T0 - 110_000) };
     expect(checkDeletion(w, { kind: "found", runner }, T0, 600, "job 70 in_progress")).toEqual({
       kind: "stuck",
+      code: "Stuck",
       reason: `stuck: deleted 120s ago and still in arc-a (Terminating since ${iso(T0 - 110_000)}), held by ARC's finalizer; GitHub says job 70 in_progress; never deleted again`,
       dueAt: T0 + 600_000,
       newly: true,
     });
     expect(checkDeletion({ ...w, stuckAt: T0 - 60_000 }, { kind: "found", runner: { name: "r-1", namespace: "arc-a", uid: "u-1" } }, T0, 600)).toEqual({
       kind: "stuck",
+      code: "Stuck",
       reason: "stuck: deleted 120s ago and still in arc-a, held by ARC's finalizer; never deleted again",
       dueAt: T0 + 600_000,
       newly: false,

@@ -3,7 +3,7 @@
 // precondition, within the cap), never one busy on a run whose job runs; on
 // each ARC version's CRD.
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FailedTable } from "../../../src/ledger/failed-table.ts";
 import { SCHEMA_VERSION } from "../../../src/ledger/schema.ts";
 import { Sql } from "../../../src/ledger/sql.ts";
@@ -106,7 +106,19 @@ describe.each(ARC_VERSIONS)("ARC %s: Failed runners", (version) => {
     await failedRunner(s, version, "arc-runners-x-runner-busy1", { failedAt: NOW - 3_600_000, runId: 801 });
     expect((await s.jobStarted({ runner: "arc-runners-x-runner-busy1", runId: 801, jobId: 8010, startedAt: before(NOW, 3_500) })).status).toBe(202);
 
+    const log = vi.spyOn(console, "log");
     await s.sweep(NOW);
+    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
+    log.mockRestore();
+    // Each Failed runner's decision line names its code (src/model/failed-codes.ts).
+    const decided = lines.filter((l) => l["msg"] === "decision").map((l) => [l["runner"], l["verdict"], l["code"]]);
+    for (const line of [
+      ["arc-runners-x-runner-old01", "deleted", "Deleted"],
+      ["arc-runners-x-runner-old02", "keep", "Cap"],
+      ["arc-runners-x-runner-new01", "keep", "NotDue"],
+      ["arc-runners-x-runner-busy1", "keep", "CarriesRun"],
+    ])
+      expect(decided).toContainEqual(line);
     // The cap of 1 a minute: the oldest first; the second held back.
     expect(await deletes(s)).toEqual(["200 arc-runners-x-runner-old01"]);
     const reasons = Object.fromEntries((await adminRunners(s.env, "?state=failed")).runners.map((r) => [r["name"], r["reason"]]));

@@ -3,7 +3,7 @@
 // later is stuck: its row says so (with GitHub's word on its job), /admin lists
 // it, /metrics counts it, and it is never deleted again; when it goes, the row
 // closes as reaped with how long it took.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { before, NS, REPO, type Stack, stack } from "../support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call, ledgerOf, settleAlarms } from "../support/worker.ts";
 
@@ -23,7 +23,13 @@ describe("stuck deletions", () => {
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toBeDefined(); // held by ARC
     expect((await adminRunners(s.env)).runners[0]).toMatchObject({ name, state: "reaped" });
 
+    const log = vi.spyOn(console, "log");
     await alarmLater(s, 1100);
+    const decided = () =>
+      log.mock.calls.map(([l]) => JSON.parse(String(l)) as Record<string, unknown>).filter((l) => l["msg"] === "decision" && l["runner"] === name);
+    // Its decision line names the check's code (src/model/deletion-codes.ts).
+    expect(decided()).toEqual([expect.objectContaining({ verdict: "keep", code: "Stuck", error: "cluster" })]);
+    log.mockClear();
     const stuck = (await adminRunners(s.env, "?state=stuck")).runners;
     expect(stuck).toEqual([
       expect.objectContaining({
@@ -49,7 +55,10 @@ describe("stuck deletions", () => {
     // GitHub lets go; ARC finishes the deletion; the next look closes the row as reaped.
     await s.kube.setJobsStillRunning(false);
     expect(await s.kube.get(NS, er.metadata.name)).toBeUndefined();
+    log.mockClear();
     await s.sweep(Date.now());
+    expect(decided()).toEqual([expect.objectContaining({ verdict: "deleted", code: "Went" })]);
+    log.mockRestore();
     const row = (await adminRunners(s.env)).runners[0]!;
     expect(row).toMatchObject({
       name,
