@@ -5,8 +5,8 @@
 // look and what holds it. Each branch answers its next look whole, from the one
 // function that answers it (src/reaper/next-look.ts: the judge's time, a failed
 // ask's back-off of 1 minute doubling to 1 hour, a hold); the facts' schedule, a
-// recheck and a lifted hold take theirs from the same function. The pass
-// (run-pass.ts) is its one caller; the ledger stores what it answers.
+// recheck and a lifted hold take theirs from the same function. Its one caller
+// is reconcileAll (reconcile-all.ts, within a pass); the ledger stores what it answers.
 import type { DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
 import { GithubBudgetExhausted, GithubRateLimited } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";

@@ -8,22 +8,10 @@ import { SlidingWindow } from "../../../src/model/window.ts";
 import { checkDeletion, type DeletionCheck } from "../../../src/reaper/check-deletion.ts";
 import { FINISH_OVERLAY_COMMAND, finishStuck } from "../../../src/reaper/finish-stuck.ts";
 import type { PassDeps } from "../../../src/reaper/reconcile-all.ts";
+import { heldWatch, NOW } from "../support/deletion-fixtures.ts";
 
-const NOW = Date.parse("2026-12-01T12:00:00Z");
 const ARC = ["ephemeralrunner.actions.github.com/finalizer"];
-const watch: DeletionWatch = {
-  rowId: 1,
-  name: "r",
-  cluster: "default",
-  namespace: "arc",
-  uid: "u1",
-  repo: "o/r",
-  jobId: 7,
-  installationId: 1,
-  deletedAt: NOW - 1_000_000,
-  dueAt: NOW,
-  reason: "job 7 is over",
-};
+const watch = heldWatch;
 const found = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", finalizers });
 const STUCK = "stuck: deleted 1000s ago and still in arc, held by ARC's finalizer; never deleted again";
 

@@ -11,41 +11,12 @@ import { lookAtFailed } from "../../../src/reaper/failed-runners.ts";
 import { judgeFailed } from "../../../src/reaper/judge-failed.ts";
 import type { FailedPort, LedgerPort } from "../../../src/reaper/ports.ts";
 import type { PassDeps } from "../../../src/reaper/reconcile-all.ts";
+import { failedObject, failedRow, NOW } from "../support/failed-fixtures.ts";
 
-const NOW = Date.parse("2026-12-01T12:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
 const STORY = "ARC marked it Failed 600s ago (PodCreateFailed: denied); it holds a slot of scale set set-a";
 const DUE = "failed at least REAPER_FAILED_SECONDS=300 ago: deleted so ARC can make a new one";
-
-const object = (over: Partial<ClusterRunner> = {}): ClusterRunner => ({
-  cluster: "default",
-  namespace: "arc",
-  name: "f-1",
-  uid: "u-1",
-  phase: "Failed",
-  arcReason: "PodCreateFailed",
-  arcMessage: "denied",
-  failedAt: iso(NOW - 600_000),
-  createdAt: iso(NOW - 700_000),
-  scaleSet: "set-a",
-  ...over,
-});
-const stored = (over: Partial<FailedRunner> = {}): FailedRunner => ({
-  id: 1,
-  cluster: "default",
-  namespace: "arc",
-  name: "f-1",
-  uid: "u-1",
-  scaleSet: "set-a",
-  arcReason: "PodCreateFailed",
-  arcMessage: "denied",
-  failedAt: NOW - 600_000,
-  firstSeen: NOW - 600_000,
-  state: "failed",
-  reason: "",
-  story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep" }],
-  ...over,
-});
+const object = failedObject;
+const stored = failedRow;
 
 interface World {
   objects?: ClusterRunner[];

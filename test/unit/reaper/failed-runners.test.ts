@@ -10,23 +10,9 @@ import { SlidingWindow } from "../../../src/model/window.ts";
 import { lookAtFailed } from "../../../src/reaper/failed-runners.ts";
 import type { FailedPort, LedgerPort } from "../../../src/reaper/ports.ts";
 import type { PassDeps } from "../../../src/reaper/reconcile-all.ts";
+import { failedObject, failedRow, iso, NOW } from "../support/failed-fixtures.ts";
 
-const NOW = Date.parse("2026-12-01T12:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
-
-const failedObj = (over: Partial<ClusterRunner> = {}): ClusterRunner => ({
-  cluster: "default",
-  namespace: "arc",
-  name: "f-1",
-  uid: "u-1",
-  phase: "Failed",
-  arcReason: "PodCreateFailed",
-  arcMessage: "denied",
-  failedAt: iso(NOW - 600_000),
-  createdAt: iso(NOW - 700_000),
-  scaleSet: "set-a",
-  ...over,
-});
+const failedObj = failedObject;
 
 function listing(objects: ClusterRunner[], o: { unreadable?: Lookup["unreadable"]; absentAsOf?: number } = {}) {
   return {
@@ -87,22 +73,12 @@ function world(
   return { deps, stored, deletes, deletedSinceAsked, saved: () => saved };
 }
 
-const openRow = (over: Partial<FailedRunner> = {}): FailedRunner => ({
-  id: 1,
-  cluster: "default",
-  namespace: "arc",
-  name: "f-1",
-  uid: "u-1",
-  scaleSet: "set-a",
-  arcReason: "PodCreateFailed",
-  arcMessage: "denied",
-  failedAt: NOW - 600_000,
-  firstSeen: NOW - 600_000,
-  state: "failed",
-  reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it holds a slot of scale set set-a; REAPER_FAILED_SECONDS is unset: never deleted",
-  story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep", code: "NeverDeleted" }],
-  ...over,
-});
+const openRow = (over: Partial<FailedRunner> = {}): FailedRunner =>
+  failedRow({
+    reason: "ARC marked it Failed 540s ago (PodCreateFailed: denied); it holds a slot of scale set set-a; REAPER_FAILED_SECONDS is unset: never deleted",
+    story: [{ at: iso(NOW - 60_000), what: "seen Failed", source: "sweep", code: "NeverDeleted" }],
+    ...over,
+  });
 
 describe("lookAtFailed", () => {
   it("a ledger without Failed rows: nothing looked at", async () => {

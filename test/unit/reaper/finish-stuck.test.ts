@@ -2,25 +2,12 @@
 // never a finalizer not ARC's, and a changed object (409/422) or a 403 leaves it stuck with the reason.
 import { describe, expect, it } from "vitest";
 import type { FinishOutcome } from "../../../src/cluster/finish-patch.ts";
-import type { DeletionWatch } from "../../../src/model/runner.ts";
 import { SlidingWindow } from "../../../src/model/window.ts";
 import { finishStuck } from "../../../src/reaper/finish-stuck.ts";
 import type { PassDeps } from "../../../src/reaper/reconcile-all.ts";
+import { heldWatch, NOW } from "../support/deletion-fixtures.ts";
 
-const NOW = Date.parse("2026-12-01T12:00:00Z");
-const watch: DeletionWatch = {
-  rowId: 1,
-  name: "r",
-  cluster: "default",
-  namespace: "arc",
-  uid: "u1",
-  repo: "o/r",
-  jobId: 7,
-  installationId: 1,
-  deletedAt: NOW - 1_000_000,
-  dueAt: NOW,
-  reason: "job 7 is over",
-};
+const watch = heldWatch;
 const ARC = ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.actions.github.com/runner-registration-finalizer"];
 const stuck = { kind: "stuck" as const, code: "Stuck" as const, reason: "stuck: deleted 1000s ago", dueAt: NOW + 900_000, newly: false };
 
