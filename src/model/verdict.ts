@@ -29,7 +29,7 @@ export const VERDICT_CODES = [
   "OverBound", // 14: delete, past the bound
   // Reconcile and the asks (src/reaper/reconcile.ts, ask-github.ts).
   "AwaitingWebhook", // a busy runner nobody told us about, within the wait for its webhook
-  "BackingOff", // a failed ask, not asked again before its back-off ends
+  "BackingOff", // a failed ask or DELETE, not tried again before its back-off ends
   "NotPlaced", // GitHub could not place a busy runner on a job
   "NotRecorded", // what GitHub said could not be recorded
   "Budget", // GitHub's budget or rate limit: asked at a later pass

@@ -6,6 +6,7 @@
 import type { DeletionCode } from "../model/deletion-codes.ts";
 import type { DeletionWatch } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
+import { nextLook } from "./next-look.ts";
 
 export type DeletionCheck =
   | { kind: "went"; code: "Went" | "Finished" | "GoneWhenFinishing"; reason: string }
@@ -18,14 +19,19 @@ export function checkDeletion(w: DeletionWatch, view: ClusterView, now: number, 
     return { kind: "went", code: "Went", reason: `went ${after}s after our delete` };
   }
   if (view.kind === "unknown")
-    return { kind: "unknown", code: "CannotTell", reason: `cannot tell whether it went: ${view.why}`, dueAt: now + stuckSeconds * 1000 };
+    return {
+      kind: "unknown",
+      code: "CannotTell",
+      reason: `cannot tell whether it went: ${view.why}`,
+      dueAt: nextLook({ kind: "deletion-watch", now, stuckSeconds }).at,
+    };
   const since = view.runner.deletionTimestamp ? ` (Terminating since ${view.runner.deletionTimestamp})` : "";
   const github = githubSays ? `; GitHub says ${githubSays}` : "";
   return {
     kind: "stuck",
     code: "Stuck",
     reason: `stuck: deleted ${after}s ago and still in ${w.namespace}${since}, held by ARC's finalizer${github}; never deleted again`,
-    dueAt: now + stuckSeconds * 1000,
+    dueAt: nextLook({ kind: "deletion-watch", now, stuckSeconds }).at,
     newly: w.stuckAt === undefined,
   };
 }

@@ -8,7 +8,7 @@
 import { isFailed } from "../cluster/arc-failure.ts";
 import type { FailedCode } from "../model/failed-codes.ts";
 import { scaleSetKey, type FailedRunner } from "../model/failed.ts";
-import { backoffMs } from "../model/next-look.ts";
+import { nextLook } from "./next-look.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Lookup } from "../model/view.ts";
 import { failedSince, judgeFailed } from "./judge-failed.ts";
@@ -105,7 +105,7 @@ export async function lookAtFailed(listing: Listing, deps: PassDeps): Promise<Fa
         } else if (outcome.kind === "gone") [code, reason] = ["AlreadyGone", `${reason}; already gone (404)`];
         else {
           row.deleteFailures = (row.deleteFailures ?? 0) + 1;
-          row.retryAt = now + backoffMs(row.deleteFailures);
+          row.retryAt = nextLook({ kind: "delete-failed", failures: row.deleteFailures, now }).at;
           code = "DeleteFailed";
           reason = `${reason}; delete failed (${row.deleteFailures} in a row), tried again at ${iso(row.retryAt)}: ${outcome.why}`;
         }

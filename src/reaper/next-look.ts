@@ -2,7 +2,8 @@
 // branch of reconcile (the judge's own time, a stale view, the wait for a
 // webhook, a failed ask's back-off, the budget, the cap, a hold, a close), the
 // facts a webhook or a REST read brought (src/reaper/schedule-facts.ts), a
-// recheck answered by the repository's runs in progress, and a lifted hold.
+// recheck answered by the repository's runs in progress, a lifted hold, a Failed
+// runner's failed DELETE and a deletion we watch.
 // Like a Kubernetes controller's Result{RequeueAfter}, it answers a NextLook
 // (src/model/next-look.ts); only the ledger's tables turn it into due_at. Pure.
 import { backoffMs, dueAtOf, lookAt, NEVER, nextLookOf, WITH_SWEEP, type NextLook } from "../model/next-look.ts";
@@ -42,8 +43,17 @@ export type LookCase =
   /** A running job the repository's runs in progress answered: re-read now; its time moves only where the facts set it. */
   | { kind: "rechecked"; before: RunnerRecord; after: RunnerRecord; policy: Policy }
   /** A hold lifted (resume; an agent's return): due now. */
-  | { kind: "released"; now: number };
+  | { kind: "released"; now: number }
+  /** A Failed runner's DELETE that failed, the `failures`-th in a row: sent again after the back-off. */
+  | { kind: "delete-failed"; failures: number; now: number }
+  /** A deletion we made, still watched (just sent, stuck, or not told): looked at again when it would count as stuck. */
+  | { kind: "deletion-watch"; now: number; stuckSeconds: number };
 
+/** The cases whose answer is always a time of their own. */
+type TimedCase = Extract<LookCase, { kind: "stale-view" | "awaiting-webhook" | "budget" | "cap" | "released" | "delete-failed" | "deletion-watch" }>;
+
+export function nextLook(c: TimedCase): { at: number };
+export function nextLook(c: LookCase): NextLook;
 export function nextLook(c: LookCase): NextLook {
   switch (c.kind) {
     case "closed":
@@ -75,6 +85,10 @@ export function nextLook(c: LookCase): NextLook {
     }
     case "released":
       return lookAt(c.now);
+    case "delete-failed":
+      return lookAt(c.now + backoffMs(c.failures));
+    case "deletion-watch":
+      return lookAt(c.now + c.stuckSeconds * 1000);
   }
 }
 

@@ -14,7 +14,7 @@ import { nextLookOf, type NextLook } from "../model/next-look.ts";
 import { SETTLE_MS, UNSEEN_RETRY_MS, WINDOW_MS, type Policy } from "../model/policy.ts";
 import type { ClusterRunner, RunnerRecord, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
-import type { HeldFor, Verdict } from "../model/verdict.ts";
+import { type HeldFor, type Verdict, verdictKey } from "../model/verdict.ts";
 import type { SlidingWindow } from "../model/window.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "./ask-github.ts";
 import { judge, notTheJobsRunner } from "./judge.ts";
@@ -85,6 +85,9 @@ export async function reconcile(item: ReconcileInput, ctx: ReconcileContext): Pr
   if (result.verdict.askGithub && item.record && backingOff(before))
     return { ...result, verdict: { code: "BackingOff", verdict: "keep", reason: item.record.reason }, ...keptForBackoff(before) };
   if (result.verdict.askGithub) result = await ask(result, ctx, before);
+  // Nor is a DELETE that failed sent again before its back-off ends: a struggling API server is not hit every sweep.
+  if (result.verdict.verdict === "delete" && item.record?.verdictKey === DELETE_FAILED && backingOff(before))
+    return { ...result, verdict: { code: "BackingOff", verdict: "keep", reason: item.record.reason }, ...keptForBackoff(before) };
   if (result.verdict.verdict === "delete") result = await act(result, ctx, before);
   return result;
 }
@@ -96,6 +99,8 @@ interface Before {
   stored: NextLook;
 }
 
+/** The key a row keeps while its last DELETE failed (a back-off keeps the key it had). */
+const DELETE_FAILED = verdictKey({ verdict: "keep", code: "DeleteFailed" });
 const failuresOf = (item: ReconcileInput): number => item.record?.failures ?? item.unseen?.failures ?? 0;
 /** The row's stored due time, read back as a next look. */
 const storedLook = (item: ReconcileInput): NextLook => nextLookOf(item.record ? item.record.dueAt : (item.unseen?.dueAt ?? null));

@@ -7,6 +7,7 @@ import { dueAtOf } from "../model/next-look.ts";
 import { withStory, type DeletionWatch, type RunnerRecord, type UnseenRunner } from "../model/runner.ts";
 import { isNewDecision, verdictKey } from "../model/verdict.ts";
 import type { DecisionLine } from "./log-lines.ts";
+import { nextLook } from "./next-look.ts";
 import type { Caller, Result } from "./reconcile.ts";
 
 export interface TransitionContext {
@@ -120,7 +121,7 @@ function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext):
         jobId: record.jobId,
         installationId: record.installationId,
         deletedAt: now,
-        dueAt: now + ctx.stuckSeconds * 1000,
+        dueAt: nextLook({ kind: "deletion-watch", now, stuckSeconds: ctx.stuckSeconds }).at,
         reason: r.verdict.reason,
       };
     }

@@ -35,6 +35,17 @@ describe("nextLook (plain Node): when a runner is looked at again", () => {
     expect(nextLook({ kind: "judged", verdict: {} })).toEqual({ withSweep: true });
   });
 
+  it("delete-failed: a Failed runner's DELETE sent again 1, 2, 4 ... 60 minutes after its failures", () => {
+    expect(nextLook({ kind: "delete-failed", failures: 1, now: NOW })).toEqual({ at: NOW + 60_000 });
+    expect(nextLook({ kind: "delete-failed", failures: 3, now: NOW })).toEqual({ at: NOW + 240_000 });
+    expect(nextLook({ kind: "delete-failed", failures: 40, now: NOW })).toEqual({ at: NOW + 3_600_000 });
+  });
+
+  it("deletion-watch: a deletion we made is looked at again when it would count as stuck", () => {
+    expect(nextLook({ kind: "deletion-watch", now: NOW, stuckSeconds: 600 })).toEqual({ at: NOW + 600_000 });
+    expect(nextLook({ kind: "deletion-watch", now: NOW, stuckSeconds: 0 })).toEqual({ at: NOW });
+  });
+
   it("stale-view: 30 s after now", () => {
     expect(nextLook({ kind: "stale-view", now: NOW })).toEqual({ at: NOW + 30_000 });
   });

@@ -217,6 +217,30 @@ describe("reconcile: a tracked row and its object", () => {
     expect(r.close).toBeUndefined();
   });
 
+  it("a delete that failed is not sent again before its back-off ends; at its end it is", async () => {
+    const failedRow = row({
+      ...done(900),
+      failures: 1,
+      dueAt: NOW + 30_000,
+      verdictKey: "keep/DeleteFailed",
+      reason: "delete failed, retried later: HTTP 500",
+    });
+    const early = context();
+    const kept = await step({ record: failedRow }, early.ctx);
+    expect(kept).toMatchObject({
+      verdict: { code: "BackingOff", verdict: "keep", reason: "delete failed, retried later: HTTP 500" },
+      failures: 1,
+      next: { at: NOW + 30_000 },
+    });
+    expect(early.deletes).toHaveLength(0);
+    expect(early.ctx.deletions.left(NOW)).toBe(10);
+
+    const due = context();
+    const r = await step({ record: { ...failedRow, dueAt: NOW } }, due.ctx);
+    expect(r).toMatchObject({ close: "reaped", deleted: true });
+    expect(due.deletes).toHaveLength(1);
+  });
+
   it("a delete the agent could not carry out: held for the agent", async () => {
     const { ctx, failWith } = context({ deleteErrorKind: () => "agent" });
     failWith({ kind: "failed", status: null, why: "agent away" });
