@@ -1,4 +1,5 @@
-// Table 6's agent-mode snapshot and alarm batch, as BENCHMARKS.md prose around their tables (issue 25).
+// Table 6's agent heap, agent-mode snapshot and alarm batch, as BENCHMARKS.md prose around their tables (issue 25).
+import type { AgentMemory } from "./agent-memory.ts";
 import type { AlarmBatch } from "./alarm-batch.ts";
 import type { SnapshotApply } from "./snapshot-apply.ts";
 import { alarmBatchTable, snapshotApplyTable } from "./tables.ts";
@@ -38,4 +39,23 @@ export function agentSteadyLine(r: SnapshotApply): string {
   if (!steady) return "In agent mode no steady sweep was measured.";
   const most = Math.max(...firsts.map((w) => w.cpuMs), 0);
   return `In agent mode a steady sweep over the same ${int(steady.checked)} runners takes ${(steady.cpuMs / 1000).toFixed(2)} s of workerd CPU; their first looks took ${firsts.length} sweeps, the largest ${(most / 1000).toFixed(2)} s.`;
+}
+
+/** Table 6, continued: the agent's heap with the fleet in its view, beside the objects it lists. */
+export function agentMemoryParagraph(m: AgentMemory): string {
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  const s = (ms: number | undefined) => `${((ms ?? 0) / 1000).toFixed(2)} s`;
+  return `
+**The agent's heap** with ${int(m.runners)} runners (bench/agent-memory.ts: the agent's own list, src/agent/kube-runners.ts,
+through client-node from a page server on 127.0.0.1, into its view, src/agent/runner-view.ts; the Kubernetes stand-in's
+objects, pod template and managedFields, ${(m.objectBytes / 1024).toFixed(1)} KiB of JSON each; the heap read under \`--expose-gc\`): the view keeps
+**${int(Math.round(m.keptBytesPerRunner))} bytes a runner** (${mib(m.keptBytesPerRunner * m.runners)}), only the fields the ledger is sent (AgentRunner);
+the same runners held as the parsed objects would take ${((m.rawBytesPerRunner ?? 0) / 1024).toFixed(1)} KiB each (${mib((m.rawBytesPerRunner ?? 0) * m.runners)}). The list holds one
+page of 500 at a time, ${mib(m.pageHeapBytes ?? 0)} parsed. It took ${s(m.listCpuMs)} of the agent's CPU; its pages' JSON.parse alone ${s(m.parseWholeMs)},
+or ${s(m.parseCutMs)} with managedFields cut from the text first (${mib(m.pageHeapBytesWithoutManagedFields ?? 0)} a page) as direct mode does: ${
+    (m.parseCutMs ?? 0) >= (m.parseWholeMs ?? 0)
+      ? "in Node the cut costs more than the parse it saves, so the agent parses its pages whole."
+      : "the cut would save that much of the parse; the agent still parses its pages whole."
+  }
+`;
 }

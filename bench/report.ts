@@ -13,7 +13,8 @@ import { percentile } from "./stats.ts";
 import { HISTORY_BATCH, NAMESPACES, PRODUCTION_SETTINGS, type SweepCost } from "./sweep-cost.ts";
 import { MIX } from "./sweep-mix.ts";
 import type { AlarmBatch } from "./alarm-batch.ts";
-import { agentSteadyLine, alarmBatchSection, snapshotApplySection } from "./report-fleet.ts";
+import type { AgentMemory } from "./agent-memory.ts";
+import { agentMemoryParagraph, agentSteadyLine, alarmBatchSection, snapshotApplySection } from "./report-fleet.ts";
 import type { SnapshotApply } from "./snapshot-apply.ts";
 import type { SnapshotSize } from "./snapshot-size.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
@@ -36,7 +37,7 @@ export interface Report {
   loadBefore: string;
   loadAfter: string;
   /** 1-minute load average before and after each table's measurement. */
-  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet" | "snapshot" | "alarm" | "failed", [string, string]>>;
+  loads: Partial<Record<"intake" | "history" | "sweep" | "day" | "ledger" | "fleet" | "memory" | "snapshot" | "alarm" | "failed", [string, string]>>;
   seconds: number;
   intake: { rows: IntakeRow[]; split: IntakeSplit; profile?: IntakeProfile };
   history: SweepCost[];
@@ -46,6 +47,8 @@ export interface Report {
   fleet?: SweepCost;
   /** The agent's snapshot of the same fleet: its messages (bench/snapshot-size.ts). */
   snapshot?: SnapshotSize;
+  /** The agent's heap with the same fleet in its view, beside the objects it lists (bench/agent-memory.ts). */
+  agentMemory?: AgentMemory;
   /** The same snapshot applied by the ledger in agent mode, and two sweeps over the view (bench/snapshot-apply.ts). */
   snapshotApply?: SnapshotApply;
   /** One alarm run over a full batch of due runners, direct mode, 12 namespaces (bench/alarm-batch.ts). */
@@ -362,11 +365,11 @@ ${r.day.result.facts.map((f) => `- ${f}`).join("\n")}
   ${fixed((r.day.result.outcomes[0]!.calls.byKind["deliveries listing"] ?? 0) / 31, 1)} listing calls an hour instead of one per ${a.deliveriesPerPage} deliveries of the day
   (${fixed(r.day.result.trace.deliveries.length / a.deliveriesPerPage / 24, 1)} an hour at the very least when every delivery was listed). The polling reaper's
   figure is itself held down by the 5,000/h limit in its busy hours (its skipped checks are listed above).
-${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot) : ""}${r.snapshotApply ? snapshotApplySection(r.snapshotApply, load("snapshot")) : ""}${r.alarmBatch ? alarmBatchSection(r.alarmBatch, load("alarm")) : ""}`;
+${r.ledger ? ledgerSection(r.ledger, load("ledger")) : ""}${r.fleet ? fleetSection(r.fleet, load("fleet"), r.snapshot, r.agentMemory) : ""}${r.snapshotApply ? snapshotApplySection(r.snapshotApply, load("snapshot")) : ""}${r.alarmBatch ? alarmBatchSection(r.alarmBatch, load("alarm")) : ""}`;
 }
 
 /** Table 6: a direct-mode sweep over 50,000 live runners (issue 25). */
-function fleetSection(f: SweepCost, load: string, snap?: SnapshotSize): string {
+function fleetSection(f: SweepCost, load: string, snap?: SnapshotSize, mem?: AgentMemory): string {
   return `
 
 ## 6. A direct-mode sweep over ${int(f.runners)} live runners
@@ -391,5 +394,5 @@ ${fixed(snap.totalBytes / 1024 / 1024, 1)} MiB in all. The ledger applies each m
 the snapshot table) and swaps the view in with three statements when the last part is in.
 `
     : ""
-}`;
+}${mem ? agentMemoryParagraph(mem) : ""}`;
 }

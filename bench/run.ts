@@ -5,8 +5,8 @@
 //   4. the alarm's latency on a sample (measured), then one synthetic day through
 //      arc-reaper and a polling reaper (simulated, with those latencies)
 //   5. recorded deliveries one ledger sustains, the ledger alone (measured)
-//   6. a direct-mode sweep over 50,000 live runners, first and steady (measured); the agent's
-//      snapshot of 50,000 runners applied by the ledger, and one alarm run over a full batch (measured)
+//   6. a direct-mode sweep over 50,000 live runners, first and steady (measured); the agent's heap
+//      with 50,000 runners, its snapshot of them applied by the ledger, and one alarm run over a full batch (measured)
 //   7. a sweep with 500 runners ARC marked Failed and 10,000 Failed rows of history (measured; printed only)
 // Everything runs on 127.0.0.1 and ends by itself; a guard stops it after 90 minutes.
 //   npm run bench -- --only=intake,history,sweep,day,ledger,fleet,failed   run some tables; BENCHMARKS.md is written only when all ran
@@ -14,6 +14,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../scripts/lib/local-stack.ts";
+import { agentMemoryLine, measureAgentMemory } from "./agent-memory.ts";
 import { ALARM_BATCH, measureAlarmBatch } from "./alarm-batch.ts";
 import { measureAlarmLatency } from "./alarm-latency.ts";
 import { FAILED_HISTORY, FAILED_SLOTS, failedSweepLine, measureFailedSweep } from "./failed-sweep.ts";
@@ -113,6 +114,7 @@ if (only.includes("sweep")) {
 
 let fleet: SweepCost | undefined;
 let snapshot: SnapshotSize | undefined;
+let agentMemory: Report["agentMemory"];
 let snapshotApply: Report["snapshotApply"];
 let alarmBatch: Report["alarmBatch"];
 if (only.includes("fleet")) {
@@ -120,6 +122,9 @@ if (only.includes("fleet")) {
   log(
     `\n6. The agent's snapshot of ${FLEET_SWEEP.toLocaleString("en-US")} runners: ${snapshot.messages} messages, the largest ${(snapshot.largestBytes / 1024).toFixed(1)} KiB (limit 32 MiB)`,
   );
+  log(`\n6. The agent's heap with ${FLEET_SWEEP.toLocaleString("en-US")} runners (a child node under --expose-gc)`);
+  agentMemory = await section("memory", () => measureAgentMemory(FLEET_SWEEP));
+  log(agentMemoryLine(agentMemory));
   log(`\n6. A direct-mode sweep over ${FLEET_SWEEP.toLocaleString("en-US")} live runners (first and steady)`);
   fleet = await section("fleet", () => measureSweep({ runners: FLEET_SWEEP, steadySweeps: 3, mix: ALL_RUNNING }, log));
   log(`\n${bigSweepTable(fleet, FLEET_GOALS)}\n\n${fleetHeadline(fleet)}`);
@@ -172,6 +177,7 @@ if (intake && history && big && day && fleet) {
     day,
     fleet,
     ...(snapshot ? { snapshot } : {}),
+    ...(agentMemory ? { agentMemory } : {}),
     ...(snapshotApply ? { snapshotApply } : {}),
     ...(alarmBatch ? { alarmBatch } : {}),
     ...(ledger ? { ledger } : {}),
