@@ -89,9 +89,11 @@ describe("agent: how whole each namespace is", () => {
     expect(of(relisted.namespaces, NS)).toMatchObject({ namespace: NS });
     expect(of(relisted.namespaces, NS)?.unreadable).toBeUndefined();
     expect(of(relisted.namespaces, NS)?.wholeMsAgo).toBeLessThan(2_000);
-    // NS2's cache goes out again, but dated from before its Role went, and said unreadable.
+    // NS2's cache goes out again, but dated from before its Role went, and said unreadable. A bookmark already on
+    // its way when the fault went in may date it a moment after lostAt (seen: 62 ms at a load of 13), so the bound
+    // keeps half of the second waited: a cache dated now would be tens of ms old, this one is over 500 ms.
     expect(of(relisted.namespaces, NS2)?.unreadable).toMatch(/403/);
-    expect(of(relisted.namespaces, NS2)?.wholeMsAgo).toBeGreaterThanOrEqual(sentAt - lostAt - 50);
+    expect(of(relisted.namespaces, NS2)?.wholeMsAgo).toBeGreaterThanOrEqual(sentAt - lostAt - 500);
     expect(relisted.runners.map((x) => x.name)).not.toContain("created-while-forbidden");
   });
 
