@@ -413,9 +413,10 @@ describe("migration 5", () => {
         "ALTER TABLE runners DROP COLUMN prune_at",
         "ALTER TABLE runners DROP COLUMN failures",
         "ALTER TABLE unseen DROP COLUMN failures",
-        // Migration 12 (runner ids) and 14 (unseen rows' verdict keys) too.
+        // Migration 12 (runner ids), 14 (unseen rows' verdict keys) and 15 (deletion checks' codes) too.
         "ALTER TABLE runners DROP COLUMN runner_id",
         "ALTER TABLE unseen DROP COLUMN verdict_key",
+        "ALTER TABLE runners DROP COLUMN check_code",
         "DROP INDEX runners_held_by_cluster",
         "DROP TABLE agent_view",
         "DROP TABLE agent_snapshot",

@@ -232,6 +232,7 @@ describe("the failed_runners migration", () => {
         "ALTER TABLE agent_view DROP COLUMN runner_id",
         "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
         "ALTER TABLE unseen DROP COLUMN verdict_key",
+        "ALTER TABLE runners DROP COLUMN check_code",
       ])
         state.storage.sql.exec(statement);
       // Before the failed_runners migration: it and every later one (runner ids, the deletion index) run again.

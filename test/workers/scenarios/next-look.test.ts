@@ -136,8 +136,9 @@ describe("migration 9", () => {
         "ALTER TABLE runners DROP COLUMN runner_id",
         "ALTER TABLE agent_view DROP COLUMN runner_id",
         "ALTER TABLE agent_snapshot DROP COLUMN runner_id",
-        // Migration 14 (unseen rows' verdict keys).
+        // Migration 14 (unseen rows' verdict keys) and 15 (deletion checks' codes).
         "ALTER TABLE unseen DROP COLUMN verdict_key",
+        "ALTER TABLE runners DROP COLUMN check_code",
       ])
         sql.exec(statement);
       const row = (runner: string, jobId: number, state: string, dueAt: number | null, completed: boolean) =>

@@ -149,6 +149,7 @@ describe("the runner-id migration", () => {
     await runInDurableObject(ledgerOf(s.env), (_i, state) => {
       for (const table of ["runners", "agent_view", "agent_snapshot"]) state.storage.sql.exec(`ALTER TABLE ${table} DROP COLUMN runner_id`);
       state.storage.sql.exec("ALTER TABLE unseen DROP COLUMN verdict_key"); // migration 14, run again too
+      state.storage.sql.exec("ALTER TABLE runners DROP COLUMN check_code"); // and 15
       state.storage.sql.exec("UPDATE schema_version SET version = 11");
     });
     await evictLedger(s.env);
