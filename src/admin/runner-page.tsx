@@ -111,7 +111,9 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string; policy: Pol
               <td>
                 <time datetime={e.at}>{e.at}</time>
               </td>
-              <td class="what">{e.what}</td>
+              <td class="what">
+                <Reason row={{ reason: e.what, code: e.code ?? null }} />
+              </td>
               <td>{sourceLabel(e.source)}</td>
             </tr>
           ))}

@@ -200,7 +200,7 @@ export class LedgerStore implements LedgerPort {
     if (record?.state !== from) return false;
     const pruneAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : undefined; // a stuck row is never pruned
     const restated = { ...record, state: to, checkCode, reason, decidedAt: now, dueAt: null, pruneAt };
-    this.runners.put(withStory(restated, { at: new Date(now).toISOString(), what, source: by }));
+    this.runners.put(withStory(restated, { at: new Date(now).toISOString(), what, source: by, code: checkCode }));
     this.counters.add("arc_reaper_closed_runners", { state: from }, -1);
     this.counters.add("arc_reaper_closed_runners", { state: to });
     return true;

@@ -3,7 +3,8 @@
 // bounded story (withStory).
 import type { DeletionCode } from "./deletion-codes.ts";
 import type { JobNames } from "./facts.ts";
-import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
+import type { FailedCode } from "./failed-codes.ts";
+import type { DeleteCause, HeldFor, VerdictCode, VerdictKind } from "./verdict.ts";
 
 /** What the judge needs of one EphemeralRunner. Identity: (cluster, namespace, name, uid). */
 export interface ClusterRunner {
@@ -76,6 +77,8 @@ export interface StoryEntry {
   at: string;
   what: string;
   source: string;
+  /** A decision's entry: its code (a verdict's, a deletion check's, a Failed runner's); none for a fact, or an entry stored before codes. */
+  code?: VerdictCode | DeletionCode | FailedCode;
 }
 
 export interface RunnerRecord extends TrackedRunner {

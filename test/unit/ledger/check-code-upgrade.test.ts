@@ -79,7 +79,7 @@ function previousRelease() {
         .page({})
         .runners.map((r) => [r.name, [r.state, r.code]]),
     );
-  return { db, store, deletions, codes };
+  return { db, sql, store, deletions, codes };
 }
 
 describe("the rows' codes after the upgrade (schema 14 to 15, runners.check_code)", () => {
@@ -97,10 +97,17 @@ describe("the rows' codes after the upgrade (schema 14 to 15, runners.check_code
   });
 
   it("a check after the upgrade stores its code: the stuck row that went answers Went, the one newly stuck Stuck", () => {
-    const { store, deletions, codes } = previousRelease();
+    const { sql, store, deletions, codes } = previousRelease();
     const [stuck, held] = deletions.all().sort((a, b) => a.jobId - b.jobId);
     store.storeDeletionCheck(stuck!, { kind: "went", code: "Went", reason: "went 900s after our delete" }, NOW, "sweep");
     store.storeDeletionCheck(held!, { kind: "stuck", code: "Stuck", reason: "stuck: deleted 900s ago", dueAt: NOW + 600_000, newly: true }, NOW, "sweep");
     expect(codes()).toMatchObject({ "r-stuck": ["reaped", "Went"], "r-held": ["stuck", "Stuck"], "r-reaped": ["reaped", "JobCompleted"] });
+    // Each restate's story entry names the check's code too.
+    const stories = Object.fromEntries(
+      ledgerQueries(sql)
+        .page({})
+        .runners.map((r) => [r.name, ledgerQueries(sql).story(r.name).jobs[0]!.story.at(-1)?.code]),
+    );
+    expect(stories).toMatchObject({ "r-stuck": "Went", "r-held": "Stuck" });
   });
 });

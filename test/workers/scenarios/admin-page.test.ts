@@ -666,15 +666,19 @@ describe("GET /admin/runners pages and stories", () => {
 
     const res = await get(s.env, `/admin/runners/${name}`, bearer);
     expect(res.status).toBe(200);
-    const story = (await res.json()) as { runner: string; jobs: { name: string; state: string; story: { at: string; what: string; source: string }[] }[] };
+    const story = (await res.json()) as {
+      runner: string;
+      jobs: { name: string; state: string; story: { at: string; what: string; source: string; code?: string }[] }[];
+    };
     expect(story.runner).toBe(name);
     expect(story.jobs).toHaveLength(1);
     expect(story.jobs[0]).toMatchObject({ name, state: "reaped", jobId: 71, code: "JobCompleted" });
-    expect(story.jobs[0]!.story.map(({ what, source }) => ({ what, source }))).toEqual([
+    // The facts' entries in their words; the decision's by its code.
+    expect(story.jobs[0]!.story.map(({ what, source, code }) => (code === undefined ? { what, source } : { source, code }))).toEqual([
       { what: `job 71 of run 710 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${startedAt}`, source: d1 },
       { what: `job 71 of run 710 (attempt 1) in ${REPO} is cancelled, completed at ${completedAt}`, source: d2 },
       { what: `run 710 in ${REPO} is success, completed at ${updatedAt}`, source: d3 },
-      { what: "reaped: job 71 in octo-org/octo-repo is cancelled, completed 600s ago", source: "sweep" },
+      { source: "sweep", code: "JobCompleted" },
     ]);
     expect(story.jobs[0]!.story.at(-1)!.at).toBe(new Date(NOW).toISOString());
   });
@@ -699,7 +703,11 @@ describe("GET /admin/runners pages and stories", () => {
     const href = `/admin/runners/${name}?format=html`;
     expect(listing).toContain(`<a class="runner" href="${href}">`);
 
-    const json = (await (await get(s.env, `/admin/runners/${name}`, bearer)).json()) as { jobs: { story: { at: string; what: string; source: string }[] }[] };
+    const json = (await (await get(s.env, `/admin/runners/${name}`, bearer)).json()) as {
+      jobs: { story: { at: string; what: string; source: string; code?: string }[] }[];
+    };
+    // The decision's entry names its code; the facts' entries have none.
+    expect(json.jobs[0]!.story.map((e) => e.code ?? null)).toEqual([null, null, "JobCompleted"]);
     const cookie = await sessionCookie(s.env);
     for (const headers of [bearer, { cookie }]) {
       const res = await get(s.env, href, headers);
@@ -713,12 +721,13 @@ describe("GET /admin/runners pages and stories", () => {
         .transform(res)
         .text();
       expect(rows.map((r) => r.map(unescapeText))).toEqual(
-        json.jobs[0]!.story.map((e, i) => [e.at, e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
+        // What happened, in words, and a decision's code beside it.
+        json.jobs[0]!.story.map((e, i) => [e.at, e.code ? `${e.what} ${e.code}` : e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
       );
       expect(rows.map((r) => unescapeText(r[1]!))).toEqual([
         `job 72 of run 720 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${job.startedAt}`,
         `job 72 of run 720 (attempt 1) in ${REPO} is failure, completed at ${before(NOW, 600)}`,
-        "reaped: job 72 in octo-org/octo-repo is failure, completed 600s ago",
+        `${json.jobs[0]!.story[2]!.what} JobCompleted`,
       ]);
     }
     const anonymous = await get(s.env, href);
