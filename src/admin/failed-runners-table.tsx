@@ -3,6 +3,7 @@
 // <bdi> keeps their direction from spilling), when they failed, their scale set
 // and what arc-reaper does about them.
 import { formatDuration } from "./format-duration.ts";
+import { Reason } from "./reason-cell.tsx";
 import type { RunnerRow } from "./runner-rows.ts";
 
 const ago = (at: string | null, now: number): string => (at === null ? "—" : `${formatDuration(now - Date.parse(at))} ago`);
@@ -44,7 +45,9 @@ export function FailedRunnerTable(props: { rows: RunnerRow[]; now: number }) {
               {r.arcMessage ? ": " : ""}
               {r.arcMessage ? <bdi class="message">{r.arcMessage}</bdi> : ""}
             </td>
-            <td class="reason">{r.reason}</td>
+            <td class="reason">
+              <Reason row={r} />
+            </td>
             <td class="cluster">
               {r.cluster ? <a href={`/admin?state=failed&cluster=${encodeURIComponent(r.cluster)}`}>{r.cluster}</a> : "—"}
               {r.namespace ? ` / ${r.namespace}` : ""}

@@ -12,6 +12,7 @@ import { IdleRunnersTable } from "./idle-runners-table.tsx";
 import type { IdleCount } from "../model/idle.ts";
 import { FailedRunnerTable } from "./failed-runners-table.tsx";
 import { formatDuration } from "./format-duration.ts";
+import { Reason } from "./reason-cell.tsx";
 import { safeLink } from "./safe-link.ts";
 import type { DayAtGlance } from "../ledger/day-at-glance.ts";
 import { RUNNER_STATES, type RunnerRow, type RunnerState } from "./runner-rows.ts";
@@ -32,6 +33,7 @@ th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bo
 th { background: #f6f8fa; }
 td { white-space: nowrap; }
 td.reason { white-space: normal; min-width: 24rem; }
+code.code { color: #59636e; font-size: .85em; }
 .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85rem; border: 1px solid #d1d9e0; }
 .state-running { background: #ddf4ff; }
 .state-finished { background: #fff8c5; }
@@ -256,7 +258,9 @@ function RunnerTable(props: { rows: RunnerRow[]; now: number; web: string; polic
             <td>
               <When row={r} now={props.now} policy={props.policy} />
             </td>
-            <td class="reason">{r.reason}</td>
+            <td class="reason">
+              <Reason row={r} />
+            </td>
             <td class="cluster">
               {r.cluster ? <a href={`/admin?cluster=${encodeURIComponent(r.cluster)}`}>{r.cluster}</a> : "—"}
               {r.namespace ? ` / ${r.namespace}` : ""}

@@ -7,6 +7,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { RunnerRow } from "../ledger/queries.ts";
 import type { StoryEntry } from "../model/runner.ts";
 import { closedHow } from "./closed-how.ts";
+import { Reason } from "./reason-cell.tsx";
 import { jobUrl, Layout, runUrl } from "./page.tsx";
 import { safeLink } from "./safe-link.ts";
 
@@ -78,7 +79,10 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string; policy: Pol
         <NameFact term="job" value={j.job} />
         <NameFact term="branch" value={j.branch} />
         <Fact term="state" value={j.conclusion ? `${j.state} ${j.conclusion}` : j.state} />
-        <Fact term="reason" value={j.reason} />
+        <dt>reason</dt>
+        <dd>
+          <Reason row={j} />
+        </dd>
         <Fact term="namespace" value={j.namespace} />
         <Fact term="uid" value={j.uid} />
         <Fact term="started" value={j.startedAt} />
@@ -107,7 +111,9 @@ function Job(props: { job: RunnerStory["jobs"][number]; web: string; policy: Pol
               <td>
                 <time datetime={e.at}>{e.at}</time>
               </td>
-              <td class="what">{e.what}</td>
+              <td class="what">
+                <Reason row={{ reason: e.what, code: e.code ?? null }} />
+              </td>
               <td>{sourceLabel(e.source)}</td>
             </tr>
           ))}

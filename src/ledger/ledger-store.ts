@@ -9,6 +9,7 @@
 // and how a watched deletion restates its row (storeDeletionCheck).
 import type { Fact } from "../model/facts.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
+import type { DeletionCode } from "../model/deletion-codes.ts";
 import type { DeletionCheck } from "../reaper/check-deletion.ts";
 import { DeletionsTable } from "./deletions-table.ts";
 import { failedPort } from "./failed-port.ts";
@@ -169,27 +170,37 @@ export class LedgerStore implements LedgerPort {
       this.deletionsWatched.remove(w.rowId);
       if (w.stuckAt === undefined) return; // the common case: it went as ARC should; the row says reaped already
       // Stuck no more: reaped, with the reason it was condemned for and how long it took.
-      if (this.restate(w.rowId, "stuck", "reaped", `${w.reason}; ${check.reason}`, `reaped: ${check.reason}`, now, by)) {
+      if (this.restate(w.rowId, "stuck", "reaped", check.code, `${w.reason}; ${check.reason}`, `reaped: ${check.reason}`, now, by)) {
         this.opts.log({ ...line, verdict: "deleted", code: check.code, reason: `reaped: ${check.reason}` });
       }
       return;
     }
     this.deletionsWatched.put({ ...w, dueAt: check.dueAt, stuckAt: w.stuckAt ?? now, ...(check.finishRefused ? { finishRefused: check.finishRefused } : {}) });
-    if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.reason, check.reason, now, by)) {
+    if (check.newly && this.restate(w.rowId, "reaped", "stuck", check.code, check.reason, check.reason, now, by)) {
       this.opts.log({ ...line, verdict: "keep", code: check.code, reason: check.reason, error: "cluster" });
     }
     // A finish refused (403) is shown on the row once: the row's reason says what to apply.
-    if (!check.newly && check.finishRefused && !w.finishRefused && this.restate(w.rowId, "stuck", "stuck", check.reason, check.reason, now, by)) {
+    if (!check.newly && check.finishRefused && !w.finishRefused && this.restate(w.rowId, "stuck", "stuck", check.code, check.reason, check.reason, now, by)) {
       this.opts.log({ ...line, verdict: "keep", code: check.code, reason: check.reason, error: "cluster" });
     }
   }
 
-  /** Moves a closed row from one closed state to another (its story and gauges follow); answers whether it was in `from`. */
-  private restate(rowId: number, from: "reaped" | "stuck", to: "reaped" | "stuck", reason: string, what: string, now: number, by: Caller): boolean {
+  /** Moves a closed row from one closed state to another, with the check's code (its story and gauges follow); answers whether it was in `from`. */
+  private restate(
+    rowId: number,
+    from: "reaped" | "stuck",
+    to: "reaped" | "stuck",
+    checkCode: DeletionCode,
+    reason: string,
+    what: string,
+    now: number,
+    by: Caller,
+  ): boolean {
     const record = this.runners.byId(rowId);
     if (record?.state !== from) return false;
     const pruneAt = to === "reaped" ? now + this.opts.historyDays * 86_400_000 : undefined; // a stuck row is never pruned
-    this.runners.put(withStory({ ...record, state: to, reason, decidedAt: now, dueAt: null, pruneAt }, { at: new Date(now).toISOString(), what, source: by }));
+    const restated = { ...record, state: to, checkCode, reason, decidedAt: now, dueAt: null, pruneAt };
+    this.runners.put(withStory(restated, { at: new Date(now).toISOString(), what, source: by, code: checkCode }));
     this.counters.add("arc_reaper_closed_runners", { state: from }, -1);
     this.counters.add("arc_reaper_closed_runners", { state: to });
     return true;

@@ -10,7 +10,10 @@ import { isOpen } from "./runner-record.ts";
 import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import { FailedTable } from "./failed-table.ts";
+import type { DeletionCode } from "../model/deletion-codes.ts";
+import type { FailedCode } from "../model/failed-codes.ts";
 import type { FailedRunner } from "../model/failed.ts";
+import { codeOfKey, type VerdictCode } from "../model/verdict.ts";
 import type { IdleCount } from "../model/idle.ts";
 import { IDLE_RUNNERS_KEY } from "./idle-port.ts";
 import type { Sql } from "./sql.ts";
@@ -51,6 +54,13 @@ export interface RunnerRow {
   /** Closed rows: when the row leaves the history (REAPER_HISTORY_DAYS after it closed). */
   prunedAt: string | null;
   reason: string;
+  /**
+   * The code of the decision `reason` words (a Kubernetes Status `reason` beside its `message`), from the
+   * set it came from: a verdict's (VERDICT_CODES), a check of our deletion's for a row it restated (stuck,
+   * or reaped after it was: DELETION_CODES), a Failed runner's (FAILED_CODES). Null: never judged, or
+   * judged before rows kept its code. What code and queries read; the reason is for people.
+   */
+  code: RowCode | null;
   /** The workflow's, the job's and the branch's names, and the run's page (https), as GitHub gave them: author-written text. */
   workflow: string | null;
   job: string | null;
@@ -62,6 +72,9 @@ export interface RunnerRow {
   arcMessage?: string | null;
   failedAt?: string | null;
 }
+
+/** A row's code: of the set its decision came from. */
+type RowCode = VerdictCode | DeletionCode | FailedCode;
 
 export interface RunnerPage {
   runners: RunnerRow[];
@@ -134,11 +147,21 @@ function toRunnerRow(r: RunnerRecord): RunnerRow {
     cause: open ? null : (r.cause ?? null),
     prunedAt: open ? null : iso(r.pruneAt ?? null),
     reason: r.reason || "recorded; not judged yet",
+    code: runnerCode(r),
     workflow: r.names?.workflow ?? null,
     job: r.names?.job ?? null,
     branch: r.names?.branch ?? null,
     runUrl: r.names?.runUrl ?? null,
   };
+}
+
+/**
+ * A runner row's code: the deletion check's that restated it, else its verdict key's. A stuck row restated
+ * before rows kept the check's code has none: its key names the verdict that condemned it, not why it is stuck.
+ */
+function runnerCode(r: RunnerRecord): RowCode | null {
+  if (r.checkCode !== undefined) return r.checkCode;
+  return r.state === "stuck" ? null : (codeOfKey(r.verdictKey) ?? null);
 }
 
 /** A Failed runner as the listing and the story show it: no job; ARC's reason and message. */
@@ -163,6 +186,8 @@ function toFailedRow(f: FailedRunner): RunnerRow {
     cause: f.deletedAt !== undefined ? "failed" : null,
     prunedAt: null,
     reason: f.reason || "seen Failed; not judged yet",
+    // Its story's last entry is its decision's (a new code always adds one); entries from before codes have none.
+    code: f.code ?? f.story.at(-1)?.code ?? null,
     workflow: null,
     job: null,
     branch: null,

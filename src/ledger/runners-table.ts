@@ -1,6 +1,7 @@
 // The runners table: reads and writes of RunnerRecords. Open rows are read by
 // state and due time (an index); closed rows only by the admin listing and the
 // pruning, so a sweep's cost follows the live runners, never the history.
+import type { DeletionCode } from "../model/deletion-codes.ts";
 import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
 import { dueAtOf, type NextLook } from "../model/next-look.ts";
@@ -42,6 +43,7 @@ interface Row extends SqlRow {
   prune_at: number | null;
   failures: number;
   runner_id: number | null;
+  check_code: string | null;
 }
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
@@ -75,6 +77,7 @@ function toRecord(row: Row): RunnerRecord {
   if (row.cluster !== null) record.cluster = row.cluster;
   if (row.fact_at !== null) record.factAt = row.fact_at;
   if (row.runner_id !== null) record.runnerId = row.runner_id;
+  if (row.check_code !== null) record.checkCode = row.check_code as DeletionCode;
   const names = namesOf(row);
   if (names) record.names = names;
   if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
@@ -128,6 +131,7 @@ const COLUMNS = [
   "prune_at",
   "failures",
   "runner_id",
+  "check_code",
 ] as const;
 
 /** The columns every read of rows selects, in Row's order (rowOf reads them by position). */
@@ -170,6 +174,7 @@ function rowOf(a: SqlStorageValue[]): Row {
     prune_at: a[31] as Row["prune_at"],
     failures: a[32] as Row["failures"],
     runner_id: a[33] as Row["runner_id"],
+    check_code: a[34] as Row["check_code"],
   };
 }
 
@@ -216,6 +221,7 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.pruneAt ?? null,
     r.failures ?? 0,
     r.runnerId ?? null,
+    r.checkCode ?? null,
   ];
 }
 

@@ -267,6 +267,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // none: their next verdict takes its key as the same decision (src/reaper/transition.ts).
     `ALTER TABLE unseen ADD COLUMN verdict_key TEXT`,
   ],
+  [
+    // Migration 15. The code of the check of our deletion (DELETION_CODES: Stuck, Went, ...) that last
+    // restated a closed row, which the admin JSON shows as the row's code: its verdict_key keeps the
+    // verdict that condemned it. Rows from before have none (a stuck one's code reads null).
+    `ALTER TABLE runners ADD COLUMN check_code TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,8 +1,10 @@
 // A runner as the cluster shows it, and as the ledger keeps it: what the facts
 // say of its job (TrackedRunner), and the row around it (RunnerRecord) with its
 // bounded story (withStory).
+import type { DeletionCode } from "./deletion-codes.ts";
 import type { JobNames } from "./facts.ts";
-import type { DeleteCause, HeldFor, VerdictKind } from "./verdict.ts";
+import type { FailedCode } from "./failed-codes.ts";
+import type { DeleteCause, HeldFor, VerdictCode, VerdictKind } from "./verdict.ts";
 
 /** What the judge needs of one EphemeralRunner. Identity: (cluster, namespace, name, uid). */
 export interface ClusterRunner {
@@ -75,6 +77,8 @@ export interface StoryEntry {
   at: string;
   what: string;
   source: string;
+  /** A decision's entry: its code (a verdict's, a deletion check's, a Failed runner's); none for a fact, or an entry stored before codes. */
+  code?: VerdictCode | DeletionCode | FailedCode;
 }
 
 export interface RunnerRecord extends TrackedRunner {
@@ -85,6 +89,8 @@ export interface RunnerRecord extends TrackedRunner {
   /** Its decision's key (verdictKey in src/model/verdict.ts): a change of it is worth a story entry and a log line. */
   verdictKey?: string;
   cause?: DeleteCause;
+  /** A closed row a check of our deletion restated (stuck, or reaped after it was): that check's code. */
+  checkCode?: DeletionCode;
   decidedAt?: number;
   /** Open: when reconcile next looks at it (ms); null: the sweep's minute. Closed: null. */
   dueAt: number | null;

@@ -90,6 +90,15 @@ export function verdictKey(verdict: Pick<Verdict, "verdict" | "code" | "about">)
 }
 
 /**
+ * The code a stored key names (verdictKey's second part); undefined for a key stored before keys were
+ * codes ("keep: <the reason without its ages>"), which names none. Reads the key, never the reason.
+ */
+export function codeOfKey(key: string | undefined): VerdictCode | undefined {
+  const code = key === undefined ? undefined : /^(?:delete|keep|wait|gone)\/([A-Za-z]+)(?:\/|$)/.exec(key)?.[1];
+  return (VERDICT_CODES as readonly string[]).includes(code ?? "") ? (code as VerdictCode) : undefined;
+}
+
+/**
  * Whether a verdict is a new decision for a row that stored `stored` (undefined: never judged). Keys stored
  * before keys were codes ("keep: <the reason without its ages>") cannot name the code they were: such a
  * row's first verdict after the upgrade is a new decision only if its kind changed.

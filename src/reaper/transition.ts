@@ -101,7 +101,7 @@ function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext):
         failures: 0,
         heldFor: undefined,
       },
-      { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by },
+      { at: new Date(now).toISOString(), what: `${r.close}: ${r.verdict.reason}`, source: by, code: r.verdict.code },
     );
     counters.push({ name: "arc_reaper_closed_runners", labels: { state: r.close } });
     if (r.close === "reaped") {
@@ -139,7 +139,7 @@ function rowTransition(r: Result, record: RunnerRecord, ctx: TransitionContext):
     if (r.asked) next.checkedAt = now;
     if (newDecision) {
       next.decidedAt = now;
-      next = withStory(next, { at: new Date(now).toISOString(), what: `${r.verdict.verdict}: ${r.verdict.reason}`, source: by });
+      next = withStory(next, { at: new Date(now).toISOString(), what: `${r.verdict.verdict}: ${r.verdict.reason}`, source: by, code: r.verdict.code });
     }
   }
   const changed =

@@ -137,7 +137,8 @@ describe("the admin page in Chromium", () => {
       [REAPED, "reaped"],
     ]); // by name
     const row = page.locator(`tr[data-runner="${REAPED}"]`);
-    expect(await row.locator("td.reason").textContent()).toMatch(/^run 7001 in octo-org\/octo-repo is cancelled, completed \d+s ago$/);
+    expect(await row.locator("td.reason .why").textContent()).toMatch(/^run 7001 in octo-org\/octo-repo is cancelled, completed \d+s ago$/);
+    expect(await row.locator("td.reason code.code").textContent()).toBe("RunCompleted"); // its decision's code, beside the words
     expect(await row.locator("a.run").getAttribute("href")).toBe(`https://github.com/${REPO}/actions/runs/7001`);
     expect(await row.locator("a.job").getAttribute("href")).toBe(`https://github.com/${REPO}/actions/runs/7001/job/70010`);
     // The alarm reaped it at the grace end; the sweep that followed had nothing left to delete.

@@ -49,6 +49,7 @@ function previousRelease() {
   };
   new RunnersTable(sql).put(row);
   db.exec("ALTER TABLE unseen DROP COLUMN verdict_key");
+  db.exec("ALTER TABLE runners DROP COLUMN check_code"); // migration 15, run again too
   const unseen = db.prepare(
     "INSERT INTO unseen (name, uid, namespace, run_id, repo, first_seen, due_at, reason, held_for, cluster, failures) VALUES (?, ?, 'arc-a', 8, ?, ?, ?, ?, NULL, 'default', ?)",
   );

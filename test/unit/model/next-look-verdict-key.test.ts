@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs, dueAtOf, lookAt, NEVER, nextLookOf, WITH_SWEEP } from "../../../src/model/next-look.ts";
-import { isNewDecision, verdictKey, type Verdict } from "../../../src/model/verdict.ts";
+import { codeOfKey, isNewDecision, verdictKey, type Verdict } from "../../../src/model/verdict.ts";
 
 describe("next look (plain Node)", () => {
   it("stores a time of its own as due_at, and nothing for the next sweep or never", () => {
@@ -60,5 +60,21 @@ describe("isNewDecision (plain Node)", () => {
     expect(isNewDecision("keep:Running", running)).toBe(true);
     expect(isNewDecision("keeps: x", running)).toBe(true);
     expect(isNewDecision("x keep: y", running)).toBe(true);
+  });
+});
+
+describe("codeOfKey (plain Node)", () => {
+  it("reads the code back from a key, with or without its about", () => {
+    expect(codeOfKey(verdictKey({ verdict: "keep", code: "Running" }))).toBe("Running");
+    expect(codeOfKey(verdictKey({ verdict: "keep", code: "MovedOn", about: "run 11" }))).toBe("MovedOn");
+    expect(codeOfKey(verdictKey({ verdict: "delete", code: "JobCompleted" }))).toBe("JobCompleted");
+  });
+
+  it("a row never judged, a key stored before keys were codes, or a word that is no code: none", () => {
+    expect(codeOfKey(undefined)).toBeUndefined();
+    expect(codeOfKey("keep: job 9 in octo/Running is in_progress for Ns")).toBeUndefined();
+    expect(codeOfKey("keep/NoSuchCode")).toBeUndefined();
+    expect(codeOfKey("keeps/Running")).toBeUndefined();
+    expect(codeOfKey("keep/Running extra")).toBeUndefined();
   });
 });

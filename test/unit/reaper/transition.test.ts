@@ -80,7 +80,7 @@ describe("transition: a close", () => {
       failures: 0,
     });
     expect(next.heldFor).toBeUndefined();
-    expect(next.story.at(-1)).toEqual({ at: "2026-12-03T10:00:00.000Z", what: `reaped: ${completed.reason}`, source: "sweep" });
+    expect(next.story.at(-1)).toEqual({ at: "2026-12-03T10:00:00.000Z", what: `reaped: ${completed.reason}`, source: "sweep", code: "JobCompleted" });
     expect(next.story).toHaveLength(2);
     expect(t.watch).toEqual({
       rowId: 4,
@@ -189,7 +189,7 @@ describe("transition: an open row", () => {
       decidedAt: NOW,
       dueAt: NOW + 300_000,
     });
-    expect(t.row!.next.story.at(-1)).toEqual({ at: "2026-12-03T10:00:00.000Z", what: `wait: ${grace.reason}`, source: "sweep" });
+    expect(t.row!.next.story.at(-1)).toEqual({ at: "2026-12-03T10:00:00.000Z", what: `wait: ${grace.reason}`, source: "sweep", code: "InGrace" });
     expect(t.row!.changed).toBe(true);
     expect(t.row!.closing).toBe(false);
     expect(t.line).toMatchObject({ verdict: "wait", code: "InGrace", reason: grace.reason, by: "sweep" });

@@ -230,6 +230,17 @@ describe("GET /admin content", () => {
       ["arc-reaped", "reaped"],
     ]);
     const [finished, running, gone, reaped] = rows as [Row, Row, Row, Row];
+    const { runners } = await adminRunners(env);
+    const json = Object.fromEntries(runners.map((r) => [r.name, r]));
+    // The Reason cell shows the row's reason as the ledger stored it, and its code beside it (none until judged).
+    const shown = (name: string) => [json[name]!["reason"], json[name]!["code"]].filter((x) => x !== null).join(" ");
+    expect(Object.fromEntries(runners.map((r) => [r.name, r["code"]]))).toEqual({
+      // The open rows' reasons are the facts' own schedule: not judged yet.
+      "arc-finished": null,
+      "arc-running": null,
+      "arc-gone": "Gone",
+      "arc-reaped": "RunCompleted",
+    });
     expect(finished.runHref).toBe(`https://github.com/${REPO}/actions/runs/20`);
     expect(finished.jobHref).toBe(`https://github.com/${REPO}/actions/runs/20/job/2`);
     // Runner, State, Repository, Branch, Workflow · job, Run, Job, Age, Due / closed, Reason, Cluster (/ namespace, once an object was seen doing the job)
@@ -243,7 +254,7 @@ describe("GET /admin content", () => {
       "2",
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 4m \d+s$/), // grace 300s from a completion 30s ago
-      expect.stringMatching(/^waiting for the grace: job 2 in octo-org\/octo-repo is cancelled, completed \d+s ago; grace 300s$/),
+      shown("arc-finished"),
       "—",
     ]);
     // The in_progress example names its job but not its workflow or branch.
@@ -252,21 +263,19 @@ describe("GET /admin content", () => {
     expect(running.cells.slice(7, 10)).toEqual([
       expect.stringMatching(/^10m \d+s$/),
       expect.stringMatching(/^in 49m \d+s$/), // re-read from GitHub an hour after its start
-      expect.stringMatching(/^job 1 in octo-org\/octo-repo is in_progress for 6\d\ds, within the bound of 432000s$/),
+      shown("arc-running"),
     ]);
     // The closed runners' reasons are the sweep's verdicts, as the ledger stored them.
     expect(reaped.cells[1]).toBe("reaped cancelled");
-    expect(reaped.cells[9]).toBe("run 30 in octo-org/octo-repo is cancelled, completed 400s ago");
+    expect(reaped.cells[9]).toBe(shown("arc-reaped"));
     expect(gone.cells[1]).toBe("gone");
-    expect(gone.cells[9]).toBe("runner arc-gone is no longer in the cluster");
+    expect(gone.cells[9]).toBe(shown("arc-gone"));
     // Closed rows have nothing due: they say when and how they closed. The run completed 400s before
     // the sweep, so the runner went 100s after the 300s grace (the sweep ran a day ahead of the clock).
     expect(reaped.cells[8]).toMatch(/^reaped 1m 40s after the grace ended, in 23h 59m$/);
     expect(gone.cells[8]).toMatch(/^gone, in 23h 59m$/);
     for (const closed of [reaped, gone]) expect(closed.cells[8]).not.toMatch(/7d|6d/);
 
-    const { runners } = await adminRunners(env);
-    const json = Object.fromEntries(runners.map((r) => [r.name, r]));
     const closedAt = new Date(NOW).toISOString();
     expect(json["arc-reaped"]).toMatchObject({ dueAt: null, closedAt, cause: "run-completed", prunedAt: new Date(NOW + 7 * 86_400_000).toISOString() });
     expect(json["arc-gone"]).toMatchObject({ dueAt: null, closedAt, cause: null });
@@ -657,15 +666,19 @@ describe("GET /admin/runners pages and stories", () => {
 
     const res = await get(s.env, `/admin/runners/${name}`, bearer);
     expect(res.status).toBe(200);
-    const story = (await res.json()) as { runner: string; jobs: { name: string; state: string; story: { at: string; what: string; source: string }[] }[] };
+    const story = (await res.json()) as {
+      runner: string;
+      jobs: { name: string; state: string; story: { at: string; what: string; source: string; code?: string }[] }[];
+    };
     expect(story.runner).toBe(name);
     expect(story.jobs).toHaveLength(1);
-    expect(story.jobs[0]).toMatchObject({ name, state: "reaped", jobId: 71, reason: "job 71 in octo-org/octo-repo is cancelled, completed 600s ago" });
-    expect(story.jobs[0]!.story.map(({ what, source }) => ({ what, source }))).toEqual([
+    expect(story.jobs[0]).toMatchObject({ name, state: "reaped", jobId: 71, code: "JobCompleted" });
+    // The facts' entries in their words; the decision's by its code.
+    expect(story.jobs[0]!.story.map(({ what, source, code }) => (code === undefined ? { what, source } : { source, code }))).toEqual([
       { what: `job 71 of run 710 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${startedAt}`, source: d1 },
       { what: `job 71 of run 710 (attempt 1) in ${REPO} is cancelled, completed at ${completedAt}`, source: d2 },
       { what: `run 710 in ${REPO} is success, completed at ${updatedAt}`, source: d3 },
-      { what: "reaped: job 71 in octo-org/octo-repo is cancelled, completed 600s ago", source: "sweep" },
+      { source: "sweep", code: "JobCompleted" },
     ]);
     expect(story.jobs[0]!.story.at(-1)!.at).toBe(new Date(NOW).toISOString());
   });
@@ -690,7 +703,11 @@ describe("GET /admin/runners pages and stories", () => {
     const href = `/admin/runners/${name}?format=html`;
     expect(listing).toContain(`<a class="runner" href="${href}">`);
 
-    const json = (await (await get(s.env, `/admin/runners/${name}`, bearer)).json()) as { jobs: { story: { at: string; what: string; source: string }[] }[] };
+    const json = (await (await get(s.env, `/admin/runners/${name}`, bearer)).json()) as {
+      jobs: { story: { at: string; what: string; source: string; code?: string }[] }[];
+    };
+    // The decision's entry names its code; the facts' entries have none.
+    expect(json.jobs[0]!.story.map((e) => e.code ?? null)).toEqual([null, null, "JobCompleted"]);
     const cookie = await sessionCookie(s.env);
     for (const headers of [bearer, { cookie }]) {
       const res = await get(s.env, href, headers);
@@ -704,12 +721,13 @@ describe("GET /admin/runners pages and stories", () => {
         .transform(res)
         .text();
       expect(rows.map((r) => r.map(unescapeText))).toEqual(
-        json.jobs[0]!.story.map((e, i) => [e.at, e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
+        // What happened, in words, and a decision's code beside it.
+        json.jobs[0]!.story.map((e, i) => [e.at, e.code ? `${e.what} ${e.code}` : e.what, [`webhook delivery ${d1}`, `webhook delivery ${d2}`, "sweep"][i]]),
       );
       expect(rows.map((r) => unescapeText(r[1]!))).toEqual([
         `job 72 of run 720 (attempt 1) in ${REPO} started on ${name} (runner id 1) at ${job.startedAt}`,
         `job 72 of run 720 (attempt 1) in ${REPO} is failure, completed at ${before(NOW, 600)}`,
-        "reaped: job 72 in octo-org/octo-repo is failure, completed 600s ago",
+        `${json.jobs[0]!.story[2]!.what} JobCompleted`,
       ]);
     }
     const anonymous = await get(s.env, href);

@@ -171,7 +171,7 @@ async function soak(seed: number, lifecycles: number, rounds: number) {
   const why = (n: string) =>
     rows
       .filter((row) => `${String(row.cluster)}/${String(row.name)}` === n || n.endsWith(`/${String(row.name)}`))
-      .map((row) => [row.state, row.reason, row.cluster]);
+      .map((row) => [row.state, row.code, row.cluster, row.reason]); // for people reading a failure: the words too
   return { why, problems, leftBehind, goneWhilePresent, orders, flaps, lifecycles: lives.length, twinsLeft: twinsTouched, rows: rows.length };
 }
 

@@ -29,7 +29,7 @@ describe("identity: a name reused while its facts are open", () => {
     expect(await rows(s, name)).toEqual([
       expect.objectContaining({
         state: "gone",
-        reason: expect.stringMatching(new RegExp(`^runner ${name} was created at .*, after job 9300 started at .*: a new runner of the same name`)),
+        code: "Replaced",
       }),
     ]);
     expect(await runnerCalls(s)).toEqual([]); // idle: nothing to ask
@@ -99,7 +99,8 @@ describe("identity: a name reused while its facts are open", () => {
     expect(await rows(s, name)).toEqual([
       expect.objectContaining({
         state: "gone",
-        reason: `runner ${name} was replaced: the job's runner had uid ${first.metadata.uid}, the cluster's has uid ${second.metadata.uid}`,
+        code: "Replaced",
+        uid: first.metadata.uid, // the job's runner: not the cluster's object of the name
       }),
     ]);
   });
@@ -132,7 +133,7 @@ describe("identity: a name reused after its row closed", () => {
     expect((await deletes(s)).map((c) => c.status)).toEqual([200]);
     expect((await s.kube.get(NS, name))?.metadata.uid).toBe(second.metadata.uid);
     expect((await s.kube.get(NS, name))?.metadata.deletionTimestamp).toEqual(expect.any(String));
-    expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "reaped", reason: "run 941 in octo-org/octo-repo is failure, completed 600s ago" })]);
+    expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "reaped", code: "RunCompleted", cause: "run-completed" })]);
   });
 });
 
@@ -153,6 +154,6 @@ describe("identity: an object that carries no run is never the facts' runner (is
     await settleAlarms(s.env);
     expect(await deletes(s)).toEqual([]);
     expect((await s.kube.get(NS, name))?.metadata.uid).toBe(idle.metadata.uid);
-    expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "gone", reason: expect.stringContaining(`${NS} (idle)`) })]);
+    expect(await rows(s, name)).toEqual([expect.objectContaining({ state: "gone", code: "Gone" })]);
   });
 });

@@ -128,9 +128,10 @@ describe("the ledger's sessions", () => {
       state.storage.sql.exec("DROP TABLE hourly_outcomes");
       state.storage.sql.exec("DROP INDEX runners_by_state_id");
       state.storage.sql.exec("DROP INDEX runners_by_repo_id");
-      // Migrations 12 (runner ids) and 14 (unseen rows' verdict keys), undone too.
+      // Migrations 12 (runner ids), 14 (unseen rows' verdict keys) and 15 (deletion checks' codes), undone too.
       state.storage.sql.exec("ALTER TABLE runners DROP COLUMN runner_id");
       state.storage.sql.exec("ALTER TABLE unseen DROP COLUMN verdict_key");
+      state.storage.sql.exec("ALTER TABLE runners DROP COLUMN check_code");
       state.storage.sql.exec("UPDATE schema_version SET version = 1");
     });
     await evictLedger(env);

@@ -82,7 +82,7 @@ describe("rechecks grouped per run", () => {
     expect((await runListings(s)).sort()).toEqual([listingPath(7001), listingPath(7002), listingPath(7003)]);
     expect(await deletes(s)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${lost.name}`]);
     const rows = (await adminRunners(s.env, "?limit=100")).runners;
-    expect(rows.find((r) => r.name === lost.name)).toMatchObject({ state: "reaped", reason: `job ${lost.id} in ${REPO} is cancelled, completed 900s ago` });
+    expect(rows.find((r) => r.name === lost.name)).toMatchObject({ state: "reaped", code: "JobCompleted" });
     expect(rows.filter((r) => r.state === "running")).toHaveLength(29);
 
     // Every job's next recheck moved with the read: nothing is asked again within the interval.
@@ -138,7 +138,7 @@ describe("rechecks grouped per run", () => {
     await s.sweep(NOW);
     expect(await runListings(s)).toEqual([`${listingPath(7301)}`]);
     let rows = (await adminRunners(s.env, "?limit=200")).runners;
-    expect(rows.filter((r) => /not asked now/.test(String(r.reason)))).toHaveLength(5);
+    expect(rows.filter((r) => r.code === "Budget")).toHaveLength(5);
     expect(await deletes(s)).toEqual([]);
 
     await s.sweep(NOW + 61_000); // the window frees: the listing again, both pages this time
@@ -146,7 +146,7 @@ describe("rechecks grouped per run", () => {
     expect(await jobReads(s)).toEqual([]);
     expect(await deletes(s)).toEqual([`/apis/actions.github.com/v1alpha1/namespaces/${NS}/ephemeralrunners/${onPage2.name}`]);
     rows = (await adminRunners(s.env, "?limit=200")).runners;
-    expect(rows.filter((r) => /not asked now/.test(String(r.reason)))).toHaveLength(0);
+    expect(rows.filter((r) => r.code === "Budget")).toHaveLength(0);
     await s.sweep(NOW + 121_000); // all 105 re-read now: nothing more to ask
     expect(await runListings(s)).toHaveLength(3);
   });

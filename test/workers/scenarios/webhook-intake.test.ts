@@ -291,6 +291,7 @@ describe("facts", () => {
         closedAt: null,
         cause: null,
         prunedAt: null,
+        code: null, // never judged: the facts' own schedule
         // The job's completion names the job and its workflow; the run alone gives its page: the same in every order.
         workflow: "CodeQL",
         job: "linters",
