@@ -4,7 +4,9 @@
 // Answers are read strictly (runner-answers.ts, http-answer.ts): a redirect,
 // HTML or `{}` is an error, never an empty list or a deletion. The read, the
 // delete and the finish are the agent's calls too (read-runner.ts,
-// delete-runner.ts, finish-deletion.ts).
+// delete-runner.ts, finish-deletion.ts). A sweep lists as Tables where the
+// server serves them (list-as-table.ts), else full objects; reads by name stay
+// full objects (one object each, every field read after them).
 import { ApiException, createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { GROUP, PAGE_SIZE, PLURAL, VERSION } from "./ephemeral-runner.ts";
@@ -135,7 +137,8 @@ export function createCluster(opts: ClusterOptions): Cluster {
     return runners;
   };
   const listTables = async (namespace: string, tables: NonNullable<ClusterOptions["tables"]>, now: number): Promise<ClusterRunner[]> => {
-    if (noteHolds(tables.memory.note(), now)) return listFull(namespace);
+    const note = tables.memory.note();
+    if (noteHolds(note, now)) return listFull(namespace);
     let runners: ClusterRunner[];
     try {
       runners = await listAsTable({
@@ -155,7 +158,7 @@ export function createCluster(opts: ClusterOptions): Cluster {
       const status = e instanceof ReadFailed ? e.failure.status : statusOf(e);
       throw new ClusterError(status, `listing ephemeralrunners in ${namespace}: ${e instanceof ReadFailed ? errorText(e) : describe(e)}`, { cause: e });
     }
-    tables.memory.served();
+    if (note) tables.memory.served();
     return runners;
   };
   return {

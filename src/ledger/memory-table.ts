@@ -50,20 +50,8 @@ export class MemoryTable {
       refused: (why, at) => {
         if (!noteHolds(this.get<ListShapeNote>(key), at)) this.set(key, { shape: "full", since: at, why: why.slice(0, 300) } satisfies ListShapeNote);
       },
-      served: () => {
-        if (this.get<ListShapeNote>(key) !== undefined) this.delete(key);
-      },
+      served: () => this.delete(key),
     };
-  }
-
-  /** Every cluster's note of a fallback to full objects, by cluster. */
-  listShapes(): Record<string, ListShapeNote> {
-    const rows = this.sql.all<{ key: string; value: string }>(
-      "SELECT key, value FROM memory WHERE key >= ? AND key < ?",
-      LIST_SHAPE_PREFIX,
-      `${LIST_SHAPE_PREFIX.slice(0, -1)}0`,
-    );
-    return Object.fromEntries(rows.map((r) => [r.key.slice(LIST_SHAPE_PREFIX.length), JSON.parse(r.value) as ListShapeNote]));
   }
 
   /** Forgets the installation for every repository it was remembered for; it is not used again before `until`. */

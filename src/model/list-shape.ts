@@ -20,7 +20,7 @@ export interface ListShapeMemory {
   note(): ListShapeNote | undefined;
   /** Tables were refused at `at` for `why`: a note stands until RETRY_TABLES_MS after it was made. */
   refused(why: string, at: number): void;
-  /** Tables were served: the note, if any, goes. */
+  /** Tables were served after the note expired: it goes. */
   served(): void;
 }
 
