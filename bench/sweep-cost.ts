@@ -24,6 +24,8 @@ export interface SweepCase {
   mix?: Parameters<typeof mixFor>[2];
   /** Every line wrangler prints, as it comes (diagnostics). */
   onLog?: (line: string) => void;
+  /** false: the API server refuses Tables (406), so the sweep lists full objects, as before it listed as Tables. */
+  tables?: boolean;
 }
 
 /** One sweep as measured. */
@@ -248,6 +250,7 @@ export async function measureSweep(c: SweepCase, log: (line: string) => void): P
       onLog: c.onLog,
     });
     const tenants = [stack.kube, ...(await routeTenants(router, stack, namespaces, others))];
+    if (c.tables === false) for (const t of tenants) await t.setTables({ refuse: true });
 
     const seedStart = performance.now();
     const history = c.history ?? 0;

@@ -4,7 +4,9 @@
 // Answers are read strictly (runner-answers.ts, http-answer.ts): a redirect,
 // HTML or `{}` is an error, never an empty list or a deletion. The read, the
 // delete and the finish are the agent's calls too (read-runner.ts,
-// delete-runner.ts, finish-deletion.ts).
+// delete-runner.ts, finish-deletion.ts). A sweep lists as Tables where the
+// server serves them (list-as-table.ts), else full objects; reads by name stay
+// full objects (one object each, every field read after them).
 import { ApiException, createConfiguration, CustomObjectsApi, ServerConfiguration } from "@kubernetes/client-node";
 import type { ClusterRunner } from "../model/runner.ts";
 import { GROUP, PAGE_SIZE, PLURAL, VERSION } from "./ephemeral-runner.ts";
@@ -13,6 +15,10 @@ import { fetchHttpLibrary, type SendOptions, sendChecked } from "./fetch-http-li
 import { finishHeldDeletion, finishOutcome } from "./finish-deletion.ts";
 import type { FinishOutcome } from "./finish-patch.ts";
 import { readRunnerByName } from "./read-runner.ts";
+import { listAsTable, ReadFailed } from "./list-as-table.ts";
+import { TABLE_ACCEPT, TableRefused } from "./runner-table.ts";
+import { type ListShapeMemory, noteHolds } from "../model/list-shape.ts";
+import { errorText } from "../model/error-text.ts";
 import { withoutManagedFields } from "./without-managed-fields.ts";
 import { describe, runnersFromList, statusOf, toClusterRunner } from "./runner-answers.ts";
 
@@ -33,8 +39,11 @@ export interface DeleteContext {
 export interface Cluster {
   /** Which kind of error this cluster's failures count as (arc_reaper_errors_total{kind}): "cluster" unless said. */
   readonly errorKind?: "cluster" | "agent";
-  /** Every EphemeralRunner in the namespace (paged), or throws ClusterError. */
-  listRunners(namespace: string): Promise<ClusterRunner[]>;
+  /**
+   * Every EphemeralRunner in the namespace (paged), or throws ClusterError. `now` (ms, default the clock's): the
+   * caller's time, by which a listing as Tables tells which runners may count as idle (list-as-table.ts).
+   */
+  listRunners(namespace: string, now?: number): Promise<ClusterRunner[]>;
   /**
    * One EphemeralRunner by name, or undefined when the API server answers 404 (a Status); throws ClusterError otherwise.
    * `since` (ms): what the caller needs to know about is newer than this; a view whose absence of
@@ -68,6 +77,11 @@ export interface ClusterOptions {
   timeoutMs?: number;
   /** Called once per HTTP request to the API server. */
   onRequest?: () => void;
+  /**
+   * List as Tables (list-as-table.ts), with the cluster's note of a fallback to full objects kept in `memory`,
+   * and REAPER_IDLE_ALERT_SECONDS (which runners the idle count may read the version of). Absent: full objects.
+   */
+  tables?: { idleAlertSeconds: number; memory: ListShapeMemory };
 }
 
 export function createCluster(opts: ClusterOptions): Cluster {
@@ -90,35 +104,66 @@ export function createCluster(opts: ClusterOptions): Cluster {
    * (ApiException with the body as text), so they read as every other call's. Parsed without the objects'
    * managedFields (without-managed-fields.ts): three quarters of the parse, and never read.
    */
-  const listPage = async (namespace: string, continueToken: string | undefined): Promise<{ status: number; body: unknown }> => {
+  const listPage = async (
+    namespace: string,
+    continueToken: string | undefined,
+    shape: "full" | "table" = "full",
+  ): Promise<{ status: number; body: unknown }> => {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (continueToken) query.set("continue", continueToken);
+    if (shape === "table") query.set("includeObject", "Metadata");
     const url = `${opts.apiUrl}/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}?${query}`;
-    const answer = await sendChecked(
-      send,
-      url,
-      { method: "GET", headers: { accept: "application/json", authorization: `Bearer ${opts.token}` } },
-      parseListPage,
-    );
+    const accept = shape === "table" ? TABLE_ACCEPT : "application/json";
+    const answer = await sendChecked(send, url, { method: "GET", headers: { accept, authorization: `Bearer ${opts.token}` } }, parseListPage);
     if (answer.status === 401) throw new ApiException(401, "Unauthorized", undefined, answer.headers);
+    // 406: an API server (or CRD handler) without Tables; it lists full objects.
+    if (shape === "table" && answer.status === 406) throw new TableRefused(describe(new ApiException(406, "", answer.text, answer.headers)));
     if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, "Unknown API Status Code!", answer.text, answer.headers);
     return { status: answer.status, body: answer.json };
   };
+  const listFull = async (namespace: string): Promise<ClusterRunner[]> => {
+    const runners: ClusterRunner[] = [];
+    let continueToken: string | undefined;
+    do {
+      try {
+        const page = await listPage(namespace, continueToken);
+        const read = runnersFromList(page.status, namespace, page.body);
+        runners.push(...read.runners);
+        continueToken = read.continueToken;
+      } catch (e) {
+        throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
+      }
+    } while (continueToken);
+    return runners;
+  };
+  const listTables = async (namespace: string, tables: NonNullable<ClusterOptions["tables"]>, now: number): Promise<ClusterRunner[]> => {
+    const note = tables.memory.note();
+    if (noteHolds(note, now)) return listFull(namespace);
+    let runners: ClusterRunner[];
+    try {
+      runners = await listAsTable({
+        namespace,
+        now,
+        idleAlertSeconds: tables.idleAlertSeconds,
+        page: (continueToken) => listPage(namespace, continueToken, "table"),
+        listFull: () => listFull(namespace),
+        read: (name) => readRunnerByName(api, namespace, name),
+      });
+    } catch (e) {
+      if (e instanceof TableRefused) {
+        tables.memory.refused(e.message, now);
+        return listFull(namespace);
+      }
+      if (e instanceof ClusterError) throw e;
+      const status = e instanceof ReadFailed ? e.failure.status : statusOf(e);
+      throw new ClusterError(status, `listing ephemeralrunners in ${namespace}: ${e instanceof ReadFailed ? errorText(e) : describe(e)}`, { cause: e });
+    }
+    if (note) tables.memory.served();
+    return runners;
+  };
   return {
-    async listRunners(namespace) {
-      const runners: ClusterRunner[] = [];
-      let continueToken: string | undefined;
-      do {
-        try {
-          const page = await listPage(namespace, continueToken);
-          const read = runnersFromList(page.status, namespace, page.body);
-          runners.push(...read.runners);
-          continueToken = read.continueToken;
-        } catch (e) {
-          throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
-        }
-      } while (continueToken);
-      return runners;
+    listRunners(namespace, now = Date.now()) {
+      return opts.tables ? listTables(namespace, opts.tables, now) : listFull(namespace);
     },
 
     async readRunner(namespace, name) {

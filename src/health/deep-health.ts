@@ -9,6 +9,7 @@ import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
 import { FINISH_OVERLAY_COMMAND } from "../reaper/finish-stuck.ts";
+import type { ListShapeNote } from "../model/list-shape.ts";
 
 interface HealthCheck {
   name: string;
@@ -41,8 +42,17 @@ export interface DeepHealthDeps {
   installations: KnownInstallation[];
   /** REAPER_FINISH_STUCK: the held deletions whose finish the API server refused (403); absent when the setting is off. */
   finishRefused?: readonly { name: string; namespace: string; cluster: string; why: string }[];
+  /** Direct mode: the cluster's note of a fallback to full objects (src/model/list-shape.ts), read after it was listed; absent: agent mode. */
+  listShape?: (cluster: string) => ListShapeNote | undefined;
   /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
   runnerIdsMatch?: Readonly<Record<string, number>>;
+}
+
+/** How a direct-mode cluster lists: as Tables, or as full objects since it fell back, and why. */
+function shapeWords(deps: DeepHealthDeps, cluster: string): string {
+  if (!deps.listShape) return "";
+  const note = deps.listShape(cluster);
+  return note ? ` as full objects since ${new Date(note.since).toISOString()} (Tables refused: ${note.why}; tried again a day after)` : " as Tables";
 }
 
 async function attempt(name: string, run: () => Promise<string>): Promise<HealthCheck> {
@@ -64,7 +74,7 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
       checks.push(
         attempt(`${place}${via}`, async () => {
           const runners = await cluster.listRunners(ns);
-          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${several ? `${name}/` : ""}${ns}${via}`;
+          return `listed ${runners.length} EphemeralRunner${runners.length === 1 ? "" : "s"} in ${several ? `${name}/` : ""}${ns}${via}${shapeWords(deps, name)}`;
         }),
       );
     }

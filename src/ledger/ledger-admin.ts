@@ -108,6 +108,7 @@ export class LedgerAdmin extends RpcTarget {
       installations: knownInstallations(this.#host.sql),
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
+      ...(settings.cluster.mode === "direct" ? { listShape: (cluster: string) => state.memory.listShape(cluster).note() } : {}),
     });
     state.spendGithubCalls(Date.now(), budget.used, limit);
     this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok), githubCalls: budget.used });

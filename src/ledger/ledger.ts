@@ -270,7 +270,16 @@ export class Ledger extends DurableObject<WorkerEnv> {
     const idsMatch = state.memory.runnerIdsMatch();
     const watched: WatchedCluster[] = (
       settings.cluster.mode === "direct"
-        ? [{ name: settings.cluster.name, cluster: clusterFor(settings.cluster, { onRequest: () => calls++ }), namespaces: settings.namespaces }]
+        ? [
+            {
+              name: settings.cluster.name,
+              cluster: clusterFor(settings.cluster, {
+                onRequest: () => calls++,
+                tables: { idleAlertSeconds: settings.idleAlertSeconds, memory: state.memory.listShape(settings.cluster.name) },
+              }),
+              namespaces: settings.namespaces,
+            },
+          ]
         : this.agent
             .clusters(settings.cluster.expectedClusters)
             .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }))

@@ -1,9 +1,11 @@
 // Small named values that must outlive an isolate: the deliveries mark,
 // back-offs per GitHub scope, installations of repositories, the pause switch.
 import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
+import { type ListShapeMemory, type ListShapeNote, noteHolds } from "../model/list-shape.ts";
 import type { Sql } from "./sql.ts";
 
 const RUNNER_IDS_KEY = "runner-ids-match";
+const LIST_SHAPE_PREFIX = "list-shape/";
 
 export class MemoryTable {
   private readonly sql: Sql;
@@ -37,6 +39,19 @@ export class MemoryTable {
     const known = this.runnerIdsMatch();
     const fresh = [...clusters].filter((c) => known[c] === undefined);
     if (fresh.length > 0) this.set(RUNNER_IDS_KEY, { ...known, ...Object.fromEntries(fresh.map((c) => [c, at])) });
+  }
+
+  /** How direct mode lists `cluster` (src/model/list-shape.ts): a row while it falls back to full objects, none while Tables serve. */
+  listShape(cluster: string): ListShapeMemory {
+    const key = `${LIST_SHAPE_PREFIX}${cluster}`;
+    return {
+      note: () => this.get<ListShapeNote>(key),
+      // The first refusal stands until it expires: the namespaces of one sweep, listed at once, write it once.
+      refused: (why, at) => {
+        if (!noteHolds(this.get<ListShapeNote>(key), at)) this.set(key, { shape: "full", since: at, why: why.slice(0, 300) } satisfies ListShapeNote);
+      },
+      served: () => this.delete(key),
+    };
   }
 
   /** Forgets the installation for every repository it was remembered for; it is not used again before `until`. */

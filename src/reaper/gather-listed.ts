@@ -40,7 +40,7 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
   const unseen = ledger.unseen();
   // Rows of a cluster the operator retired close as gone (AgentLink.retired).
   const r = deps.retired;
-  const listing = await listWatched(deps.watched, r ? (cluster) => r(cluster, now) : undefined);
+  const listing = await listWatched(deps.watched, r ? (cluster) => r(cluster, now) : undefined, now);
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
 

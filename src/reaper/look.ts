@@ -60,6 +60,7 @@ export async function readByName(watched: readonly WatchedCluster[], name: strin
 export async function listWatched(
   watched: readonly WatchedCluster[],
   retired?: (cluster: string) => boolean,
+  now?: number,
 ): Promise<{ lookup: (name: string) => Lookup; names: () => Iterable<string>; unreadable: Lookup["unreadable"] }> {
   const byName = new Map<string, ClusterRunner[]>();
   const unreadable: Lookup["unreadable"] = [];
@@ -72,7 +73,8 @@ export async function listWatched(
         const sent = Date.now();
         const place = key({ cluster: w.name, namespace: ns });
         try {
-          for (const runner of await w.cluster.listRunners(ns)) byName.set(runner.name, [...(byName.get(runner.name) ?? []), { ...runner, cluster: w.name }]);
+          for (const runner of await w.cluster.listRunners(ns, now))
+            byName.set(runner.name, [...(byName.get(runner.name) ?? []), { ...runner, cluster: w.name }]);
           const viewAsOf = w.cluster.viewAsOf?.bind(w.cluster);
           asOfIn.set(place, viewAsOf ? (name) => viewAsOf(ns, name) : () => sent);
         } catch (e) {

@@ -68,7 +68,7 @@ describe.skipIf(!hasOpenssl())("the in-cluster server and the cluster's CA", () 
     const withCa = buildServer(join(dir, "with-ca"), { kubeCa: join(dir, "ca.crt") });
     const trusting = await world.start({ outdir: withCa, settings: { KUBE_API_URL: apiUrl } });
     try {
-      expect(await namespaceCheck(trusting.url)).toMatchObject({ ok: true, detail: `listed 0 EphemeralRunners in ${NAMESPACE}` });
+      expect(await namespaceCheck(trusting.url)).toMatchObject({ ok: true, detail: `listed 0 EphemeralRunners in ${NAMESPACE} as Tables` });
     } finally {
       await trusting.kill();
     }

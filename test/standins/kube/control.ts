@@ -137,6 +137,14 @@ export class KubeTenant {
     return this.control("PUT", "settings", { autoFinalize });
   }
 
+  /** Tables refused (406 with a Status, as a server without the Table handler), and/or served without these printer columns (an older CRD). */
+  setTables(o: { refuse?: boolean; withoutColumns?: string[] }): Promise<KubeTenantSettings> {
+    return this.control("PUT", "settings", {
+      ...(o.refuse === undefined ? {} : { refuseTables: o.refuse }),
+      ...(o.withoutColumns === undefined ? {} : { tableColumnsWithout: o.withoutColumns }),
+    });
+  }
+
   /** How often a watch that allows bookmarks gets one (default 60 s, as kube-apiserver); watches started after this call. */
   setBookmarkEvery(ms: number): Promise<KubeTenantSettings> {
     return this.control("PUT", "settings", { bookmarkEveryMs: ms });

@@ -22,6 +22,7 @@ import {
   type FieldError,
 } from "./status.ts";
 import { Tenant, type DeleteOptions, type WriteMode } from "./store.ts";
+import { notAcceptable, printerColumns, tableOf, wantedShape } from "./table.ts";
 import type { Json, JsonObject, KubeCall, KubeFault, KubeTenantInfo, ObjectRef, RbacBinding, ServiceAccountSpec } from "./types.ts";
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024; // the real API server's request size limit
@@ -219,7 +220,33 @@ const discovery = {
   ],
 };
 
-function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string, q: URLSearchParams, text: string, contentType: string): Answer {
+/** A list or get answered as the client's Accept asks: a Table (table.ts), a 406 when Tables are refused and nothing else is accepted, or as it is. */
+function shaped(tenant: Tenant, accept: string | undefined, q: URLSearchParams, body: JsonObject): Answer {
+  const wanted = wantedShape(accept);
+  if (!wanted.table) return { code: 200, body };
+  if (tenant.refuseTables) {
+    if (wanted.orPlain) return { code: 200, body };
+    throw notAcceptable();
+  }
+  const columns = printerColumns(tenant.arcVersion, tenant.tableColumnsWithout);
+  if (Array.isArray(body["items"])) {
+    const { metadata } = body;
+    return { code: 200, body: tableOf(body["items"] as JsonObject[], (metadata ?? {}) as JsonObject, columns, q) };
+  }
+  const meta = (body["metadata"] ?? {}) as JsonObject;
+  return { code: 200, body: tableOf([body], { resourceVersion: meta["resourceVersion"] ?? "" }, columns, q) };
+}
+
+function serveApi(
+  tenant: Tenant,
+  auth: Auth,
+  info: RequestInfo,
+  method: string,
+  q: URLSearchParams,
+  text: string,
+  contentType: string,
+  accept?: string,
+): Answer {
   if (auth.user === null) throw unauthorized();
   if (!info.resourceRequest) {
     if (method === "GET" && info.path.replace(/\/$/, "") === "/apis/actions.github.com/v1alpha1") return { code: 200, body: discovery };
@@ -241,7 +268,7 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
   if (info.apiGroup === "actions.github.com" && info.apiVersion === "v1alpha1" && info.resource === "ephemeralrunners") {
     const ns = info.namespace;
     if (info.name === "") {
-      if (method === "GET") return { code: 200, body: tenant.list(ns, q) };
+      if (method === "GET") return shaped(tenant, accept, q, tenant.list(ns, q));
       if (method === "POST" && ns !== "") {
         const r = tenant.create(ns, parseJson(text, "couldn't get version/kind"), writeMode(q), dryRunQuery());
         return { code: 201, body: r.object, headers: warningHeaders(r.warnings) };
@@ -253,7 +280,7 @@ function serveApi(tenant: Tenant, auth: Auth, info: RequestInfo, method: string,
     const sub = info.subresource === "status" ? "status" : "";
     switch (method) {
       case "GET":
-        return { code: 200, body: tenant.get(ns, info.name) };
+        return shaped(tenant, accept, q, tenant.get(ns, info.name));
       case "PUT": {
         const r = tenant.update(ns, info.name, parseJson(text, "couldn't get version/kind"), sub, writeMode(q), dryRunQuery());
         return { code: 200, body: r.object, headers: warningHeaders(r.warnings) };
@@ -383,7 +410,7 @@ async function handleApi(
   let answer: Answer;
   try {
     if (over) throw tooLarge(MAX_BODY_BYTES);
-    answer = serveApi(tenant, auth, info, method, q, text, contentType);
+    answer = serveApi(tenant, auth, info, method, q, text, contentType, req.headers.accept);
   } catch (e) {
     finish(sendError(res, e));
     return;
@@ -490,6 +517,8 @@ function settingsOf(tenant: Tenant): JsonObject {
     autoFinalize: tenant.autoFinalize,
     arcVersion: tenant.arcVersion,
     jobsStillRunning: tenant.jobsStillRunning,
+    refuseTables: tenant.refuseTables,
+    tableColumnsWithout: [...tenant.tableColumnsWithout],
     bookmarkEveryMs: tenant.objects.bookmarkEveryMs,
   };
 }
@@ -537,7 +566,12 @@ function serveControl(tenant: Tenant, tenants: Map<string, Tenant>, method: stri
     }
     case "PUT settings": {
       if (!isPlainObject(body)) throw badRequest("settings must be a JSON object");
-      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning", "bookmarkEveryMs"], "settings");
+      onlyKeys(body, ["autoFinalize", "namespaces", "jobsStillRunning", "bookmarkEveryMs", "refuseTables", "tableColumnsWithout"], "settings");
+      if (body["refuseTables"] !== undefined) {
+        if (typeof body["refuseTables"] !== "boolean") throw badRequest("refuseTables must be a boolean");
+        tenant.refuseTables = body["refuseTables"];
+      }
+      if (body["tableColumnsWithout"] !== undefined) tenant.tableColumnsWithout = strings(body["tableColumnsWithout"], "tableColumnsWithout");
       if (body["bookmarkEveryMs"] !== undefined) {
         const ms = body["bookmarkEveryMs"];
         if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 10 || ms > 600_000)

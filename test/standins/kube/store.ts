@@ -166,6 +166,9 @@ export class Tenant {
   private jobsRunning = false;
   /** The deletions autoFinalize holds for that reason: namespace/name to uid. */
   private readonly held = new Map<string, string>();
+  /** Refuse Tables (406), as an API server without the Table handler would; and printer columns left out of the Tables served (an older CRD). */
+  refuseTables = false;
+  tableColumnsWithout: string[] = [];
   lastUsed = Date.now();
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
   private rv = 1000;

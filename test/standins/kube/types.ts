@@ -219,6 +219,10 @@ export interface KubeTenantSettings {
   jobsStillRunning: boolean;
   /** A watch that asked for bookmarks (allowWatchBookmarks=true) gets one this often (kube-apiserver: about a minute). */
   bookmarkEveryMs: number;
+  /** A list or get that accepts only a Table is refused (406), as by an API server without the Table handler. */
+  refuseTables: boolean;
+  /** Printer columns left out of the Tables served, as an older CRD would lack them. */
+  tableColumnsWithout: string[];
 }
 
 export interface KubeTenantState extends KubeTenantSettings {

@@ -37,7 +37,7 @@ describe("GET /healthz/deep", () => {
     expect(body).toEqual({
       ok: true,
       checks: [
-        { name: `namespace ${NS}`, ok: true, detail: `listed 1 EphemeralRunner in ${NS}` },
+        { name: `namespace ${NS}`, ok: true, detail: `listed 1 EphemeralRunner in ${NS} as Tables` },
         { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (${REPO})` },
         { name: "deliveries", ok: true, detail: "listed 1 webhook delivery (one page)" },
         { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
@@ -76,7 +76,7 @@ describe("GET /healthz/deep", () => {
     const body = (await res.json()) as Health;
     expect(body.ok).toBe(false);
     expect(body.checks).toEqual([
-      { name: `namespace ${NS}`, ok: true, detail: `listed 0 EphemeralRunners in ${NS}` },
+      { name: `namespace ${NS}`, ok: true, detail: `listed 0 EphemeralRunners in ${NS} as Tables` },
       { name: "namespace other-runners", ok: false, detail: expect.stringMatching(/^listing ephemeralrunners in other-runners: .*403.*cannot list/s) },
       {
         name: `installation ${INSTALLATION}`,
