@@ -186,4 +186,14 @@ describe("the sweep's read for judging (no stories, no names) beside the whole r
     expect(made!.storyUnread).toBeUndefined();
     expect(store.runners.whole([stored])[0]).toBe(stored);
   });
+
+  it("makes many records whole at once, past one statement's 100 ids", () => {
+    const { store } = world(false);
+    const base = store.runners.get("r-0", 1000)!;
+    for (let i = 0; i < 250; i++)
+      store.runners.put({ ...base, id: undefined, runner: `m-${i}`, jobId: 5000 + i, story: [{ at: iso(T0), what: `m ${i}`, source: "d" }] });
+    const judged = store.openToJudge();
+    expect(judged.length).toBe(257);
+    expect(store.runners.whole(judged)).toEqual(judged.map((r) => store.runners.byId(r.id!)));
+  });
 });
