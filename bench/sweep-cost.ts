@@ -114,7 +114,7 @@ function webhooksFor(r: SeedRunner): { event: string; payload: Record<string, un
 const BULK_ABOVE = 10_000;
 const BULK_BATCH = 200;
 
-async function seedLive(
+export async function seedLive(
   stack: LocalStack,
   tenants: readonly KubeTenant[],
   runners: readonly SeedRunner[],
