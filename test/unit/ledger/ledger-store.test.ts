@@ -92,6 +92,7 @@ function world(whole: boolean) {
   return {
     store,
     db,
+    sql,
     lines,
     judged,
     cluster,
@@ -145,6 +146,7 @@ describe("the sweep's read for judging (no stories, no names) beside the whole r
       expect(a).toEqual(b);
       expect(narrow.lines).toEqual(whole.lines);
       expect(dump(narrow.db)).toEqual(dump(whole.db));
+      expect(narrow.sql.cost.rowsWritten).toBe(whole.sql.cost.rowsWritten);
     }
     // Not the same read twice: one ledger judged rows without their stories, the other whole.
     const first = (w: ReturnType<typeof world>) => w.judged[0]!.find((r) => r.runner === "r-6")!;
