@@ -1,7 +1,8 @@
 // A V8 CPU profile of the Worker under `wrangler dev`, over the inspector
 // (Chrome DevTools Protocol) that wrangler exposes on --inspector-port, summed
 // by function: where a sweep's CPU goes. Sampling, so small shares are noisy.
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 
@@ -82,6 +83,7 @@ async function connectAndStart(port: number): Promise<{ stop(): Promise<{ totalM
     async stop() {
       const { profile } = (await send("Profiler.stop", {}, 30_000)) as { profile: Profile };
       ws.close();
+      if (process.env["BENCH_SAVE_PROFILE"]) writeFileSync(process.env["BENCH_SAVE_PROFILE"], JSON.stringify(profile));
       return summarise(profile);
     },
   };
@@ -118,17 +120,35 @@ export function summarise(profile: Profile): { totalMs: number; top: ProfileLine
   return { totalMs: busyUs / 1000, top };
 }
 
+/**
+ * The bundle a profile's script URL names. workerd names it by its file name only ("entry.js"): it is
+ * the newest of that name under wrangler dev's .wrangler/tmp/dev-* (read while the stack still runs).
+ */
+function bundlePath(url: string): string | undefined {
+  if (url.startsWith("file:")) return fileURLToPath(url);
+  if (isAbsolute(url)) return url;
+  const tmp = join(dirname(fileURLToPath(import.meta.url)), "..", ".wrangler", "tmp");
+  let dirs: string[];
+  try {
+    dirs = readdirSync(tmp).filter((d) => d.startsWith("dev-"));
+  } catch {
+    return undefined;
+  }
+  const found = dirs.map((d) => join(tmp, d, url)).filter((p) => existsSync(p));
+  return found.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+}
+
 /** Line (0-based) → the module esbuild bundled there, from its "// src/x.ts" comments; "" when the bundle cannot be read. */
 function moduleMap(url: string): (line: number) => string {
   let lines: string[];
   try {
-    lines = readFileSync(url.startsWith("file:") ? fileURLToPath(url) : url, "utf8").split("\n");
+    lines = readFileSync(bundlePath(url) ?? url, "utf8").split("\n");
   } catch {
     return () => "";
   }
   const starts: [number, string][] = [];
   lines.forEach((l, i) => {
-    const m = /^\/\/ ((?:src|node_modules|\.\.?)\/\S+)$/.exec(l);
+    const m = /^\/\/ ((?:src|test|node_modules|\.\.?)\/\S+)$/.exec(l);
     if (m) starts.push([i, m[1]!.replace(/^.*node_modules\//, "")]);
   });
   return (line) => {

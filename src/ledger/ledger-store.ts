@@ -89,6 +89,10 @@ export class LedgerStore implements LedgerPort {
     return this.runners.open();
   }
 
+  openToJudge(): RunnerRecord[] {
+    return this.runners.openToJudge();
+  }
+
   dueRunners(now: number, limit: number): RunnerRecord[] {
     return this.runners.due(now, limit);
   }
@@ -119,7 +123,8 @@ export class LedgerStore implements LedgerPort {
   }
 
   rechecked(records: readonly RunnerRecord[], now: number): void {
-    for (const record of records) {
+    for (const record of this.runners.whole(records)) {
+      if (!record) continue; // the row is gone: nothing to move
       const next: RunnerRecord = { ...record, checkedAt: now };
       // The due time moves with the recheck only when the facts set it (no hold, no earlier look asked for).
       next.dueAt = dueAtOf(this.opts.look({ kind: "rechecked", before: record, after: next, policy: this.opts.policy }));
@@ -129,8 +134,8 @@ export class LedgerStore implements LedgerPort {
 
   store(results: readonly Result[], by: Caller, now: number): Stored {
     let logged = 0;
-    for (const r of results) {
-      const t = this.opts.transition(r, { now, by, historyDays: this.opts.historyDays, stuckSeconds: this.opts.stuckSeconds });
+    const ctx: TransitionContext = { now, by, historyDays: this.opts.historyDays, stuckSeconds: this.opts.stuckSeconds };
+    for (const [r, t] of this.wholeWhereWritten(results, ctx)) {
       for (const c of t.counters) this.counters.add(c.name, c.labels);
       if (t.watch) this.deletionsWatched.put(t.watch);
       if (t.endUnseen) this.unseenRunners.remove(t.endUnseen.name, t.endUnseen.uid);
@@ -142,6 +147,26 @@ export class LedgerStore implements LedgerPort {
       }
     }
     return { logged };
+  }
+
+  /**
+   * Each result with its transition. A row read for judging only (openToJudge) that is to be written is read
+   * whole first (one statement for all of them) and its transition made again on it: the same decision (the
+   * story and names are never judged on), with the story the row holds. A row gone meanwhile is not written.
+   */
+  private wholeWhereWritten(results: readonly Result[], ctx: TransitionContext): [Result, Transition][] {
+    const pairs = results.map((r): [Result, Transition] => [r, this.opts.transition(r, ctx)]);
+    const unread = pairs.filter(([r, t]) => r.record?.storyUnread && t.row?.changed);
+    if (unread.length === 0) return pairs;
+    const completed = this.runners.whole(unread.map(([r]) => r.record!));
+    const byResult = new Map(unread.map(([r], i) => [r, completed[i]]));
+    return pairs.map(([r, t]) => {
+      if (!byResult.has(r)) return [r, t];
+      const record = byResult.get(r);
+      if (!record) return [r, { ...t, row: undefined, line: undefined }];
+      const again: Result = { ...r, record };
+      return [again, this.opts.transition(again, ctx)];
+    });
   }
 
   /** Writes the row the transition answered; answers false when facts came in while it was judged (the row is left as they made it). */

@@ -6,94 +6,107 @@ import type { JobNames } from "../model/facts.ts";
 import type { DeleteCause, HeldFor, VerdictKind } from "../model/verdict.ts";
 import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import { OPEN_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
-import type { Sql, SqlRow, SqlValue } from "./sql.ts";
-
-interface Row extends SqlRow {
-  id: number;
-  runner: string;
-  job_id: number;
-  repo: string;
-  run_id: number;
-  run_attempt: number;
-  installation_id: number | null;
-  started_at: string | null;
-  job_completed_at: string | null;
-  job_conclusion: string | null;
-  run_completed_at: string | null;
-  run_conclusion: string | null;
-  run_completed_attempt: number | null;
-  uid: string | null;
-  namespace: string | null;
-  checked_at: number | null;
-  state: string;
-  verdict: string | null;
-  reason: string;
-  verdict_key: string | null;
-  cause: string | null;
-  decided_at: number | null;
-  due_at: number | null;
-  story: string;
-  held_for: string | null;
-  cluster: string | null;
-  fact_at: number | null;
-  workflow_name: string | null;
-  job_name: string | null;
-  head_branch: string | null;
-  run_url: string | null;
-  prune_at: number | null;
-  failures: number;
-  runner_id: number | null;
-  check_code: string | null;
-}
+import type { Sql, SqlValue } from "./sql.ts";
 
 const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
-function toRecord(row: Row): RunnerRecord {
-  const state = row.state as RunnerState;
+/**
+ * What every read of rows selects, by position (recordOf): every column a judgement or a write needs
+ * first, then the story and the names (shown, never judged on), which the sweep's read leaves out.
+ */
+const JUDGED = [
+  "id",
+  "runner",
+  "job_id",
+  "repo",
+  "run_id",
+  "run_attempt",
+  "installation_id",
+  "started_at",
+  "job_completed_at",
+  "job_conclusion",
+  "run_completed_at",
+  "run_conclusion",
+  "run_completed_attempt",
+  "uid",
+  "namespace",
+  "checked_at",
+  "state",
+  "verdict",
+  "reason",
+  "verdict_key",
+  "cause",
+  "decided_at",
+  "due_at",
+  "held_for",
+  "cluster",
+  "fact_at",
+  "prune_at",
+  "failures",
+  "runner_id",
+  "check_code",
+] as const;
+const SHOWN = ["story", "workflow_name", "job_name", "head_branch", "run_url"] as const;
+
+const SELECT_WHOLE = `SELECT ${[...JUDGED, ...SHOWN].join(", ")} FROM runners`;
+const SELECT_JUDGED = `SELECT ${JUDGED.join(", ")} FROM runners`;
+
+/**
+ * A row read as an array (Sql.rows), straight into its record (one object, the same shape for every
+ * row). Read without its story and names (`whole` false), it says so: storyUnread.
+ */
+function recordOf(a: SqlStorageValue[], whole: boolean): RunnerRecord {
+  const state = a[16] as RunnerState;
+  const runAttempt = a[5] as number;
+  const decidedAt = a[21] as number | null;
+  const reason = a[18] as string;
   const record: RunnerRecord = {
-    id: row.id,
-    runner: row.runner,
-    repo: row.repo,
-    runId: row.run_id,
-    runAttempt: row.run_attempt,
-    jobId: row.job_id,
-    startedAt: opt(row.started_at),
-    installationId: opt(row.installation_id),
-    uid: opt(row.uid),
-    namespace: opt(row.namespace),
-    checkedAt: opt(row.checked_at),
+    id: a[0] as number,
+    runner: a[1] as string,
+    repo: a[3] as string,
+    runId: a[4] as number,
+    runAttempt,
+    jobId: a[2] as number,
+    startedAt: opt(a[7] as string | null),
+    installationId: opt(a[6] as number | null),
+    uid: opt(a[13] as string | null),
+    namespace: opt(a[14] as string | null),
+    checkedAt: opt(a[15] as number | null),
     state,
-    verdict: opt(row.verdict) as VerdictKind | undefined,
-    reason: row.reason,
-    verdictKey: opt(row.verdict_key),
-    cause: opt(row.cause) as DeleteCause | undefined,
-    decidedAt: opt(row.decided_at),
-    dueAt: row.due_at,
-    story: JSON.parse(row.story) as StoryEntry[],
+    verdict: opt(a[17] as VerdictKind | null),
+    reason,
+    verdictKey: opt(a[19] as string | null),
+    cause: opt(a[20] as DeleteCause | null),
+    decidedAt: opt(decidedAt),
+    dueAt: a[22] as number | null,
+    story: whole ? (JSON.parse(a[JUDGED.length] as string) as StoryEntry[]) : [],
   };
-  if (row.held_for !== null) record.heldFor = row.held_for as HeldFor;
-  if (row.prune_at !== null) record.pruneAt = row.prune_at;
-  if (row.failures > 0) record.failures = row.failures;
-  if (row.cluster !== null) record.cluster = row.cluster;
-  if (row.fact_at !== null) record.factAt = row.fact_at;
-  if (row.runner_id !== null) record.runnerId = row.runner_id;
-  if (row.check_code !== null) record.checkCode = row.check_code as DeletionCode;
-  const names = namesOf(row);
-  if (names) record.names = names;
-  if (row.job_completed_at !== null) record.jobCompleted = { at: row.job_completed_at, conclusion: row.job_conclusion ?? "completed" };
-  if (row.run_completed_at !== null) {
-    record.runCompleted = { at: row.run_completed_at, conclusion: row.run_conclusion ?? "completed", attempt: row.run_completed_attempt ?? row.run_attempt };
+  if (a[23] !== null) record.heldFor = a[23] as HeldFor;
+  if (a[26] !== null) record.pruneAt = a[26] as number;
+  if ((a[27] as number) > 0) record.failures = a[27] as number;
+  if (a[24] !== null) record.cluster = a[24] as string;
+  if (a[25] !== null) record.factAt = a[25] as number;
+  if (a[28] !== null) record.runnerId = a[28] as number;
+  if (a[29] !== null) record.checkCode = a[29] as DeletionCode;
+  if (whole) {
+    const names = namesOf(a);
+    if (names) record.names = names;
+  } else record.storyUnread = true;
+  if (a[8] !== null) record.jobCompleted = { at: a[8] as string, conclusion: (a[9] as string | null) ?? "completed" };
+  if (a[10] !== null) {
+    record.runCompleted = { at: a[10] as string, conclusion: (a[11] as string | null) ?? "completed", attempt: (a[12] as number | null) ?? runAttempt };
   }
-  if (state === "reaped" || state === "gone") record.closed = { outcome: state, at: new Date(row.decided_at ?? 0).toISOString(), reason: row.reason };
+  if (state === "reaped" || state === "gone") record.closed = { outcome: state, at: new Date(decidedAt ?? 0).toISOString(), reason };
   return record;
 }
 
-function namesOf(row: Row): JobNames | undefined {
+/** The names in the four columns from `at` (workflow, job, branch, run URL). */
+function namesOf(a: SqlStorageValue[], at = JUDGED.length + 1): JobNames | undefined {
   const names: JobNames = {};
-  if (row.workflow_name !== null) names.workflow = row.workflow_name;
-  if (row.job_name !== null) names.job = row.job_name;
-  if (row.head_branch !== null) names.branch = row.head_branch;
-  if (row.run_url !== null) names.runUrl = row.run_url;
+  if (a[at] !== null) names.workflow = a[at] as string;
+  if (a[at + 1] !== null) names.job = a[at + 1] as string;
+  if (a[at + 2] !== null) names.branch = a[at + 2] as string;
+  if (a[at + 3] !== null) names.runUrl = a[at + 3] as string;
   return Object.keys(names).length > 0 ? names : undefined;
 }
 
@@ -134,53 +147,9 @@ const COLUMNS = [
   "check_code",
 ] as const;
 
-/** The columns every read of rows selects, in Row's order (rowOf reads them by position). */
-const SELECT = `SELECT id, ${COLUMNS.join(", ")} FROM runners`;
-
-/** A row read as an array (Sql.rows): one object literal, so every row has the same shape. */
-function rowOf(a: SqlStorageValue[]): Row {
-  return {
-    id: a[0] as number,
-    runner: a[1] as Row["runner"],
-    job_id: a[2] as Row["job_id"],
-    repo: a[3] as Row["repo"],
-    run_id: a[4] as Row["run_id"],
-    run_attempt: a[5] as Row["run_attempt"],
-    installation_id: a[6] as Row["installation_id"],
-    started_at: a[7] as Row["started_at"],
-    job_completed_at: a[8] as Row["job_completed_at"],
-    job_conclusion: a[9] as Row["job_conclusion"],
-    run_completed_at: a[10] as Row["run_completed_at"],
-    run_conclusion: a[11] as Row["run_conclusion"],
-    run_completed_attempt: a[12] as Row["run_completed_attempt"],
-    uid: a[13] as Row["uid"],
-    namespace: a[14] as Row["namespace"],
-    checked_at: a[15] as Row["checked_at"],
-    state: a[16] as Row["state"],
-    verdict: a[17] as Row["verdict"],
-    reason: a[18] as Row["reason"],
-    verdict_key: a[19] as Row["verdict_key"],
-    cause: a[20] as Row["cause"],
-    decided_at: a[21] as Row["decided_at"],
-    due_at: a[22] as Row["due_at"],
-    story: a[23] as Row["story"],
-    held_for: a[24] as Row["held_for"],
-    cluster: a[25] as Row["cluster"],
-    fact_at: a[26] as Row["fact_at"],
-    workflow_name: a[27] as Row["workflow_name"],
-    job_name: a[28] as Row["job_name"],
-    head_branch: a[29] as Row["head_branch"],
-    run_url: a[30] as Row["run_url"],
-    prune_at: a[31] as Row["prune_at"],
-    failures: a[32] as Row["failures"],
-    runner_id: a[33] as Row["runner_id"],
-    check_code: a[34] as Row["check_code"],
-  };
-}
-
-/** The records of one SELECT over the runners (`where` and its bindings). */
+/** The records of one SELECT over the runners (`where` and its bindings), whole. */
 function read(sql: Sql, where: string, ...bindings: SqlValue[]): RunnerRecord[] {
-  return sql.rows(`${SELECT} ${where}`, ...bindings).map((a) => toRecord(rowOf(a)));
+  return sql.rows(`${SELECT_WHOLE} ${where}`, ...bindings).map((a) => recordOf(a, true));
 }
 
 // Names and the runner id are only ever learned, never unlearned: a verdict written over a row keeps what a webhook added meanwhile.
@@ -228,6 +197,13 @@ function values(r: RunnerRecord): (string | number | null)[] {
 // What webhooks change: a verdict applies only to the facts it was made on.
 const FACT_COLUMNS = ["state", "started_at", "job_completed_at", "job_conclusion", "run_completed_at", "run_conclusion", "run_completed_attempt"] as const;
 
+const WHOLE_BATCH = 100;
+
+/** A record read without its story must never be written: its empty story would replace the row's. */
+function unreadGuard(r: RunnerRecord): void {
+  if (r.storyUnread) throw new Error(`runner ${r.runner} (job ${r.jobId}) was read without its story: it is written only once read whole (RunnersTable.whole)`);
+}
+
 const OPEN = `state IN ('${OPEN_STATES.join("','")}')`;
 
 export class RunnersTable {
@@ -246,6 +222,7 @@ export class RunnersTable {
 
   /** Inserts or replaces the row of (runner, job): one row written. */
   put(record: RunnerRecord): void {
+    unreadGuard(record);
     const placeholders = COLUMNS.map(() => "?").join(", ");
     const updates = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
       .map((c) => `${c} = excluded.${c}`)
@@ -262,6 +239,8 @@ export class RunnersTable {
    * is still open. Answers whether the row was written.
    */
   update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
+    unreadGuard(next);
+    unreadGuard(judged);
     const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
       .map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`))
       .join(", ");
@@ -283,6 +262,39 @@ export class RunnersTable {
   /** Every open runner (running or finished). */
   open(): RunnerRecord[] {
     return read(this.sql, `WHERE ${OPEN}`);
+  }
+
+  /**
+   * Every open runner as a judgement needs it: without its story and names (storyUnread), which are
+   * most of a row's bytes and its one JSON parse, and which only a write of the row needs (whole).
+   */
+  openToJudge(): RunnerRecord[] {
+    return this.sql.rows(`${SELECT_JUDGED} WHERE ${OPEN}`).map((a) => recordOf(a, false));
+  }
+
+  /**
+   * Records read for judging, made whole: each as it was read, with the story and names its row holds
+   * now (one statement for all); undefined where the row is gone. Whole records come back as they are.
+   */
+  whole(records: readonly RunnerRecord[]): (RunnerRecord | undefined)[] {
+    const ids = records.flatMap((r) => (r.storyUnread && r.id !== undefined ? [r.id] : []));
+    const shown = new Map<number, SqlStorageValue[]>();
+    // 100 ids a statement: a Durable Object's SQL binds at most 100 values (and json_each counted 3 rows read per row).
+    for (let i = 0; i < ids.length; i += WHOLE_BATCH) {
+      const batch = ids.slice(i, i + WHOLE_BATCH);
+      const rows = this.sql.rows(`SELECT id, ${SHOWN.join(", ")} FROM runners WHERE id IN (${batch.map(() => "?").join(", ")})`, ...batch);
+      for (const a of rows) shown.set(a[0] as number, a);
+    }
+    return records.map((r) => {
+      if (!r.storyUnread) return r;
+      const a = r.id === undefined ? undefined : shown.get(r.id);
+      if (!a) return undefined;
+      const { storyUnread: _, ...judged } = r;
+      const record: RunnerRecord = { ...judged, story: JSON.parse(a[1] as string) as StoryEntry[] };
+      const names = namesOf(a, 2);
+      if (names) record.names = names;
+      return record;
+    });
   }
 
   /** Open runners due at or before `now`, earliest first. */

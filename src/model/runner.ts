@@ -103,6 +103,11 @@ export interface RunnerRecord extends TrackedRunner {
   story: StoryEntry[];
   /** The workflow, job and branch names and the run's page: shown, never judged on. */
   names?: JobNames;
+  /**
+   * Read for judging only (the sweep's read of every open row): its story and names were left unread
+   * (`story` is empty here), and the ledger reads them before it writes the row.
+   */
+  storyUnread?: true;
 }
 
 /** At most this many story entries are kept per runner (the oldest go first). */

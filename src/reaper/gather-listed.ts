@@ -36,7 +36,8 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
   const { now, ledger } = deps;
   // The ledger's rows are read before the cluster is listed: a row whose facts come in while the
   // lists are out is judged by the next look, never against lists taken before it existed.
-  const open = ledger.openRunners();
+  // Read for judging: without the stories and names, which only the rows written need (the store reads them then).
+  const open = ledger.openToJudge?.() ?? ledger.openRunners();
   const unseen = ledger.unseen();
   // Rows of a cluster the operator retired close as gone (AgentLink.retired).
   const r = deps.retired;

@@ -16,6 +16,11 @@ export interface Stored {
 
 export interface LedgerPort {
   openRunners(): RunnerRecord[];
+  /**
+   * Every open row as the sweep judges it: its story and names may be left unread (RunnerRecord.storyUnread),
+   * and store() reads them for the rows it writes. Absent: openRunners (a ledger stand-in).
+   */
+  openToJudge?(): RunnerRecord[];
   dueRunners(now: number, limit: number): RunnerRecord[];
   unseen(): UnseenRunner[];
   dueUnseen(now: number, limit: number): UnseenRunner[];

@@ -5,6 +5,7 @@
 //   POST /test/ledger-receive[?dry=1|rpc=1] a workflow_job body straight to the ledger,
 //        without the signature check or the door: what one ledger sustains
 //   POST /test/ledger-loop?count=&first=    recorded deliveries made inside the ledger
+//   POST /test/read-open?whole=0|1&times=N   the open rows read N times, whole or as the sweep judges them (bench/read-open.ts)
 //   POST /test/seed-live                     [{event, guid, payload}] webhook bodies recorded in bulk, each through receive() (admin bearer) Used by vitest's workerd project and by scripts/lib/local-stack.ts
 // when a stack asks for ARC_REAPER_TEST_HOOKS; `npm start` and deploys use src/index.ts.
 import worker from "../../src/index.ts";
@@ -61,6 +62,11 @@ const routes: Record<string, Route> = {
       deliveries.push({ event: d.event, guid: d.guid, facts: outcome.facts });
     }
     return Response.json({ written: await ledger.receiveMany(deliveries) });
+  },
+  "/test/read-open": async (_request, url, ledger) => {
+    const times = Number(url.searchParams.get("times") ?? 1);
+    if (!Number.isSafeInteger(times) || times < 1 || times > 100) return bad("times must be 1 to 100");
+    return Response.json({ rows: await ledger.readOpen(url.searchParams.get("whole") === "1", times) });
   },
   "/test/ledger-loop": async (_request, url, ledger) => {
     const count = Number(url.searchParams.get("count"));

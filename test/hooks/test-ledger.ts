@@ -5,10 +5,12 @@
 //  - alarmAt: the alarm's work at a simulated time (the randomized fleets);
 //  - seedHistory, seedFailedHistory: closed rows in bulk (the bench's sweeps against history);
 //  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate);
+//  - readOpen: the open rows read whole or to judge, many times (bench/read-open.ts);
 //  - ARC_REAPER_TEST_LOG_BATCH: the bench's log lines several to a console.log (batch-console-logs.ts).
 import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
 import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
+import { RunnersTable } from "../../src/ledger/runners-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
 import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
 import { seedFailedHistory, seedHistory } from "./seed-history.ts";
@@ -57,6 +59,15 @@ export class Ledger extends ProductionLedger {
   async receiveLoop(first: number, count: number): Promise<{ count: number; ms: number; perSecond: number }> {
     this.refuseUnlessTesting("receiveLoop");
     return receiveLoop((d) => this.receive(d), first, count);
+  }
+
+  /** Every open row read `times` times, whole or as the sweep reads them to judge (the bench's read-open): answers the rows of one read. */
+  async readOpen(whole: boolean, times: number): Promise<number> {
+    this.refuseUnlessTesting("readOpen");
+    const runners = new RunnersTable(this.sql);
+    let n = 0;
+    for (let i = 0; i < times; i++) n = (whole ? runners.open() : runners.openToJudge()).length;
+    return n;
   }
 
   protected override settingsOverrides(): string {
