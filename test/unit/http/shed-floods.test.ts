@@ -1,9 +1,13 @@
 // Floods shed per client address before any work (src/http/shed-floods.ts).
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { shedFloods } from "../../../src/http/shed-floods.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
 import type { DoorBatch } from "../../../src/ledger/ledger.ts";
 import { rig } from "../support/hono-rig.ts";
+
+// Ledger names fresh on each run of the file: the door's pending counts are the module's.
+const RUN = randomUUID();
 
 function shed(success: boolean, vars: Record<string, unknown> = {}) {
   const keys: string[] = [];
@@ -37,20 +41,20 @@ describe("shedFloods", () => {
   });
 
   it("counts a shed delivery as shed, by its event, on the ledger's raw name", async () => {
-    const { r, batches } = shed(false, { LEDGER_NAME: "shed-ledger" });
+    const { r, batches } = shed(false, { LEDGER_NAME: `shed-1-${RUN}` });
     const res = await r.request("/webhook", { method: "POST", headers: { "cf-connecting-ip": "203.0.113.10", "x-github-event": "workflow_job" } });
     expect(res.status).toBe(429);
     await Promise.all(r.waits);
-    await flushDoorCounts(r.env, "shed-ledger");
+    await flushDoorCounts(r.env, `shed-1-${RUN}`);
     expect(batches.flatMap((b) => b.counts)).toEqual([{ event: "workflow_job", outcome: "shed", n: 1 }]);
-    expect(r.names).toEqual(["shed-ledger"]);
+    expect(r.names).toEqual([`shed-1-${RUN}`]);
   });
 
   it("counts a shed delivery without an event under the empty event", async () => {
-    const { r, batches } = shed(false, { LEDGER_NAME: "shed-ledger-2" });
+    const { r, batches } = shed(false, { LEDGER_NAME: `shed-2-${RUN}` });
     await r.request("/webhook", { method: "POST", headers: { "cf-connecting-ip": "203.0.113.11" } });
     await Promise.all(r.waits);
-    await flushDoorCounts(r.env, "shed-ledger-2");
+    await flushDoorCounts(r.env, `shed-2-${RUN}`);
     expect(batches.flatMap((b) => b.counts)).toEqual([{ event: "", outcome: "shed", n: 1 }]);
   });
 

@@ -1,6 +1,6 @@
 // POST /webhook (src/http/webhook-route.ts): verified, parsed, recorded; everything else answered
 // with a clear error and counted at the door, nothing recorded.
-import { createHmac } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Settings } from "../../../src/config/settings.ts";
@@ -19,6 +19,8 @@ function arcJob(): Json {
 }
 
 const SECRET = "whsec-test";
+// Ledger names fresh on each run of the file: the door's pending counts are the module's.
+const RUN = randomUUID();
 let ledgerCount = 0;
 let lines: Json[];
 beforeEach(() => {
@@ -28,7 +30,7 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks());
 
 function webhook(receipt: { outcome: string } = { outcome: "recorded" }) {
-  const ledgerName = `wh-${++ledgerCount}`;
+  const ledgerName = `wh-${RUN}-${++ledgerCount}`;
   const settings = { webhookSecret: SECRET, ledgerName } as Settings;
   const received: Json[] = [];
   const batches: DoorBatch[] = [];
