@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { KubeConfig } from "@kubernetes/client-node";
 import { kubeConfig } from "../../../src/agent/kube-config.ts";
-import { NO_PROXY_SETTINGS, proxyFor, type ProxySettings } from "../../../src/agent/proxy.ts";
+import { NO_PROXY_SETTINGS, proxyAgentFor, proxyFor, shownProxy, type ProxySettings } from "../../../src/agent/proxy.ts";
 import { readSettings } from "../../../src/agent/settings.ts";
 
 const TOKEN = "t".repeat(64);
@@ -107,5 +107,49 @@ describe("the API server and the proxy", () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+});
+
+describe("proxyFor, the edges", () => {
+  const both = settings({ httpsProxy: "http://secure:3128/", httpProxy: "http://plain:3128/" });
+  it("takes HTTPS_PROXY for wss:// and https://, HTTP_PROXY for ws:// and http://", () => {
+    expect(proxyFor("wss://a.example/agent", both)).toBe("http://secure:3128/");
+    expect(proxyFor(new URL("https://a.example"), both)).toBe("http://secure:3128/");
+    expect(proxyFor("ws://a.example/agent", both)).toBe("http://plain:3128/");
+    expect(proxyFor("http://a.example", both)).toBe("http://plain:3128/");
+  });
+
+  it.each([
+    ["ws://a.example", ["a.example:80"], undefined],
+    ["ws://a.example", ["a.example:443"], "http://plain:3128/"],
+    ["wss://a.example", ["a.example:443"], undefined],
+    ["ws://a.example:8080", ["a.example:8080"], undefined],
+    ["ws://a.example", ["A.EXAMPLE"], undefined], // host names compare in any case
+    ["ws://sub.a.example", ["a.example"], undefined],
+    ["ws://suba.example", ["a.example"], "http://plain:3128/"],
+    ["ws://a.example", ["."], "http://plain:3128/"],
+    ["ws://a.example", ["*."], "http://plain:3128/"],
+    ["ws://10.1.2.3", ["1.2.3"], "http://plain:3128/"],
+    ["ws://10.1.2.3", ["10.0.0.0/x"], "http://plain:3128/"],
+    ["ws://10.1.2.3", ["10.0.0.0/99"], "http://plain:3128/"],
+    ["ws://10.1.2.3", ["fd00::/8"], "http://plain:3128/"],
+    ["ws://a.example", ["10.0.0.0/8"], "http://plain:3128/"],
+    ["ws://10.1.2.3", ["nonsense/8"], "http://plain:3128/"],
+    ["ws://[fd00::1]", ["[fd00::1]"], undefined],
+    ["ws://a.example", ["other.example", "a.example"], undefined],
+  ])("%s with NO_PROXY %j: %s", (target, noProxy, expected) => {
+    expect(proxyFor(target, { ...both, noProxy })).toBe(expected);
+  });
+});
+
+describe("proxyAgentFor and shownProxy", () => {
+  it("makes a CONNECT agent to the target's proxy, or none to go direct", () => {
+    const agent = proxyAgentFor("wss://a.example/agent", settings({ httpsProxy: "http://user:pw@proxy.example:3128/" }));
+    expect(agent?.proxy.href).toBe("http://user:pw@proxy.example:3128/");
+    expect(proxyAgentFor("wss://a.example/agent", NO_PROXY_SETTINGS)).toBeUndefined();
+  });
+
+  it("shows a proxy by its origin, never its credentials or path", () => {
+    expect(shownProxy("http://user:s3cret@proxy.example:3128/x")).toBe("http://proxy.example:3128");
   });
 });
