@@ -1,80 +1,98 @@
-// The agent's view holds what the ledger is sent of each runner (AgentRunner) and nothing of the object
-// it came from: no pod template, no managedFields, no labels, nothing shared with the parsed object. Its
-// heap with 50,000 runners is held to a bound in test/node/agent/agent-memory.test.ts.
+// The agent's watch cache (src/agent/runner-view.ts): RunnerView and the snapshot's parts.
 import { describe, expect, it } from "vitest";
-import { RunnerView, toAgentRunner } from "../../../src/agent/runner-view.ts";
-import { AgentRunnerSchema } from "../../../src/cluster/agent-protocol.ts";
-import { makeEphemeralRunner } from "../../standins/kube/control.ts";
-import { managedFieldsOf } from "../../standins/kube/managed-fields.ts";
+import type { AgentRunner } from "../../../src/cluster/agent-protocol.ts";
+import { agentRunnerOf, RunnerView, snapshotMessages } from "../../../src/agent/runner-view.ts";
+import type { EphemeralRunner } from "../../../src/cluster/ephemeral-runner.ts";
 
-const NS = "arc-runners";
-const CREATED = "2026-12-01T10:00:00Z";
-
-/** An EphemeralRunner as the API server lists it: the stand-in's object with uid, creation time, finalizers and managedFields. */
-function listed(name: string, o: Partial<Parameters<typeof makeEphemeralRunner>[0]> = {}) {
-  const r = makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name, runnerId: 42, runnerImage: "ghcr.io/actions/actions-runner:2.330.0", ...o });
-  const meta = { ...r.metadata, uid: `uid-${name}`, creationTimestamp: CREATED, finalizers: ["ephemeralrunner.actions.github.com/finalizer"] };
-  const obj = JSON.parse(JSON.stringify({ ...r, metadata: meta })) as Record<string, unknown>;
-  (obj["metadata"] as Record<string, unknown>)["managedFields"] = managedFieldsOf(obj as never, CREATED);
-  return obj;
-}
-
-const busy = listed("busy", { workflowRunId: 7001, jobRepositoryName: "octo-org/octo-repo" });
-const idle = listed("idle", { phase: "Pending" });
-const failed = listed("failed", {
-  phase: "Failed",
-  status: { reason: "TooManyPodFailures", message: "pod failed 5 times", failures: { "pod-uid": "2026-12-01T10:05:00Z" } } as never,
+const r = (name: string, over: Partial<AgentRunner> = {}): AgentRunner => ({
+  namespace: "arc-runners",
+  name,
+  uid: `uid-${name}`,
+  creationTimestamp: "2026-11-30T10:00:00Z",
+  ...over,
 });
-const gone = listed("gone", { workflowRunId: 7002, jobRepositoryName: "octo-org/octo-repo" });
-(gone["metadata"] as Record<string, unknown>)["deletionTimestamp"] = "2026-12-01T11:00:00Z";
 
-/** Every object and array inside `value`. */
-function containers(value: unknown, out = new Set<unknown>()): Set<unknown> {
-  if (typeof value === "object" && value !== null && !out.has(value)) {
-    out.add(value);
-    for (const v of Object.values(value)) containers(v, out);
-  }
-  return out;
-}
+describe("RunnerView", () => {
+  it("watches its namespaces only, and is synced per namespace once listed", () => {
+    const v = new RunnerView(["team-b", "arc-runners"]);
+    expect([v.watches("arc-runners"), v.watches("kube-system")]).toEqual([true, false]);
+    expect([v.synced(), v.synced("arc-runners"), v.synced("team-b")]).toEqual([false, false, false]);
+    v.replace("arc-runners", []);
+    expect([v.synced(), v.synced("arc-runners"), v.synced("team-b")]).toEqual([false, true, false]);
+    v.replace("team-b", []);
+    expect(v.synced()).toBe(true);
+    expect(v.namespaces).toEqual(["team-b", "arc-runners"]);
+  });
 
-describe("the agent's view", () => {
-  const view = new RunnerView([NS]);
-  view.replace(NS, [busy, idle, failed, gone].map(toAgentRunner));
+  it("lists every runner by namespace then name, and counts them", () => {
+    const v = new RunnerView(["team-b", "arc-runners"]);
+    v.replace("team-b", [r("b", { namespace: "team-b" }), r("a", { namespace: "team-b" })]);
+    v.replace("arc-runners", [r("z"), r("c"), r("m")]);
+    expect(v.all().map((x) => `${x.namespace}/${x.name}`)).toEqual(["arc-runners/c", "arc-runners/m", "arc-runners/z", "team-b/a", "team-b/b"]);
+    expect(v.size()).toBe(5);
+    v.replace("arc-runners", [r("q")]);
+    expect(v.all().map((x) => x.name)).toEqual(["q", "a", "b"]);
+    expect(v.size()).toBe(3);
+    expect(new RunnerView(["x"]).all()).toEqual([]);
+  });
 
-  it("holds exactly the protocol's fields of each runner", () => {
-    const base = ["namespace", "name", "uid", "creationTimestamp", "runnerId"];
-    expect(view.all().map((r) => [r.name, Object.keys(r).sort(), r.arc ? Object.keys(r.arc).sort() : []])).toEqual([
-      ["busy", [...base, "workflowRunId", "jobRepositoryName"].sort(), []],
-      ["failed", [...base, "arc"].sort(), ["failedAt", "message", "phase", "reason", "runnerVersion", "scaleSet"]],
-      ["gone", [...base, "deletionTimestamp", "workflowRunId", "jobRepositoryName"].sort(), []],
-      ["idle", [...base, "arc"].sort(), ["runnerVersion", "scaleSet"]],
+  it("upserts into a listed namespace only, saying whether anything the judge needs changed", () => {
+    const v = new RunnerView(["arc-runners"]);
+    expect(v.upsert(r("a"))).toBe(false); // not listed yet: dropped
+    expect(v.get("arc-runners", "a")).toBeUndefined();
+    v.replace("arc-runners", []);
+    expect(v.upsert(r("a"))).toBe(true);
+    expect(v.upsert(r("a"))).toBe(false);
+    expect(v.get("arc-runners", "a")).toEqual(r("a"));
+    const changes: Partial<AgentRunner>[] = [
+      { uid: "other" },
+      { creationTimestamp: "2026-11-30T10:00:01Z" },
+      { deletionTimestamp: "2026-11-30T11:00:00Z" },
+      { runnerId: 5 },
+      { workflowRunId: 9001 },
+      { jobRepositoryName: "octo/repo" },
+      { arc: { phase: "Failed" } } as Partial<AgentRunner>,
+    ];
+    for (const change of changes) {
+      const w = new RunnerView(["arc-runners"]);
+      w.replace("arc-runners", [r("a")]);
+      expect(w.upsert(r("a", change)), JSON.stringify(change)).toBe(true);
+      expect(w.get("arc-runners", "a")).toEqual(r("a", change));
+    }
+  });
+
+  it("removes a runner only by its own uid, returning it", () => {
+    const v = new RunnerView(["arc-runners"]);
+    v.replace("arc-runners", [r("a")]);
+    expect(v.remove("arc-runners", "a", "uid-other")).toBeUndefined();
+    expect(v.remove("team-b", "a", "uid-a")).toBeUndefined();
+    expect(v.remove("arc-runners", "b", "uid-b")).toBeUndefined();
+    expect(v.get("arc-runners", "a")).toEqual(r("a"));
+    expect(v.remove("arc-runners", "a", "uid-a")).toEqual(r("a"));
+    expect(v.get("arc-runners", "a")).toBeUndefined();
+    expect(v.size()).toBe(0);
+  });
+});
+
+describe("agentRunnerOf", () => {
+  it("carries only the fields a runner has", () => {
+    const base = { namespace: "arc-runners", name: "a", uid: "u-1", creationTimestamp: "2026-11-30T10:00:00Z" } as EphemeralRunner;
+    expect(agentRunnerOf({ ...base, workflowRunId: 9001 } as EphemeralRunner)).toEqual({ ...base, workflowRunId: 9001 });
+    const full = { ...base, deletionTimestamp: "2026-11-30T11:00:00Z", runnerId: 7, workflowRunId: 9001, jobRepositoryName: "octo/repo" } as EphemeralRunner;
+    expect(agentRunnerOf(full)).toEqual(full);
+  });
+});
+
+describe("snapshotMessages", () => {
+  it("splits into parts of perPart, the freshness on the last part only", () => {
+    const runners = [r("a"), r("b"), r("c"), r("d"), r("e")];
+    const fresh = [{ namespace: "arc-runners", wholeMsAgo: 0 }];
+    expect(snapshotMessages(runners, "s", 2, fresh)).toEqual([
+      { type: "snapshot", id: "s", part: 1, parts: 3, runners: [r("a"), r("b")] },
+      { type: "snapshot", id: "s", part: 2, parts: 3, runners: [r("c"), r("d")] },
+      { type: "snapshot", id: "s", part: 3, parts: 3, runners: [r("e")], namespaces: fresh },
     ]);
-    const protocol = Object.keys(AgentRunnerSchema.entries);
-    for (const r of view.all()) expect(protocol).toEqual(expect.arrayContaining(Object.keys(r)));
-    expect(view.get(NS, "failed")?.arc).toEqual({
-      phase: "Failed",
-      reason: "TooManyPodFailures",
-      message: "pod failed 5 times",
-      failedAt: "2026-12-01T10:05:00.000Z",
-      scaleSet: "arc-runners",
-      runnerVersion: "2.330.0",
-    });
-  });
-
-  it("shares no object with the listed ones, so a page is let go once read", () => {
-    const listedParts = containers([busy, idle, failed, gone]);
-    const kept = [...containers(view.all())].filter((c) => !view.all().includes(c as never) && c !== undefined);
-    expect(kept.length).toBeGreaterThan(0);
-    for (const r of view.all()) expect(listedParts.has(r)).toBe(false);
-    for (const c of kept) expect(listedParts.has(c)).toBe(false);
-  });
-
-  it("keeps an upsert as the runner it is given and says whether the judge's fields moved", () => {
-    const moved = toAgentRunner({ ...busy, status: { ...(busy["status"] as object), phase: "Running", ready: false } });
-    expect(view.upsert(moved)).toBe(false);
-    expect(view.get(NS, "busy")).toBe(moved);
-    const rerun = toAgentRunner({ ...busy, status: { ...(busy["status"] as object), workflowRunId: 7003 } });
-    expect(view.upsert(rerun)).toBe(true);
-    expect(Object.keys(view.get(NS, "busy") ?? {}).sort()).toEqual(Object.keys(moved).sort());
+    expect(snapshotMessages(runners.slice(0, 4), "t", 2)).toHaveLength(2);
+    expect(snapshotMessages([], "u", 2, fresh)).toEqual([{ type: "snapshot", id: "u", part: 1, parts: 1, runners: [], namespaces: fresh }]);
   });
 });

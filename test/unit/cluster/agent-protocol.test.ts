@@ -1,16 +1,12 @@
 // The strict parsers of the agent <-> ledger messages (src/cluster/parse-*-message.ts):
 // every valid shape passes unchanged, anything else throws an error naming the
-// field and the value. They must stay usable in workerd: no imports but their own.
-import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+// field and the value. That they import nothing but their own (usable in workerd):
+// test/node/agent/agent-protocol-files.test.ts, which reads the files (Stryker's copies are instrumented).
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AgentRunner } from "../../../src/cluster/agent-protocol.ts";
 import { AgentMessageError, MAX_RUNNERS_PER_PART, parseAgentMessage } from "../../../src/cluster/parse-agent-message.ts";
 import { parseLedgerMessage } from "../../../src/cluster/parse-ledger-message.ts";
 import { RUNNERS_PER_PART, snapshotMessages } from "../../../src/agent/runner-view.ts";
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 const runner: AgentRunner = {
   namespace: "arc-runners",
@@ -243,19 +239,4 @@ describe("parseLedgerMessage", () => {
   ])("refuses %s, naming the field and the value", (_what, text, message) => {
     expect(thrown(() => parseLedgerMessage(text))).toMatch(message);
   });
-});
-
-describe("the protocol files", () => {
-  it.each(["agent-protocol.ts", "agent-message-fields.ts", "parse-agent-message.ts", "parse-ledger-message.ts"])(
-    "src/cluster/%s imports nothing but its siblings and valibot (usable in workerd)",
-    (file) => {
-      const text = readFileSync(join(ROOT, "src/cluster", file), "utf8");
-      const imports = [...text.matchAll(/^\s*(?:import|export)[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
-      // Its siblings, valibot (a production dependency, pure, bundled into the Worker and installed in the agent's image),
-      // the one length rule both sides count text by, and the shapes every layer checks alike (model files: they import nothing).
-      for (const spec of imports)
-        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/(agent-protocol|agent-message-fields)\.ts|\.\.\/model\/(text-length|shapes)\.ts|valibot)$/);
-      expect(text).not.toMatch(/\bprocess\.|\bBuffer\b|require\(/);
-    },
-  );
 });
