@@ -27,6 +27,14 @@ describe("clientAddress", () => {
     expect(clientAddress("64:FF9B::203.0.113.9")).toBe("64:ff9b::203.0.113.9");
   });
 
+  it("drops the port a proxy appends: one client is one bucket whichever port it came from", () => {
+    expect(clientAddress("203.0.113.9:443")).toBe("203.0.113.9");
+    expect(clientAddress("203.0.113.9:51234")).toBe("203.0.113.9");
+    expect(clientAddress("[2001:db8:1:2::5]:443")).toBe("2001:db8:1:2::/64");
+    expect(clientAddress("[2001:db8:1:2::5]")).toBe("2001:db8:1:2::/64");
+    expect(clientAddress("[::ffff:203.0.113.9]:8080")).toBe("203.0.113.9");
+  });
+
   it.each([
     ["nothing", undefined],
     ["an empty header", ""],
@@ -43,6 +51,9 @@ describe("clientAddress", () => {
     ["46 characters", `${"1:".repeat(22)}12`],
     ["a group that is not hex", "2001:db8:1:g::1"],
     ["an address and a comment", "2001:db8::1 (office)"],
+    ["an IPv4 address and a six-digit port", "203.0.113.9:123456"],
+    ["an IPv4 address and an empty port", "203.0.113.9:"],
+    ["a bracketed name", "[localhost]:443"],
   ])("puts %s in the shared unknown bucket", (_what, header) => {
     expect(clientAddress(header)).toBe("unknown");
   });
