@@ -27,6 +27,7 @@ import {
   intakeDurableTable,
   intakeSplitTable,
   intakeTable,
+  listShapesTable,
   mean,
   median,
   profileTable,
@@ -255,7 +256,18 @@ ledger is not counted. Seeding took ${int(big.seedSeconds)} s (${int(big.webhook
 ${bigSweepTable(big)}
 
 The steady sweep's median: ${fixed(bigSteady / 1000, 2)} s of workerd CPU.
+${
+  big.shapes
+    ? `
+**What a list page costs, by shape** (bench/list-shape-bytes.ts, the stand-in's objects: ARC's default pod
+template, managedFields as a server-side apply writes them). Direct mode lists Tables with the objects' metadata
+(src/cluster/list-as-table.ts) and reads in full only the runners a decision needs more of; the agent lists and
+watches full objects and keeps only what it sends (table 6).
 
+${listShapesTable(big.shapes)}
+`
+    : ""
+}
 **Where the time went (profiled first).** Before any change, on main, the same
 measurement over 10,000 live runners gave steady sweeps of 1.68 to 2.05 s of workerd CPU
 (first sweep 9.8 s), over the goal. Profiles of steady sweeps over 300 and 2,000 live

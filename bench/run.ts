@@ -20,6 +20,7 @@ import { measureAlarmLatency } from "./alarm-latency.ts";
 import { FAILED_HISTORY, FAILED_SLOTS, failedSweepLine, measureFailedSweep } from "./failed-sweep.ts";
 import { runDay } from "./day-table.ts";
 import { measureIntake } from "./intake.ts";
+import { measureListShapes } from "./list-shape-bytes.ts";
 import { ledgerRateTable, measureLedgerRate } from "./ledger-rate.ts";
 import { describeMachine, loadAverage } from "./machine.ts";
 import { PROFILE_RUNNERS } from "./profile-size.ts";
@@ -39,6 +40,7 @@ import {
   intakeDurableTable,
   intakeSplitTable,
   intakeTable,
+  listShapesTable,
   profileTable,
   snapshotApplyTable,
 } from "./tables.ts";
@@ -107,9 +109,9 @@ if (only.includes("sweep")) {
     const measured = await measureSweep({ runners: BIG_SWEEP, steadySweeps: 3 }, log);
     log(`  profiling a steady sweep over ${PROFILE_RUNNERS.toLocaleString("en-US")} live runners`);
     const profiled = await measureSweep({ runners: PROFILE_RUNNERS, steadySweeps: 1, profile: true }, log);
-    return { ...measured, profile: profiled.profile };
+    return { ...measured, profile: profiled.profile, shapes: measureListShapes() };
   });
-  log(`\n${bigSweepTable(big)}\n\n${profileTable(big.profile?.top ?? [])}`);
+  log(`\n${bigSweepTable(big)}\n\n${profileTable(big.profile?.top ?? [])}\n\n${listShapesTable(big.shapes ?? [])}`);
 }
 
 let fleet: SweepCost | undefined;

@@ -4,6 +4,7 @@
 // seeded straight into the ledger (POST /test/seed-history, bench only); then
 // the alarm settles and sweeps run: the first (it writes every row's verdict)
 // and then steady-state ones (they write only changes).
+import type { ListShape } from "./list-shape-bytes.ts";
 import { randomBytes } from "node:crypto";
 import { startLocalStack, workflowJobPayload, type LocalStack, type SweepLog } from "../scripts/lib/local-stack.ts";
 import { createKubeTenant, makeEphemeralRunner, roleBindings, type KubeTenant } from "../test/standins/kube/control.ts";
@@ -57,6 +58,8 @@ export interface SweepCost {
   /** The steady-state sweeps, in order. */
   steady: OneSweep[];
   profile?: { totalMs: number; top: ProfileLine[] };
+  /** Bytes per runner of a list page in each listing shape (bench/list-shape-bytes.ts), beside the sweep that lists them. */
+  shapes?: ListShape[];
 }
 
 // What a deployment runs with: the code's defaults (wrangler.toml leaves them out), dry run off.

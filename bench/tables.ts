@@ -1,4 +1,5 @@
 // Tables 1, 2 and 3 as Markdown (table 4 is built by day-table.ts).
+import type { ListShape } from "./list-shape-bytes.ts";
 import type { ProfileLine } from "./cpu-profile.ts";
 import type { IntakeRow, IntakeSplit } from "./intake.ts";
 import { fixed, int, markdownTable } from "./markdown.ts";
@@ -214,6 +215,15 @@ export function profileTable(top: readonly ProfileLine[], rows = 12): string {
     ["function", "module (from the bundle)", "self ms", "share of sampled CPU"],
     top.slice(0, rows).map((l) => [`\`${l.fn}\``, l.module || l.where || "(runtime)", fixed(l.selfMs, 1), `${fixed(l.share * 100, 1)}%`]),
     [2, 3],
+  );
+}
+
+/** Bytes per runner of one list page in each listing shape. */
+export function listShapesTable(shapes: readonly ListShape[]): string {
+  return markdownTable(
+    ["listing shape (500 stand-in objects a page)", "bytes a runner"],
+    shapes.map((s) => [s.shape, int(s.bytes)]),
+    [1],
   );
 }
 
