@@ -110,42 +110,8 @@ function namesOf(a: SqlStorageValue[], at = JUDGED.length + 1): JobNames | undef
   return Object.keys(names).length > 0 ? names : undefined;
 }
 
-const COLUMNS = [
-  "runner",
-  "job_id",
-  "repo",
-  "run_id",
-  "run_attempt",
-  "installation_id",
-  "started_at",
-  "job_completed_at",
-  "job_conclusion",
-  "run_completed_at",
-  "run_conclusion",
-  "run_completed_attempt",
-  "uid",
-  "namespace",
-  "checked_at",
-  "state",
-  "verdict",
-  "reason",
-  "verdict_key",
-  "cause",
-  "decided_at",
-  "due_at",
-  "story",
-  "held_for",
-  "cluster",
-  "fact_at",
-  "workflow_name",
-  "job_name",
-  "head_branch",
-  "run_url",
-  "prune_at",
-  "failures",
-  "runner_id",
-  "check_code",
-] as const;
+/** What a write sets, in values()' order: every column a read selects but the id. */
+const COLUMNS = [...JUDGED.slice(1), ...SHOWN];
 
 /** The records of one SELECT over the runners (`where` and its bindings), whole. */
 function read(sql: Sql, where: string, ...bindings: SqlValue[]): RunnerRecord[] {
@@ -155,6 +121,7 @@ function read(sql: Sql, where: string, ...bindings: SqlValue[]): RunnerRecord[] 
 // Names and the runner id are only ever learned, never unlearned: a verdict written over a row keeps what a webhook added meanwhile.
 const NAME_COLUMNS: readonly string[] = ["workflow_name", "job_name", "head_branch", "run_url", "runner_id"];
 
+/** A record as a write binds it, column for column in COLUMNS. */
 function values(r: RunnerRecord): (string | number | null)[] {
   return [
     r.runner,
@@ -179,18 +146,18 @@ function values(r: RunnerRecord): (string | number | null)[] {
     r.cause ?? null,
     r.decidedAt ?? null,
     r.dueAt,
-    JSON.stringify(r.story),
     r.heldFor ?? null,
     r.cluster ?? null,
     r.factAt ?? null,
-    r.names?.workflow ?? null,
-    r.names?.job ?? null,
-    r.names?.branch ?? null,
-    r.names?.runUrl ?? null,
     r.pruneAt ?? null,
     r.failures ?? 0,
     r.runnerId ?? null,
     r.checkCode ?? null,
+    JSON.stringify(r.story),
+    r.names?.workflow ?? null,
+    r.names?.job ?? null,
+    r.names?.branch ?? null,
+    r.names?.runUrl ?? null,
   ];
 }
 
