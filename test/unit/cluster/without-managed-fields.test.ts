@@ -70,7 +70,11 @@ describe("withoutManagedFields", () => {
   it("refuses every text JSON.parse refused: each cut-short prefix of a list page", () => {
     const page = JSON.stringify(list([runner(1), runner(2)]));
     expect(page.length).toBeGreaterThan(3000);
-    for (let end = 0; end < page.length; end++) expect(parsed(withoutManagedFields(page.slice(0, end))), `prefix of ${end}`).toBe("refused");
+    // One expect for all 3,000-odd prefixes: an expect each took most of the test's time, and under StrykerJS's
+    // instrumentation the test outran vitest's 5 s.
+    const notRefused: number[] = [];
+    for (let end = 0; end < page.length; end++) if (parsed(withoutManagedFields(page.slice(0, end))) !== "refused") notRefused.push(end);
+    expect(notRefused, "prefixes whose cut JSON.parse took").toStrictEqual([]);
     expect(parsed(withoutManagedFields(page))).toStrictEqual({ value: cut(JSON.parse(page)) });
   });
 
