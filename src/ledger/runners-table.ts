@@ -173,6 +173,15 @@ function unreadGuard(r: RunnerRecord): void {
 
 const OPEN = `state IN ('${OPEN_STATES.join("','")}')`;
 
+// The write statements, built once: a first sweep writes every open row (50,000 in the bench).
+const KEY = ["runner", "job_id"];
+const SET_BY_WRITE = COLUMNS.filter((c) => !KEY.includes(c));
+const PUT = `INSERT INTO runners (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")}) ON CONFLICT (runner, job_id) DO UPDATE SET ${SET_BY_WRITE.map((c) => `${c} = excluded.${c}`).join(", ")}`;
+const UPDATE_IF_OPEN = `UPDATE runners SET ${SET_BY_WRITE.map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`)).join(", ")} WHERE id = ? AND ${OPEN}`;
+const UPDATE_IF_OPEN_AND_FACTS_SAME = `${UPDATE_IF_OPEN} AND ${FACT_COLUMNS.map((c) => `${c} IS ?`).join(" AND ")}`;
+/** Where each fact column sits in values(). */
+const FACT_AT = FACT_COLUMNS.map((c) => COLUMNS.indexOf(c));
+
 export class RunnersTable {
   private readonly sql: Sql;
   constructor(sql: Sql) {
@@ -190,14 +199,7 @@ export class RunnersTable {
   /** Inserts or replaces the row of (runner, job): one row written. */
   put(record: RunnerRecord): void {
     unreadGuard(record);
-    const placeholders = COLUMNS.map(() => "?").join(", ");
-    const updates = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
-      .map((c) => `${c} = excluded.${c}`)
-      .join(", ");
-    this.sql.run(
-      `INSERT INTO runners (${COLUMNS.join(", ")}) VALUES (${placeholders}) ON CONFLICT (runner, job_id) DO UPDATE SET ${updates}`,
-      ...values(record),
-    );
+    this.sql.run(PUT, ...values(record));
   }
 
   /**
@@ -208,22 +210,10 @@ export class RunnersTable {
   update(next: RunnerRecord, judged: RunnerRecord, opts: { closing: boolean }): boolean {
     unreadGuard(next);
     unreadGuard(judged);
-    const sets = COLUMNS.filter((c) => c !== "runner" && c !== "job_id")
-      .map((c) => (NAME_COLUMNS.includes(c) ? `${c} = COALESCE(?, ${c})` : `${c} = ?`))
-      .join(", ");
     const nextValues = values(next).slice(2);
-    const open = `id = ? AND ${OPEN}`;
-    if (opts.closing) return this.sql.run(`UPDATE runners SET ${sets} WHERE ${open}`, ...nextValues, judged.id ?? -1) > 0;
+    if (opts.closing) return this.sql.run(UPDATE_IF_OPEN, ...nextValues, judged.id ?? -1) > 0;
     const j = values(judged);
-    const factsSame = FACT_COLUMNS.map((c) => `${c} IS ?`).join(" AND ");
-    return (
-      this.sql.run(
-        `UPDATE runners SET ${sets} WHERE ${open} AND ${factsSame}`,
-        ...nextValues,
-        judged.id ?? -1,
-        ...FACT_COLUMNS.map((c) => j[COLUMNS.indexOf(c)]!),
-      ) > 0
-    );
+    return this.sql.run(UPDATE_IF_OPEN_AND_FACTS_SAME, ...nextValues, judged.id ?? -1, ...FACT_AT.map((i) => j[i]!)) > 0;
   }
 
   /** Every open runner (running or finished). */
