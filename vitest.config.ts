@@ -31,8 +31,10 @@ export const SOAKS = {
  * Not isolated: every file of the project runs in one workerd per pool worker, which keeps the Worker's
  * modules loaded between files (workerd's start and the module graph's load cost about 4 s a file, 170 s of
  * the project's 255 s on 2 cores). Nothing a file leaves behind reaches the next: each env has a ledger of
- * its own by a fresh LEDGER_NAME (test/workers/support/worker.ts), and the module-level maps of src/ are
- * caches keyed by settings or ledger name.
+ * its own by a fresh LEDGER_NAME (test/workers/support/worker.ts), and src/'s module-level maps are keyed
+ * so that no two files share an entry: door-tally's pending counts by ledger name, verify-signature's keys
+ * by Settings object, token-cache's tokens by GitHub URL and App id (each stack's stand-in tenant has a URL
+ * of its own), agent-message-fields' words by schema object.
  */
 export function workersProject(name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration {
   return {
