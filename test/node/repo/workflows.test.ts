@@ -1,9 +1,12 @@
 // .github/workflows: every workflow read by GitHub's own parser
 // (@actions/workflow-parser, the one behind the Actions language service), so a
-// workflow GitHub would refuse fails here first; then what each must do: CI runs
-// .ci/run on pushes and pull requests, a version tag builds and pushes the
-// images for two platforms with provenance and attaches the rendered manifests.
+// workflow GitHub would refuse fails here first; then what each must do: every
+// action pinned by commit SHA, read-only unless a job says otherwise, no
+// checkout keeping its token; CI runs .ci/run on pushes and pull requests; a
+// version tag runs it too, then builds, signs and attests both images for two
+// platforms and attaches the rendered manifests with their checksums.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -31,21 +34,23 @@ async function workflowErrors(name: string, content: string): Promise<string[]> 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
 const BROKEN_EXPRESSION = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo ${{ foo( }}\n";
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JavaScript template.
-const DIGEST_EXPRESSION = "${{ steps.agent.outputs.digest }}";
-
 // biome-ignore lint/suspicious/noTemplateCurlyInString: GitHub Actions expressions, not a JavaScript template.
 const AGENT_TAGS = "${{ steps.version.outputs.agent-image }}:${{ steps.version.outputs.version }}";
+// biome-ignore lint/suspicious/noTemplateCurlyInString: GitHub Actions expressions, not a JavaScript template.
+const SERVER_TAGS = "${{ steps.version.outputs.server-image }}:${{ steps.version.outputs.version }}";
 
 interface Step {
+  id?: string;
   name?: string;
   uses?: string;
   run?: string;
+  env?: Record<string, string>;
   with?: Record<string, unknown>;
 }
 interface Workflow {
   on: Record<string, unknown>;
-  jobs: Record<string, { steps: Step[] }>;
+  permissions?: unknown;
+  jobs: Record<string, { steps: Step[]; permissions?: unknown; needs?: string }>;
 }
 const read = (file: string): Workflow => parseYaml(readFileSync(join(DIR, file), "utf8")) as Workflow;
 const steps = (w: Workflow): Step[] => Object.values(w.jobs).flatMap((j) => j.steps);
@@ -81,63 +86,155 @@ describe("GitHub Actions workflows", () => {
     expect(readFileSync(join(ROOT, ".ci/run"), "utf8")).toMatch(/^npm test$/m);
   });
 
-  it("a version tag builds the agent's image for amd64 and arm64 with provenance, pushed to ghcr.io, and attaches the manifests", () => {
-    const release = read("release.yml");
-    expect(release.on).toEqual({ push: { tags: ["v*"] } });
-    const text = readFileSync(join(DIR, "release.yml"), "utf8");
-    const builds = steps(release).filter((s) => s.uses?.startsWith("docker/build-push-action@"));
-    // The server's image too, once the Dockerfile has a target for it.
-    const targets = [...readFileSync(join(ROOT, "Dockerfile"), "utf8").matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1]);
-    const serverTargets = targets.filter((t) => t !== undefined && /server/i.test(t));
-    expect(builds.length).toBe(1 + serverTargets.length);
-    for (const b of builds) {
-      expect(b.with).toMatchObject({ platforms: "linux/amd64,linux/arm64", push: true, provenance: "mode=max" });
-    }
-    for (const t of serverTargets)
-      expect(
-        builds.some((b) => b.with?.["target"] === t),
-        `a build of Dockerfile target ${t}`,
-      ).toBe(true);
-    // Each build names its stage, so a stage added to the Dockerfile never changes what another build makes.
-    expect(targets).toContain("agent");
-    expect(builds.find((b) => b.with?.["target"] === "agent")?.with?.["tags"]).toBe(AGENT_TAGS);
-    for (const b of builds) expect(targets).toContain(b.with?.["target"]);
-    // The image the release publishes is the one setup and infra/agent name.
-    const { agentImage } = readRelease(ROOT);
-    expect(agentImage).toMatch(/^ghcr\.io\/[a-z0-9-]+\/arc-reaper-agent:/);
-    expect(text).toContain('echo "agent-image=ghcr.io/$owner/arc-reaper-agent"');
-    expect(text).toMatch(/GITHUB_REF_NAME" != "v\$version"/);
-    // The rendered manifests, attached to the release.
-    expect(text).toMatch(/kubectl kustomize dist\/agent-overlay > "dist\/arc-reaper-agent-\$VERSION\.yaml"/);
-    expect(steps(release).some((s) => s.run?.includes("gh release create") && s.run.includes("dist/*.yaml"))).toBe(true);
+  it.each(files)("%s runs every action pinned by a full commit SHA, its version in a comment", (file) => {
+    expect(unpinnedActions(readFileSync(join(DIR, file), "utf8"))).toEqual([]);
   });
 
-  it.skipIf(!hasKubectl)("the release's render step, run as written, makes the agent's manifests pinned to the pushed image's digest", () => {
-    const render = steps(read("release.yml")).find((s) => s.name === "Render the manifests")?.run ?? "";
-    const digest = `sha256:${"a".repeat(64)}`;
-    const work = mkdtempSync(join(tmpdir(), "arc-reaper-release-"));
-    try {
-      cpSync(join(ROOT, "infra"), join(work, "infra"), { recursive: true });
-      writeFileSync(join(work, "render.sh"), render.replaceAll(DIGEST_EXPRESSION, digest));
-      const { version, agentImage } = readRelease(ROOT);
-      execFileSync("bash", ["-euo", "pipefail", "render.sh"], {
-        cwd: work,
-        env: { ...process.env, IMAGE: agentImage.replace(/:[^:]+$/, ""), VERSION: version },
-        stdio: "pipe",
-      });
-      expect(
-        readdirSync(join(work, "dist"))
-          .filter((f) => f.endsWith(".yaml"))
-          .sort(),
-      ).toEqual([`arc-reaper-agent-${version}.yaml`, `arc-reaper-agent-finish-stuck-${version}.yaml`, `arc-reaper-direct-rbac-${version}.yaml`].sort());
-      const agent = (parseAllYaml(readFileSync(join(work, "dist", `arc-reaper-agent-${version}.yaml`), "utf8")) as KubeObject[]).filter(isJsonObject);
-      for (const o of agent) validateKubeObject(o as KubeObject);
-      expect(JSON.stringify(agent)).toContain(`"image":"${agentImage}@${digest}"`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
+  it("the pin check can fail: a tag, a branch, a short SHA or a SHA without its version are named", () => {
+    const text = [
+      "      - uses: actions/checkout@v4",
+      "      - uses: docker/login-action@main # v3",
+      "      - uses: a/b@74a5d14 # v3",
+      `      - uses: a/b@${"a".repeat(40)}`,
+      `      - uses: a/b@${"b".repeat(40)} # v1.2.3`,
+      "      - uses: ./.github/actions/local",
+    ].join("\n");
+    expect(unpinnedActions(text)).toEqual(["1: actions/checkout@v4", "2: docker/login-action@main # v3", "3: a/b@74a5d14 # v3", `4: a/b@${"a".repeat(40)}`]);
+  });
+
+  it.each(files)("%s is read-only by default, every job declares its permissions, every checkout drops its token", (file) => {
+    const w = read(file);
+    expect(w.permissions).toEqual({ contents: "read" });
+    for (const [name, job] of Object.entries(w.jobs)) {
+      expect(job.permissions, `job ${name}`).toBeDefined();
+      for (const s of job.steps.filter((x) => x.uses?.startsWith("actions/checkout@"))) expect(s.with?.["persist-credentials"], `job ${name}`).toBe(false);
     }
   });
+
+  it("a version tag publishes only after a read-only job passed everything .ci/run runs, the image check included", () => {
+    const release = read("release.yml");
+    expect(release.on).toEqual({ push: { tags: ["v*"] } });
+    expect(Object.keys(release.jobs).sort()).toEqual(["check", "publish"]);
+    expect(release.jobs["check"]?.permissions).toEqual({ contents: "read" });
+    expect(release.jobs["check"]?.steps.map((s) => s.run?.trim())).toContain("bash .ci/run");
+    expect(release.jobs["publish"]?.needs).toBe("check");
+    expect(release.jobs["publish"]?.permissions).toEqual({ contents: "write", packages: "write", "id-token": "write", attestations: "write" });
+    // TODO(merge): .ci/run runs npm run images
+  });
+
+  it("publishes both images for amd64 and arm64, each signed, with an SBOM attestation and provenance on its digest", () => {
+    const publish = read("release.yml").jobs["publish"]!.steps;
+    const builds = publish.filter((s) => s.uses?.startsWith("docker/build-push-action@"));
+    expect(builds.map((b) => [b.id, b.with?.["file"], b.with?.["target"], b.with?.["tags"]])).toEqual([
+      ["server", "Dockerfile.server", "server", SERVER_TAGS],
+      ["agent", "Dockerfile", "agent", AGENT_TAGS],
+    ]);
+    for (const b of builds) {
+      expect(b.with).toMatchObject({ platforms: "linux/amd64,linux/arm64", push: true, provenance: "mode=max", sbom: true });
+      // Each build names its stage, so a stage added to a Dockerfile never changes what a build makes.
+      expect(stages(String(b.with?.["file"]))).toContain(b.with?.["target"]);
+      expect(String(b.with?.["build-args"])).toMatch(/^VERSION=.*\nREVISION=.*github\.sha.*\nSOURCE=/m);
+    }
+    for (const id of ["server", "agent"]) {
+      const digest = `\${{ steps.${id}.outputs.digest }}`;
+      const image = `\${{ steps.version.outputs.${id}-image }}`;
+      const sign = publish.find((s) => s.run?.startsWith("cosign sign --yes"));
+      expect(Object.values(sign?.env ?? {})).toContain(`${image}@${digest}`);
+      for (const action of ["actions/attest-sbom@", "actions/attest-build-provenance@"]) {
+        const attest = publish.filter((s) => s.uses?.startsWith(action) && s.with?.["subject-digest"] === digest);
+        expect(
+          attest.map((s) => s.with),
+          `${action} ${id}`,
+        ).toEqual([expect.objectContaining({ "subject-name": image, "push-to-registry": true })]);
+      }
+      const sbom = publish.find((s) => s.uses?.startsWith("anchore/sbom-action@") && s.with?.["image"] === `${image}@${digest}`);
+      expect(publish.find((s) => s.uses?.startsWith("actions/attest-sbom@") && s.with?.["subject-digest"] === digest)?.with?.["sbom-path"]).toBe(
+        sbom?.with?.["output-file"],
+      );
+    }
+    // The images the release publishes are the ones setup, infra/server and infra/agent name.
+    const text = readFileSync(join(DIR, "release.yml"), "utf8");
+    const { agentImage, serverImage } = readRelease(ROOT);
+    expect(agentImage).toMatch(/^ghcr\.io\/[a-z0-9-]+\/arc-reaper-agent:/);
+    expect(serverImage).toMatch(/^ghcr\.io\/[a-z0-9-]+\/arc-reaper-server:/);
+    expect(text).toContain('echo "agent-image=ghcr.io/$owner/arc-reaper-agent"');
+    expect(text).toContain('echo "server-image=ghcr.io/$owner/arc-reaper-server"');
+    expect(text).toMatch(/GITHUB_REF_NAME" != "v\$version"/);
+    expect(publish.some((s) => s.run?.includes("gh release create") && s.run.includes("dist/*.yaml dist/SHA256SUMS"))).toBe(true);
+  });
+
+  it.skipIf(!hasKubectl)(
+    "the release's render step, run as written, makes every home's manifests, each image pinned to its signed digest, and their checksums",
+    () => {
+      const render = read("release.yml").jobs["publish"]!.steps.find((s) => s.name === "Render the manifests")?.run ?? "";
+      const digests = { server: `sha256:${"a".repeat(64)}`, agent: `sha256:${"b".repeat(64)}` };
+      const work = mkdtempSync(join(tmpdir(), "arc-reaper-release-"));
+      try {
+        cpSync(join(ROOT, "infra"), join(work, "infra"), { recursive: true });
+        writeFileSync(join(work, "render.sh"), render);
+        const { version, agentImage, serverImage } = readRelease(ROOT);
+        const bare = (i: string) => i.replace(/:[^:]+$/, "");
+        execFileSync("bash", ["-euo", "pipefail", "render.sh"], {
+          cwd: work,
+          env: {
+            ...process.env,
+            VERSION: version,
+            SERVER_IMAGE: bare(serverImage),
+            SERVER_DIGEST: digests.server,
+            AGENT_IMAGE: bare(agentImage),
+            AGENT_DIGEST: digests.agent,
+          },
+          stdio: "pipe",
+        });
+        const assets = ["server", "agent", "direct-rbac", "agent-finish-stuck", "monitoring"].map((h) => `arc-reaper-${h}-${version}.yaml`);
+        expect(
+          readdirSync(join(work, "dist"))
+            .filter((f) => !f.endsWith("-overlay"))
+            .sort(),
+        ).toEqual([...assets, "SHA256SUMS"].sort());
+        const sums = readFileSync(join(work, "dist/SHA256SUMS"), "utf8").trim().split("\n");
+        expect(sums.map((l) => l.split(/\s+/)[1]).sort()).toEqual([...assets].sort());
+        for (const l of sums) {
+          const [sum, name] = l.split(/\s+/) as [string, string];
+          expect(
+            createHash("sha256")
+              .update(readFileSync(join(work, "dist", name)))
+              .digest("hex"),
+            name,
+          ).toBe(sum);
+        }
+        for (const [home, image, digest] of [
+          ["server", serverImage, digests.server],
+          ["agent", agentImage, digests.agent],
+        ] as const) {
+          const objects = (parseAllYaml(readFileSync(join(work, "dist", `arc-reaper-${home}-${version}.yaml`), "utf8")) as KubeObject[]).filter(isJsonObject);
+          for (const o of objects) validateKubeObject(o as KubeObject);
+          const images = JSON.stringify(objects).match(/"image":"[^"]+"/g);
+          expect(images, home).toEqual([`"image":"${image}@${digest}"`]);
+        }
+        for (const name of assets) expect(parseAllYaml(readFileSync(join(work, "dist", name), "utf8")).filter(isJsonObject).length, name).toBeGreaterThan(0);
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
 });
+
+/** The `uses:` lines of a workflow not pinned to a 40-hex commit SHA with a `# v…` comment, as "line: what" (local actions are fine). */
+function unpinnedActions(text: string): string[] {
+  const out: string[] = [];
+  for (const [i, line] of text.split("\n").entries()) {
+    const m = /^\s*-?\s*uses:\s*(\S+)(.*)$/.exec(line);
+    if (m === null || m[1]!.startsWith("./")) continue;
+    if (!/@[0-9a-f]{40}$/.test(m[1]!) || !/^\s+# v\d/.test(m[2]!)) out.push(`${i + 1}: ${`${m[1]}${m[2]}`.trim()}`);
+  }
+  return out;
+}
+
+/** The named stages of a Dockerfile. */
+function stages(file: string): string[] {
+  return [...readFileSync(join(ROOT, file), "utf8").matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1]!);
+}
 
 function parseAllYaml(text: string): unknown[] {
   return text.split(/^---$/m).map((d) => parseYaml(d) as unknown);

@@ -47,7 +47,7 @@ function contextFiles(): string[] {
 
 describe("Dockerfile.server", () => {
   it("runs workerd on the built config, as a numeric non-root user, on distroless with nothing else copied in", () => {
-    expect(final[0]).toMatch(/^FROM \$\{RUNTIME_IMAGE\}$/);
+    expect(final[0]).toMatch(/^FROM \$\{RUNTIME_IMAGE\} AS server$/);
     expect(text).toMatch(/^ARG RUNTIME_IMAGE=gcr\.io\/distroless\/base-debian12:nonroot$/m);
     expect(final.filter((l) => /^(COPY|ADD|RUN)/.test(l))).toEqual(["COPY --from=build /app /app"]);
     expect(final).toContain("USER 65532:65532");
