@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The arc-reaper agent (src/agent): the in-cluster half of CLUSTER_MODE=agent.
-#   docker build -t REGISTRY/arc-reaper-agent:0.1.0 .
+#   docker build -t REGISTRY/arc-reaper-agent:0.2.0 .
 # Node 24 runs the TypeScript as it is (type stripping), so there is no build
 # step. Only production dependencies are installed. The image runs as uid 1000,
 # owns none of its files and writes nothing, so it runs with a read-only root

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { readRelease } from "../lib/release.ts";
 import { githubPlace } from "./github-urls.ts";
 import { applyKustomize, applyStdin, contextFor } from "./kubectl.ts";
 import { startManifestFlow } from "./manifest-page.ts";
@@ -37,7 +38,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
-const HELP = `npm run setup -- --target cluster --org ORG --host HOST --image IMAGE --apply [FLAGS]
+const HELP = `npm run setup -- --target cluster --org ORG --host HOST --apply [--image IMAGE] [FLAGS]
 arc-reaper in your cluster (infra/server), no Cloudflare account: the GitHub App by the manifest flow
 (webhook https://HOST/webhook), the overlay in --state-dir, kubectl apply (current context), the Secret
 through kubectl's stdin, then a wait for /healthz/deep (at --health-url, default https://HOST; e.g. a
@@ -87,7 +88,8 @@ async function run(v: Record<string, string | boolean | undefined>, root: string
   const host = need("host", "the host your Ingress serves, which GitHub reaches over HTTPS (its webhook is https://HOST/webhook)");
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/i.test(host))
     throw new Refused(`--host must be a host name, e.g. arc-reaper.example.com; got ${JSON.stringify(host)}`);
-  const image = need("image", "the server's image, built from Dockerfile.server and pushed where the cluster pulls from");
+  // The image this version's release publishes, unless --image names a mirror or a build of your own.
+  const image = text("image") || readRelease(root).serverImage;
   const namespaces = splitList(text("namespaces"));
   for (const check of [checkLabels("--namespaces", namespaces), checkLabels("--namespace", [text("namespace")])]) {
     if (!check.ok) throw new Refused(check.problem);

@@ -5,6 +5,7 @@
 // ServiceAccount. No secret is in any of it (the Secret goes through kubectl's stdin).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { readRelease } from "../lib/release.ts";
 
 export interface ServerOverlay {
   namespace: string;
@@ -15,7 +16,6 @@ export interface ServerOverlay {
   githubApiUrl: string;
 }
 
-const PLACEHOLDER_IMAGE = "registry.example.invalid/arc-reaper-server";
 const PLACEHOLDER_HOST = "arc-reaper.example.invalid";
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 
@@ -27,6 +27,7 @@ export function writeServerOverlay(root: string, dir: string, o: ServerOverlay):
   const rel = (from: string, to: string) => relative(from, join(root, to));
   const at = o.image.lastIndexOf(":");
   const [newName, newTag] = at > o.image.lastIndexOf("/") ? [o.image.slice(0, at), o.image.slice(at + 1)] : [o.image, "latest"];
+  const baseImage = readRelease(root).serverImage.replace(/:[^:/]+$/, "");
   const header = "# Made by npm run setup -- --target cluster: no secrets in here. Apply with kubectl apply -k on the directory above.\n";
   writeFileSync(
     join(app, "kustomization.yaml"),
@@ -36,18 +37,16 @@ export function writeServerOverlay(root: string, dir: string, o: ServerOverlay):
         kind: "Kustomization",
         namespace: o.namespace,
         resources: [rel(app, "infra/server/base"), "ingress.yaml"],
-        images: [{ name: PLACEHOLDER_IMAGE, newName, newTag }],
-        patches: [
-          { target: { kind: "Namespace", name: "arc-reaper" }, patch: json([{ op: "replace", path: "/metadata/name", value: o.namespace }]) },
+        images: [{ name: baseImage, newName, newTag }],
+        // Merged into the base's generated settings: the ConfigMap's hash, and so the pod, follows them.
+        configMapGenerator: [
           {
-            target: { kind: "ConfigMap", name: "arc-reaper-settings" },
-            patch: json([
-              { op: "replace", path: "/data/GITHUB_APP_ID", value: String(o.appId) },
-              { op: "replace", path: "/data/REAPER_NAMESPACES", value: o.runnerNamespaces.join(",") },
-              { op: "replace", path: "/data/GITHUB_API_URL", value: o.githubApiUrl },
-            ]),
+            name: "arc-reaper-settings",
+            behavior: "merge",
+            literals: [`GITHUB_APP_ID=${o.appId}`, `REAPER_NAMESPACES=${o.runnerNamespaces.join(",")}`, `GITHUB_API_URL=${o.githubApiUrl}`],
           },
         ],
+        patches: [{ target: { kind: "Namespace", name: "arc-reaper" }, patch: json([{ op: "replace", path: "/metadata/name", value: o.namespace }]) }],
       }),
   );
   writeFileSync(join(app, "ingress.yaml"), readFileSync(join(root, "infra/server/examples/ingress.yaml"), "utf8").replaceAll(PLACEHOLDER_HOST, o.host));

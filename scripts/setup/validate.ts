@@ -71,7 +71,7 @@ export function checkAppId(value: string): Check {
 export function checkImage(value: string): Check {
   return /^[a-z0-9][\w.:/@-]*$/i.test(value) && !/\s/.test(value)
     ? good
-    : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.1.0)`);
+    : bad(`--agent-image ${JSON.stringify(value)} is not an image reference (e.g. ghcr.io/octo-org/arc-reaper-agent:0.2.0)`);
 }
 
 /** A file the user gives (a key, a secret, a config): there, readable and not empty. Its text, or the problem. */

@@ -155,6 +155,9 @@ const REAL_HOSTS = [
   "developers.cloudflare.com",
   "dash.cloudflare.com",
   "ghcr.io",
+  // Sigstore's issuer for GitHub Actions' identity and SPDX's predicate type, in the commands that verify an image.
+  "token.actions.githubusercontent.com",
+  "spdx.dev",
   "kubernetes.default.svc",
   "localhost",
   "127.0.0.1",

@@ -1,7 +1,7 @@
 // Reads arc-reaper's Kubernetes manifests (infra/kubernetes) the way
 // `kubectl apply -k` would, with a small kustomize of our own: nested
-// `resources` (files and directories) and the `namespace` override, which is
-// all the layout uses. Any other kustomization field is refused, so the layout
+// `resources` (files and directories), the `namespace` override and
+// `configMapGenerator` (config-map-generator.ts), which is all the layout uses. Any other kustomization field is refused, so the layout
 // cannot outgrow this reader unnoticed (infra-manifests.test.ts also compares
 // the result with `kubectl kustomize` wherever kubectl is installed).
 //
@@ -12,6 +12,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { DNS_LABEL } from "../../../src/model/shapes.ts";
+import { followGeneratedNames, generateConfigMaps } from "./config-map-generator.ts";
 
 export const INFRA_KUBERNETES_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../../infra/kubernetes");
 
@@ -49,7 +50,7 @@ export interface RbacRequest {
 }
 
 const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
-const SUPPORTED_KUSTOMIZATION_FIELDS = new Set(["apiVersion", "kind", "namespace", "resources"]);
+const SUPPORTED_KUSTOMIZATION_FIELDS = new Set(["apiVersion", "kind", "namespace", "resources", "configMapGenerator"]);
 // Kinds this layout could plausibly contain that have no namespace.
 const CLUSTER_SCOPED_KINDS = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PriorityClass", "StorageClass"]);
 
@@ -172,6 +173,10 @@ export function renderKustomization(dir: string, options: { namespace?: string }
     const path = resolve(dir, entry);
     if (statSync(path).isDirectory()) objects.push(...renderKustomization(path));
     else objects.push(...readYamlDocuments(path).map((doc) => asKubeObject(doc, path)));
+  }
+  if (k["configMapGenerator"] !== undefined) {
+    const generated = generateConfigMaps(dir, k["configMapGenerator"], file);
+    objects = [...followGeneratedNames(objects, generated), ...generated.map((g) => g.object)];
   }
   for (const namespace of [ownNamespace, options.namespace]) {
     if (namespace !== undefined) objects = objects.map((obj) => setNamespace(obj, namespace));

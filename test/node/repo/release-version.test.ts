@@ -12,14 +12,18 @@ const ROOT = resolve(import.meta.dirname, "../../..");
 const release = readRelease(ROOT);
 
 /** Where a version is written for users: the manifests, the docs, the Dockerfile, the workflows. */
-const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "infra", "docs", "Dockerfile", "*.md", ".github"], {
-  cwd: ROOT,
-  encoding: "utf8",
-})
+const files = execFileSync(
+  "git",
+  ["ls-files", "--cached", "--others", "--exclude-standard", "infra", "docs", "Dockerfile", "Dockerfile.server", "*.md", ".github"],
+  {
+    cwd: ROOT,
+    encoding: "utf8",
+  },
+)
   .split("\n")
   .filter((f) => f !== "" && f !== "CHANGELOG.md");
 
-const VERSION_MENTIONS = [/arc-reaper-agent:(\d+\.\d+\.\d+[\w.-]*)/g, /\?ref=v(\d+\.\d+\.\d+[\w.-]*)/g, /newTag: "?(\d+\.\d+\.\d+[\w.-]*)/g];
+const VERSION_MENTIONS = [/arc-reaper-(?:agent|server):(\d+\.\d+\.\d+[\w.-]*)/g, /\?ref=v(\d+\.\d+\.\d+[\w.-]*)/g, /newTag: "?(\d+\.\d+\.\d+[\w.-]*)/g];
 
 /** Every version a text names that is not `version`, as "line: what". */
 function driftedVersions(text: string, version: string): string[] {
@@ -48,25 +52,28 @@ describe("one version (package.json's)", () => {
 
   it("the check can fail: another version in an image, a ref or a newTag is named with its line", () => {
     const text =
-      "image: ghcr.io/o/arc-reaper-agent:0.0.9\n- https://github.com/o/arc-reaper//infra/agent?ref=v1.0.0\nnewTag: 0.2.0\nimage: x/arc-reaper-agent:9.9.9";
-    expect(driftedVersions(text, "9.9.9")).toEqual(["1: arc-reaper-agent:0.0.9", "2: ?ref=v1.0.0", "3: newTag: 0.2.0"]);
+      "image: ghcr.io/o/arc-reaper-agent:0.0.9\n- https://github.com/o/arc-reaper//infra/agent?ref=v1.0.0\nnewTag: 0.2.0\nimage: x/arc-reaper-agent:9.9.9\nimage: x/arc-reaper-server:0.1.0";
+    expect(driftedVersions(text, "9.9.9")).toEqual(["1: arc-reaper-agent:0.0.9", "5: arc-reaper-server:0.1.0", "2: ?ref=v1.0.0", "3: newTag: 0.2.0"]);
   });
 
-  it("every published image and repository address names the repository package.json names", () => {
-    const image = release.agentImage.replace(/:[^:]+$/, "");
+  it("every published image and repository address names the images and repository the release publishes", () => {
+    const published = [release.agentImage, release.serverImage].map((i) => i.replace(/:[^:]+$/, ""));
     const others: string[] = [];
     for (const f of files) {
       const text = readFileSync(join(ROOT, f), "utf8");
-      for (const m of text.matchAll(/ghcr\.io\/[A-Za-z0-9<>_.-]+\/arc-reaper-agent\b/g))
-        if (m[0] !== image && !m[0].includes("<")) others.push(`${f}: ${m[0]}`);
+      for (const m of text.matchAll(/ghcr\.io\/[A-Za-z0-9<>_.-]+\/arc-reaper[\w-]*/g))
+        if (!published.includes(m[0]) && !m[0].includes("<")) others.push(`${f}: ${m[0]}`);
       for (const m of text.matchAll(/github\.com\/([A-Za-z0-9_.-]+\/arc-reaper)\b/g)) if (m[1] !== release.repository) others.push(`${f}: ${m[0]}`);
     }
     expect(others).toEqual([]);
   });
 
-  it("infra/agent's base runs the image this version's release publishes", () => {
+  it("infra/agent's and infra/server's bases run the images this version's release publishes", () => {
     expect(readFileSync(join(ROOT, "infra/agent/base/deployment.yaml"), "utf8")).toMatch(
       new RegExp(`^\\s+image: ${release.agentImage.replaceAll(".", "\\.")}$`, "m"),
+    );
+    expect(readFileSync(join(ROOT, "infra/server/base/deployment.yaml"), "utf8")).toMatch(
+      new RegExp(`^\\s+image: ${release.serverImage.replaceAll(".", "\\.")}$`, "m"),
     );
   });
 

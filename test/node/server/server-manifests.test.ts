@@ -15,9 +15,12 @@ import { describe, expect, it } from "vitest";
 import { readSettings } from "../../../src/config/settings.ts";
 import { readWranglerConfig, ROOT } from "../../../scripts/server/build.ts";
 import { objectId, readYamlDocuments, renderKustomization, type KubeObject } from "../infra/infra-rbac.ts";
+import { configMapHash } from "../infra/config-map-generator.ts";
 import { hasKubectl, kustomize } from "../infra/kubectl.ts";
 
 const DIR = join(ROOT, "infra/server");
+/** The suffixes `kubectl kustomize` (kubectl 1.32) gives ConfigMaps generated from the literals a=1; a=1, b=2; a=x<y. */
+const KNOWN_HASHES = { one: "h29d89cmmt", two: "7gdc49gk6d", escaped: "g55d2dbb44" };
 const modelData = <T>(obj: KubeObject): T => obj as unknown as T;
 const VALIDATORS: Record<string, (obj: KubeObject) => void> = {
   "v1/Namespace": (o) => new Namespace(modelData(o)).validate(),
@@ -43,7 +46,8 @@ const one = (kind: string, namespace: string | undefined, name: string): Any => 
 const deployment = one("Deployment", "arc-reaper", "arc-reaper");
 const pod = deployment.spec.template.spec;
 const container = pod.containers[0];
-const settings = one("ConfigMap", "arc-reaper", "arc-reaper-settings").data as Record<string, string>;
+const settingsMap = rendered.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("arc-reaper-settings-")) as Any;
+const settings = settingsMap.data as Record<string, string>;
 
 describe("infra/server", () => {
   it("renders exactly the server's objects and the runner namespace's Role, each valid", () => {
@@ -51,7 +55,7 @@ describe("infra/server", () => {
       [
         "core/Namespace/-/arc-reaper",
         "core/ServiceAccount/arc-reaper/arc-reaper",
-        "core/ConfigMap/arc-reaper/arc-reaper-settings",
+        `core/ConfigMap/arc-reaper/${settingsMap.metadata.name}`,
         "core/PersistentVolumeClaim/arc-reaper/arc-reaper-ledger",
         "core/Service/arc-reaper/arc-reaper",
         "apps/Deployment/arc-reaper/arc-reaper",
@@ -129,7 +133,7 @@ describe("infra/server", () => {
       settings: { dryRun: true, home: { kind: "cluster", sweepEverySeconds: 60, clientAddress: { header: "x-forwarded-for", trustedProxies: 1 } } },
     });
     expect(result.ok && result.settings.warnings).toEqual([]);
-    expect(container.envFrom).toEqual([{ configMapRef: { name: "arc-reaper-settings" } }, { secretRef: { name: "arc-reaper-secrets" } }]);
+    expect(container.envFrom).toEqual([{ configMapRef: { name: settingsMap.metadata.name } }, { secretRef: { name: "arc-reaper-secrets" } }]);
     expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
     expect(container.readinessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
   });
@@ -169,6 +173,16 @@ describe("infra/server", () => {
     expect(route.spec.rules).toEqual([
       { matches: [{ method: "POST", path: { type: "Exact", value: "/webhook" } }], backendRefs: [{ name: "arc-reaper", port: 80 }] },
     ]);
+  });
+
+  it("names its settings by a hash of them, so a committed change rolls the pod", () => {
+    expect(settingsMap.metadata.name).toMatch(/^arc-reaper-settings-[a-z0-9]{10}$/);
+    expect(settingsMap.metadata.name).toBe(`arc-reaper-settings-${configMapHash(settings)}`);
+    expect(configMapHash({ ...settings, REAPER_DRY_RUN: "false" })).not.toBe(settingsMap.metadata.name.slice(-10));
+    // kustomize's own figures for known maps (kubectl kustomize 1.32): the same function, not a look-alike.
+    expect(configMapHash({ a: "1" })).toBe(KNOWN_HASHES.one);
+    expect(configMapHash({ a: "1", b: "2" })).toBe(KNOWN_HASHES.two);
+    expect(configMapHash({ a: "x<y" })).toBe(KNOWN_HASHES.escaped);
   });
 
   it.skipIf(!hasKubectl)("renders the same as `kubectl kustomize`", () => {

@@ -74,7 +74,7 @@ describe("npm run setup -- --target cluster", () => {
       CLOUDFLARE_ACCOUNT_ID: cloudflare.accountId,
     });
     const stateDir = join(work, "state");
-    const args = ["--target", "cluster", "--org", "octo-org", "--host", "hooks.example.invalid", "--image", "ghcr.io/octo-org/arc-reaper-server:0.1.0"];
+    const args = ["--target", "cluster", "--org", "octo-org", "--host", "hooks.example.invalid", "--image", "ghcr.io/octo-org/arc-reaper-server:0.2.0"];
     const more = [
       "--namespace",
       "reaper",
@@ -105,10 +105,13 @@ describe("npm run setup -- --target cluster", () => {
     expect(stringData.GITHUB_APP_PRIVATE_KEY).toBe(tenant.privateKeyPkcs1.trim());
     const apply = calls.find((c) => c.args.includes("-k"));
     const rendered = apply?.rendered ?? "";
-    expect(rendered).toContain("image: ghcr.io/octo-org/arc-reaper-server:0.1.0");
+    expect(rendered).toContain("image: ghcr.io/octo-org/arc-reaper-server:0.2.0");
     expect(rendered).toContain("host: hooks.example.invalid");
     expect(rendered).toContain(`GITHUB_APP_ID: "${tenant.appId}"`);
     expect(rendered).toContain("REAPER_NAMESPACES: arc-runners,team-b");
+    // The settings merged into the base's generated ConfigMap: one of them, named by its hash, which the pod follows.
+    const settingsNames = new Set(rendered.match(/arc-reaper-settings[-\w]*/g));
+    expect([...settingsNames]).toEqual([expect.stringMatching(/^arc-reaper-settings-[a-z0-9]{10}$/)]);
     expect(rendered).toMatch(/kind: RoleBinding[\s\S]*namespace: team-b[\s\S]*subjects:\n- kind: ServiceAccount\n {2}name: arc-reaper\n {2}namespace: reaper/);
     // No Cloudflare request; no secret on a command line, in the output or in a file.
     expect(cloudflare.calls).toEqual([]);

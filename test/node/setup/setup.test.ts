@@ -150,7 +150,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
       "--namespaces",
       NS,
       "--agent-image",
-      "ghcr.io/octo-org/arc-reaper-agent:0.1.0",
+      "ghcr.io/octo-org/arc-reaper-agent:0.2.0",
       "--worker-url",
       workerUrl,
       "--state-dir",
@@ -251,7 +251,7 @@ describe("npm run setup: from nothing to a checked dry run", () => {
     await new Promise((resolve) => kustomized.on("close", resolve));
     expect(rendered).toContain(`value: ${workerUrl}`);
     expect(rendered).toContain(`value: ${CLUSTER}`);
-    expect(rendered).toContain("image: ghcr.io/octo-org/arc-reaper-agent:0.1.0");
+    expect(rendered).toContain("image: ghcr.io/octo-org/arc-reaper-agent:0.2.0");
     expect(rendered).toMatch(new RegExp(`kind: RoleBinding[\\s\\S]*namespace: ${NS}`));
 
     // The "deployment": wrangler dev of the config setup deployed, with the secrets Cloudflare received.

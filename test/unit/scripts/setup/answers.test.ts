@@ -81,7 +81,7 @@ describe("setup's answers", () => {
         mode: "agent",
         clusters: "default",
         namespaces: "arc-runners",
-        "agent-image": "ghcr.io/octo-org/arc-reaper-agent:0.1.0",
+        "agent-image": "ghcr.io/octo-org/arc-reaper-agent:0.2.0",
       },
       none,
       ROOT,
