@@ -58,3 +58,35 @@ export async function applyKustomize(k: Kubectl, dir: string): Promise<string> {
   if (r.code !== 0) throw new Error(`kubectl apply -k ${dir} failed:\n${tail(r.out)}`);
   return r.out.trim();
 }
+
+/**
+ * Applies objects given on stdin server-side: the API server keeps field owners in
+ * managedFields and writes no `last-applied-configuration` annotation, so a Secret's
+ * values are stored once, in the Secret, and nowhere beside it.
+ */
+export async function applyServerSide(k: Kubectl, json: string): Promise<void> {
+  const r = await run("kubectl", ["--context", k.context, "apply", "--server-side", "--field-manager=arc-reaper-setup", "--force-conflicts", "-f", "-"], {
+    cwd: k.root,
+    stdin: json,
+  });
+  if (r.code !== 0) throw new Error(`kubectl apply --server-side -f - failed:\n${tail(r.out)}`);
+}
+
+/** What `kubectl kustomize dir` renders (no cluster is asked). */
+export async function kustomize(root: string, dir: string): Promise<string> {
+  const r = await run("kubectl", ["kustomize", dir], { cwd: root });
+  if (r.code !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${tail(r.out)}`);
+  return r.out;
+}
+
+/** The API server address of a context, for the plan. */
+export async function contextServer(k: Kubectl): Promise<string> {
+  const r = await run("kubectl", ["config", "view", "--minify", "--context", k.context, "-o", "jsonpath={.clusters[0].cluster.server}"], { cwd: k.root });
+  return r.code === 0 && r.out.trim() !== "" ? r.out.trim() : "(unknown: kubectl config view answered nothing)";
+}
+
+/** Waits until the Deployment's pod is ready (its readiness probe, /healthz, passes). */
+export async function rolloutStatus(k: Kubectl, namespace: string, minutes: number): Promise<{ ok: boolean; out: string }> {
+  const r = await run("kubectl", ["--context", k.context, "-n", namespace, "rollout", "status", "deploy/arc-reaper", `--timeout=${minutes}m`], { cwd: k.root });
+  return { ok: r.code === 0, out: tail(r.out) };
+}

@@ -1,87 +1,138 @@
-// The in-cluster server's overlay, rendered by `npm run setup -- --target cluster`
-// into the state dir: infra/server's base in the user's namespace, with their
-// image, App id and runner namespaces, an Ingress for POST /webhook on their
-// host, and per runner namespace the Worker's own Role bound to the server's
-// ServiceAccount. No secret is in any of it (the Secret goes through kubectl's stdin).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+// The in-cluster server's overlay, written by `npm run setup -- --target cluster`
+// where the user says (--out), ready to commit to their GitOps repository: the
+// shape of infra/examples/server, its bases taken by URL at this release's tag,
+// with their namespace, image, App id, runner namespaces and host. No secret is
+// in any of it (the Secret goes through kubectl's stdin, server-side).
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { parse, stringify } from "yaml";
 import { readRelease } from "../lib/release.ts";
 
 export interface ServerOverlay {
   namespace: string;
   host: string;
   image: string;
-  appId: number;
+  /** The App's id, or undefined before the manifest flow made it (a dry run). */
+  appId: number | undefined;
   runnerNamespaces: string[];
   githubApiUrl: string;
 }
 
 const PLACEHOLDER_HOST = "arc-reaper.example.invalid";
-const json = (v: unknown) => JSON.stringify(v, null, 2);
+const HEADER = "# Made by npm run setup -- --target cluster: no secrets in here. Commit it; apply it with kubectl apply -k on the directory above.\n";
+/** A base of arc-reaper's by URL at a release tag, as the overlay names it. */
+const REMOTE = /https:\/\/github\.com\/[^/\s]+\/[^/\s]+\/\/([^?\s]+)\?ref=\S+/g;
 
-/** Writes the overlay under `dir` (replacing what an earlier run wrote there); answers the directory to `kubectl apply -k`. */
+const yaml = (v: unknown) => HEADER + stringify(v, { lineWidth: 0 });
+
+/** The image split as kustomize's `images:` wants it: name and tag. */
+function imageParts(image: string): { newName: string; newTag: string } {
+  const at = image.lastIndexOf(":");
+  return at > image.lastIndexOf("/") ? { newName: image.slice(0, at), newTag: image.slice(at + 1) } : { newName: image, newTag: "latest" };
+}
+
+/** Writes the overlay under `dir` (replacing what an earlier run wrote there); answers the directory to apply. */
 export function writeServerOverlay(root: string, dir: string, o: ServerOverlay): string {
+  const release = readRelease(root);
+  const base = (path: string) => `https://github.com/${release.repository}//${path}?ref=v${release.version}`;
   rmSync(dir, { recursive: true, force: true });
-  const app = join(dir, "app");
-  mkdirSync(app, { recursive: true });
-  const rel = (from: string, to: string) => relative(from, join(root, to));
-  const at = o.image.lastIndexOf(":");
-  const [newName, newTag] = at > o.image.lastIndexOf("/") ? [o.image.slice(0, at), o.image.slice(at + 1)] : [o.image, "latest"];
-  const baseImage = readRelease(root).serverImage.replace(/:[^:/]+$/, "");
-  const header = "# Made by npm run setup -- --target cluster: no secrets in here. Apply with kubectl apply -k on the directory above.\n";
+  const server = join(dir, "server");
+  mkdirSync(server, { recursive: true });
   writeFileSync(
-    join(app, "kustomization.yaml"),
-    header +
-      json({
-        apiVersion: "kustomize.config.k8s.io/v1beta1",
-        kind: "Kustomization",
-        namespace: o.namespace,
-        resources: [rel(app, "infra/server/base"), "ingress.yaml"],
-        images: [{ name: baseImage, newName, newTag }],
-        // Merged into the base's generated settings: the ConfigMap's hash, and so the pod, follows them.
-        configMapGenerator: [
-          {
-            name: "arc-reaper-settings",
-            behavior: "merge",
-            literals: [`GITHUB_APP_ID=${o.appId}`, `REAPER_NAMESPACES=${o.runnerNamespaces.join(",")}`, `GITHUB_API_URL=${o.githubApiUrl}`],
-          },
-        ],
-        patches: [{ target: { kind: "Namespace", name: "arc-reaper" }, patch: json([{ op: "replace", path: "/metadata/name", value: o.namespace }]) }],
-      }),
+    join(server, "kustomization.yaml"),
+    yaml({
+      apiVersion: "kustomize.config.k8s.io/v1beta1",
+      kind: "Kustomization",
+      namespace: o.namespace,
+      resources: [base("infra/server/base"), "ingress.yaml"],
+      images: [{ name: release.serverImage.replace(/:[^:/]+$/, ""), ...imageParts(o.image) }],
+      // Merged into the base's generated settings: the ConfigMap's hash, and so the pod, follows them.
+      configMapGenerator: [
+        {
+          name: "arc-reaper-settings",
+          behavior: "merge",
+          literals: [
+            `GITHUB_APP_ID=${o.appId ?? "made-by-the-manifest-flow"}`,
+            `REAPER_NAMESPACES=${o.runnerNamespaces.join(",")}`,
+            `GITHUB_API_URL=${o.githubApiUrl}`,
+          ],
+        },
+      ],
+    }),
   );
-  writeFileSync(join(app, "ingress.yaml"), readFileSync(join(root, "infra/server/examples/ingress.yaml"), "utf8").replaceAll(PLACEHOLDER_HOST, o.host));
+  writeFileSync(
+    join(server, "ingress.yaml"),
+    readFileSync(join(root, "infra/examples/server/server/ingress.yaml"), "utf8").replaceAll(PLACEHOLDER_HOST, o.host),
+  );
   const runners = o.runnerNamespaces.map((ns) => `runners-${ns}`);
   for (const [i, ns] of o.runnerNamespaces.entries()) {
     const d = join(dir, runners[i]!);
     mkdirSync(d);
     writeFileSync(
       join(d, "kustomization.yaml"),
-      header +
-        json({
-          apiVersion: "kustomize.config.k8s.io/v1beta1",
-          kind: "Kustomization",
-          namespace: ns,
-          resources: [rel(d, "infra/kubernetes/runner-namespace")],
-          patches: [
-            { target: { kind: "RoleBinding", name: "arc-reaper" }, patch: json([{ op: "replace", path: "/subjects/0/namespace", value: o.namespace }]) },
-          ],
-        }),
+      yaml({
+        apiVersion: "kustomize.config.k8s.io/v1beta1",
+        kind: "Kustomization",
+        namespace: ns,
+        resources: [base("infra/kubernetes/runner-namespace")],
+        patches: [
+          {
+            target: { kind: "RoleBinding", name: "arc-reaper" },
+            patch: stringify([{ op: "replace", path: "/subjects/0/namespace", value: o.namespace }]),
+          },
+        ],
+      }),
     );
   }
   writeFileSync(
     join(dir, "kustomization.yaml"),
-    header + json({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["app", ...runners] }),
+    yaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["server", ...runners] }),
   );
   return dir;
 }
 
-/** The Secret the server reads its secrets from, as YAML for `kubectl apply -f -` (stdin only). */
+/**
+ * A copy of the overlay in a scratch directory whose bases are this checkout's files at the
+ * same paths (setup runs from a clone of the release it names), so rendering needs no network.
+ * The caller renders it and removes it with `done()`.
+ */
+export function localOverlayCopy(root: string, dir: string): { dir: string; done(): void } {
+  const scratch = mkdtempSync(join(tmpdir(), "arc-reaper-setup-overlay-"));
+  const copy = join(scratch, "overlay");
+  cpSync(dir, copy, { recursive: true });
+  for (const file of kustomizations(copy)) {
+    const text = readFileSync(file, "utf8");
+    writeFileSync(
+      file,
+      text.replace(REMOTE, (_m, path: string) => relative(dirname(file), join(root, path))),
+    );
+  }
+  return { dir: copy, done: () => rmSync(scratch, { recursive: true, force: true }) };
+}
+
+/** The overlay's kustomization files: the top one and each directory it lists. */
+function kustomizations(dir: string): string[] {
+  const top = join(dir, "kustomization.yaml");
+  const { resources = [] } = parse(readFileSync(top, "utf8")) as { resources?: string[] };
+  return [top, ...resources.map((d) => join(dir, d, "kustomization.yaml"))];
+}
+
+/** The Secret the server reads its secrets from, as JSON for `kubectl apply --server-side -f -` (stdin only). */
 export function serverSecretYaml(namespace: string, values: Record<string, string>): string {
-  return json({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "arc-reaper-secrets", namespace, labels: { "app.kubernetes.io/name": "arc-reaper", "app.kubernetes.io/managed-by": "arc-reaper-setup" } },
-    type: "Opaque",
-    stringData: values,
-  });
+  return JSON.stringify(
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "arc-reaper-secrets",
+        namespace,
+        labels: { "app.kubernetes.io/name": "arc-reaper", "app.kubernetes.io/managed-by": "arc-reaper-setup" },
+      },
+      type: "Opaque",
+      stringData: values,
+    },
+    null,
+    2,
+  );
 }

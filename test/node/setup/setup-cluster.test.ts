@@ -1,19 +1,29 @@
 // npm run setup -- --target cluster, against the GitHub stand-in (the manifest
-// flow, done as a browser would), a stand-in kubectl and a stand-in server
-// answering /healthz/deep: the App made, the overlay rendered for the
-// namespace, host and image and applied, the Secret sent through kubectl's
-// stdin, and no Cloudflare request, no secret in argv, output or files.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// flow, done as a browser would), a stand-in kubectl (its port-forward reaches
+// a stand-in server answering /healthz/deep) : the plan shown first, the App
+// made, the overlay written as YAML with its bases by URL at the tag, rendered
+// and applied, the Secret applied server-side through kubectl's stdin, the
+// health check through setup's own port-forward, and no Cloudflare request, no
+// secret in argv, output, files or an annotation. --dry-run touches nothing;
+// without --yes and a terminal, setup refuses after its plan.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { readRelease } from "../../../scripts/lib/release.ts";
+import { ROOT } from "../../../scripts/lib/local-stack.ts";
 import { startCloudflareStandin, type CloudflareStandin } from "../../standins/cloudflare/server.ts";
 import { createGithubTenant } from "../../standins/github/control.ts";
 import { startGithubStandin, type GithubStandin } from "../../standins/github/server.ts";
 import { kubectlCalls, writeFakeKubectl } from "./setup-fakes.ts";
 import { filesContaining, filesUnder, runSetup } from "./setup-rig.ts";
+
+const release = readRelease(ROOT);
+/** kubectl verbs that change a cluster or start a tunnel. */
+const CHANGES = ["apply", "create", "delete", "patch", "replace", "rollout", "port-forward"];
 
 let work: string;
 let bin: string;
@@ -49,7 +59,7 @@ function form(html: string, base: string): { action: string; fields: URLSearchPa
 }
 
 describe("npm run setup -- --target cluster", () => {
-  it("makes the App, applies the overlay and the Secret through stdin, waits for /healthz/deep, and never calls Cloudflare", async () => {
+  it("shows its plan, makes the App, writes and applies the overlay, the Secret server-side, checks /healthz/deep itself, never calls Cloudflare", async () => {
     const tenant = await createGithubTenant(github.url);
     const log = join(work, "kubectl.jsonl");
     // The server's /healthz/deep passes for the ADMIN_TOKEN of the Secret kubectl was given.
@@ -67,6 +77,8 @@ describe("npm run setup -- --target cluster", () => {
       HOME: join(work, "home"),
       FAKE_LOG: log,
       FAKE_CONTEXTS: "prod",
+      FAKE_API_SERVER: "https://prod.k8s.example.invalid:6443",
+      FAKE_HEALTH_URL: `http://127.0.0.1:${(stub.address() as AddressInfo).port}`,
       ARC_REAPER_SETUP_GITHUB_COM: `${tenant.webUrl} ${tenant.baseUrl}`,
       // Were anything on this path to call Cloudflare, it would land here.
       CLOUDFLARE_API_BASE_URL: cloudflare.apiBaseUrl,
@@ -75,17 +87,7 @@ describe("npm run setup -- --target cluster", () => {
     });
     const stateDir = join(work, "state");
     const args = ["--target", "cluster", "--org", "octo-org", "--host", "hooks.example.invalid", "--image", "ghcr.io/octo-org/arc-reaper-server:0.2.0"];
-    const more = [
-      "--namespace",
-      "reaper",
-      "--namespaces",
-      "arc-runners,team-b",
-      "--apply",
-      "--state-dir",
-      stateDir,
-      "--health-url",
-      `http://127.0.0.1:${(stub.address() as AddressInfo).port}`,
-    ];
+    const more = ["--namespace", "reaper", "--namespaces", "arc-runners,team-b", "--yes", "--state-dir", stateDir];
     const setup = runSetup([...args, ...more], env);
     try {
       const open = await setup.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/\S*) and click/, 30_000);
@@ -103,8 +105,21 @@ describe("npm run setup -- --target cluster", () => {
     const stringData = (JSON.parse(secretCall?.stdin ?? "{}") as { metadata: { namespace: string }; stringData: Record<string, string> }).stringData;
     expect(Object.keys(stringData).sort()).toEqual(["ADMIN_TOKEN", "GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"]);
     expect(stringData.GITHUB_APP_PRIVATE_KEY).toBe(tenant.privateKeyPkcs1.trim());
-    const apply = calls.find((c) => c.args.includes("-k"));
-    const rendered = apply?.rendered ?? "";
+    // The plan, before anything was made: the context and its API server, the namespaces, host and image.
+    const plan = setup.output().slice(0, setup.output().indexOf("== 1."));
+    for (const part of [
+      "kubectl context prod (API server https://prod.k8s.example.invalid:6443)",
+      "Namespace reaper",
+      "arc-runners, team-b",
+      "https://hooks.example.invalid/webhook",
+      "ghcr.io/octo-org/arc-reaper-server:0.2.0",
+    ])
+      expect(plan).toContain(part);
+    // The Secret server-side (no last-applied annotation to copy its values into); the overlay's objects through stdin.
+    expect(secretCall?.args).toEqual(expect.arrayContaining(["apply", "--server-side", "-f", "-"]));
+    const apply = calls.find((c) => c.args.includes("apply") && !c.args.includes("--server-side"));
+    expect(apply?.args).toEqual(["--context", "prod", "apply", "-f", "-"]);
+    const rendered = apply?.stdin ?? "";
     expect(rendered).toContain("image: ghcr.io/octo-org/arc-reaper-server:0.2.0");
     expect(rendered).toContain("host: hooks.example.invalid");
     expect(rendered).toContain(`GITHUB_APP_ID: "${tenant.appId}"`);
@@ -119,17 +134,53 @@ describe("npm run setup -- --target cluster", () => {
     for (const c of calls) for (const s of secrets) expect(c.args.join(" ")).not.toContain(s);
     for (const s of secrets) expect(setup.output()).not.toContain(s);
     expect(filesContaining(filesUnder(stateDir), secrets)).toEqual([]);
-    expect(readFileSync(join(stateDir, "server/app/kustomization.yaml"), "utf8")).toContain('"namespace": "reaper"');
+    // The overlay is YAML, ready to commit: its bases by URL at this release's tag, nothing of the clone's paths.
+    const written = parseYaml(readFileSync(join(stateDir, "server/server/kustomization.yaml"), "utf8")) as { namespace: string; resources: string[] };
+    expect(written.namespace).toBe("reaper");
+    expect(written.resources).toEqual([`https://github.com/${release.repository}//infra/server/base?ref=v${release.version}`, "ingress.yaml"]);
+    // The health check went through setup's own port-forward, which it stopped, after the rollout.
+    const order = calls.map((c) => c.args.find((x) => ["apply", "rollout", "port-forward"].includes(x))).filter(Boolean);
+    expect(order).toEqual(["apply", "apply", "rollout", "port-forward"]);
   });
 
-  it("refuses without --apply before making anything", async () => {
+  it("--dry-run shows the plan and the YAML, and makes, writes and applies nothing", async () => {
+    const log = join(work, "dry-run.jsonl");
+    const stateDir = join(work, "dry-run-state");
+    const setup = runSetup(
+      ["--target", "cluster", "--org", "octo-org", "--host", "h.example.invalid", "--namespaces", "team-a", "--dry-run", "--state-dir", stateDir],
+      {
+        ...process.env,
+        PATH: [bin, process.env.PATH ?? ""].join(delimiter),
+        FAKE_LOG: log,
+        FAKE_CONTEXTS: "staging",
+      },
+    );
+    expect(await setup.exited, setup.output()).toBe(0);
+    expect(setup.output()).toContain("kubectl context staging");
+    expect(setup.output()).toContain(`image: ${release.serverImage}`);
+    expect(setup.output()).toMatch(/kind: RoleBinding[\s\S]*namespace: team-a/);
+    expect(setup.output()).not.toContain("Open ");
+    expect(kubectlCalls(log).filter((c) => CHANGES.some((verb) => c.args.includes(verb)))).toEqual([]);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it("--help says what each flag does", async () => {
+    const setup = runSetup(["--target", "cluster", "--help"], { ...process.env, PATH: [bin, process.env.PATH ?? ""].join(delimiter) });
+    expect(await setup.exited).toBe(0);
+    for (const flag of ["--namespace NAMESPACE", "--namespaces NAMESPACES", "--dry-run", "--yes, -y", "--out OUT", "--image IMAGE"])
+      expect(setup.output()).toMatch(new RegExp(`^  ${flag.replace(/[-]/g, "\\-")}\\s+\\S.{10,}`, "m"));
+  });
+
+  it("without --yes and no terminal to ask on, shows its plan and refuses before making anything", async () => {
     const setup = runSetup(["--target", "cluster", "--org", "octo-org", "--host", "h.example.invalid", "--image", "i:1"], {
       ...process.env,
       PATH: [bin, process.env.PATH ?? ""].join(delimiter),
       FAKE_LOG: join(work, "none.jsonl"),
+      FAKE_CONTEXTS: "prod",
     });
     expect(await setup.exited).toBe(2);
-    expect(setup.output()).toMatch(/--apply is needed/);
-    expect(kubectlCalls(join(work, "none.jsonl"))).toEqual([]);
+    expect(setup.output()).toContain("== The plan");
+    expect(setup.output()).toMatch(/--yes is needed when setup cannot ask/);
+    expect(kubectlCalls(join(work, "none.jsonl")).filter((c) => CHANGES.some((verb) => c.args.includes(verb)))).toEqual([]);
   });
 });

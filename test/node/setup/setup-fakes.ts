@@ -21,6 +21,8 @@ export interface KubectlCall {
  * FAKE_CONTEXTS: comma-separated contexts, the first current ("" for none).
  * FAKE_SA_SECRET / FAKE_AGENT_SECRET: none | other | setup (who made Secret
  * arc-reaper-token / arc-reaper-agent-token). FAKE_SA_TOKEN: arc-reaper-token's token.
+ * `kustomize` runs the real kubectl's; `port-forward` forwards a free local port to
+ * FAKE_HEALTH_URL until stopped; FAKE_API_SERVER: the context's API server.
  */
 export function writeFakeKubectl(dir: string): void {
   const path = join(dir, "kubectl");
@@ -38,6 +40,16 @@ fs.appendFileSync(process.env.FAKE_LOG, JSON.stringify(call) + "\\n");
 const contexts = (process.env.FAKE_CONTEXTS || "").split(",").filter(Boolean);
 const out = (t) => { process.stdout.write(t); process.exit(0); };
 const notFound = (n) => { process.stderr.write('Error from server (NotFound): secrets "' + n + '" not found\\n'); process.exit(1); };
+if (args[0] === "kustomize") { process.stdout.write(execFileSync("/usr/bin/kubectl", args, { encoding: "utf8" })); process.exit(0); }
+if (args[0] === "config" && args[1] === "view") out(process.env.FAKE_API_SERVER || "https://127.0.0.1:6443");
+if (args.includes("port-forward")) {
+  // A forward to FAKE_HEALTH_URL (the "Service"), on a free port, announced as kubectl does; it runs until stopped.
+  const target = new URL(process.env.FAKE_HEALTH_URL);
+  const server = require("node:net").createServer((c) => { const up = require("node:net").connect(Number(target.port), target.hostname); c.pipe(up).pipe(c); up.on("error", () => c.destroy()); c.on("error", () => up.destroy()); });
+  server.listen(0, "127.0.0.1", () => process.stdout.write("Forwarding from 127.0.0.1:" + server.address().port + " -> 8080\\n"));
+  process.on("SIGTERM", () => process.exit(0));
+  return;
+}
 if (args[0] === "config" && args[1] === "current-context") { if (!contexts[0]) { process.stderr.write("error: current-context is not set\\n"); process.exit(1); } out(contexts[0] + "\\n"); }
 if (args[0] === "config" && args[1] === "get-contexts") out(contexts.join("\\n") + "\\n");
 if (args.includes("get") && args.includes("arc-reaper-token")) {
