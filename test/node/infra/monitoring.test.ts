@@ -1,5 +1,5 @@
 // infra/monitoring: the alert rules load as a PrometheusRule, the scrape as a
-// ScrapeConfig, the dashboard is a well-formed Grafana dashboard, every PromQL
+// ScrapeConfig (Cloudflare) or a PodMonitor (in the cluster, with alert texts for that home), the dashboard is a well-formed Grafana dashboard, every PromQL
 // expression parses (Prometheus's own Lezer grammar), and every metric they
 // name is one that /metrics exposes: METRIC_NAMES in src/metrics/metric-names.ts,
 // with the types, labels and label values its comments declare.
@@ -7,11 +7,17 @@ import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
+import { PodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
 import { ScrapeConfig } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1alpha1/ScrapeConfig";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { METRIC_NAMES } from "../../../src/metrics/metric-names.ts";
+import { type KubeObject, renderKustomization } from "./infra-rbac.ts";
+import { hasKubectl, kustomize } from "./kubectl.ts";
 import { CONTRACT, contractProblems, metricsOf } from "./promql-contract.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: a rendered manifest is walked by its known fields.
+type Any = any;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const DIR = join(ROOT, "infra/monitoring");
@@ -60,7 +66,7 @@ describe("the checker itself", () => {
 
 // ---- The alert rules.
 
-const ruleDocs = parseYaml(read("prometheus-rule.yaml")) as unknown;
+const ruleDocs = parseYaml(read("rules/prometheus-rule.yaml")) as unknown;
 const ruleObject = object(ruleDocs, "prometheus-rule.yaml");
 const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
 const seconds = (d: string): number =>
@@ -116,7 +122,7 @@ function alertsOf(obj: Json): Alert[] {
   return alerts;
 }
 
-describe("infra/monitoring/prometheus-rule.yaml", () => {
+describe("infra/monitoring/rules/prometheus-rule.yaml", () => {
   it("loads as a monitoring.coreos.com/v1 PrometheusRule", () => {
     expect(ruleObject["apiVersion"]).toBe("monitoring.coreos.com/v1");
     expect(ruleObject["kind"]).toBe("PrometheusRule");
@@ -188,7 +194,7 @@ describe("infra/monitoring/prometheus-rule.yaml", () => {
 
 // ---- The dashboard.
 
-const dashboard = object(JSON.parse(read("dashboard.json")) as unknown, "dashboard.json");
+const dashboard = object(JSON.parse(read("rules/dashboard.json")) as unknown, "dashboard.json");
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable syntax, not a template literal.
 const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
 
@@ -231,7 +237,7 @@ function dashboardExprs(d: Json): { where: string; expr: string }[] {
   return out;
 }
 
-describe("infra/monitoring/dashboard.json", () => {
+describe("infra/monitoring/rules/dashboard.json", () => {
   it("is a Grafana dashboard with a stable uid, a Prometheus data source variable and a job variable", () => {
     expect(dashboard).toMatchObject({ uid: "arc-reaper", title: "arc-reaper", schemaVersion: expect.any(Number) });
     const names = array(object(dashboard["templating"], "templating")["list"], "list").map((v) => object(v, "variable")["name"]);
@@ -282,19 +288,65 @@ describe("infra/monitoring/scrape-config.yaml", () => {
   });
 });
 
-describe("infra/monitoring/kustomization.yaml", () => {
+describe("infra/monitoring's kustomizations", () => {
   const k = object(parseYaml(read("kustomization.yaml")) as unknown, "kustomization.yaml");
+  const rules = object(parseYaml(read("rules/kustomization.yaml")) as unknown, "rules/kustomization.yaml");
 
-  it("applies the rule and the scrape, and ships the dashboard for Grafana's sidecar", () => {
-    expect(k).toMatchObject({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization" });
-    expect(k["resources"]).toEqual(["prometheus-rule.yaml", "scrape-config.yaml"]);
-    expect(k["configMapGenerator"]).toEqual([
+  it("on Cloudflare: the rules and the dashboard, and the scrape of the Worker's public /metrics", () => {
+    expect(k).toMatchObject({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", namespace: "monitoring" });
+    expect(k["resources"]).toEqual(["rules", "scrape-config.yaml"]);
+    expect(rules["resources"]).toEqual(["prometheus-rule.yaml"]);
+    expect(rules["configMapGenerator"]).toEqual([
       {
         name: "arc-reaper-dashboard",
         files: ["dashboard.json"],
         options: { disableNameSuffixHash: true, labels: expect.objectContaining({ grafana_dashboard: "1" }) },
       },
     ]);
-    for (const file of [...array(k["resources"], "resources"), "dashboard.json"]) expect(() => read(String(file))).not.toThrow();
+    expect(() => read("rules/dashboard.json")).not.toThrow();
+  });
+
+  it.skipIf(!hasKubectl)("in the cluster: the same rules and dashboard, a PodMonitor of the server's pod, and alert texts for this home", () => {
+    const objects = kustomize(join(DIR, "cluster"));
+    const cloudflare = kustomize(DIR);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(
+      ["ConfigMap/monitoring/arc-reaper-dashboard", "PodMonitor/arc-reaper/arc-reaper", "PrometheusRule/monitoring/arc-reaper"].sort(),
+    );
+    const monitor = objects.find((o) => o.kind === "PodMonitor") as unknown as ConstructorParameters<typeof PodMonitor>[0] & Json;
+    expect(() => new PodMonitor(monitor).validate()).not.toThrow();
+    // The server's pod, its named port, and a token Prometheus may hold (not the admin's).
+    const server = renderKustomization(join(ROOT, "infra/server/base"));
+    const pod = server.find((o) => o.kind === "Deployment") as unknown as {
+      spec: { template: { metadata: { labels: Json }; spec: { containers: Array<{ ports: Array<{ name: string }> }> } } };
+    };
+    expect(monitor.spec?.selector?.matchLabels).toEqual(pod.spec.template.metadata.labels);
+    expect(monitor.spec?.podMetricsEndpoints).toEqual([
+      expect.objectContaining({
+        port: pod.spec.template.spec.containers[0]!.ports[0]!.name,
+        path: "/metrics",
+        authorization: { type: "Bearer", credentials: { name: "arc-reaper-secrets", key: "METRICS_TOKEN" } },
+      }),
+    ]);
+    // Prometheus's namespace may reach the pod's port.
+    const np = server.find((o) => o.kind === "NetworkPolicy") as unknown as {
+      spec: { ingress: Array<{ from: Array<{ namespaceSelector: { matchLabels: Json } }>; ports: Array<{ port: number }> }> };
+    };
+    expect(np.spec.ingress).toContainEqual({
+      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+      ports: [{ protocol: "TCP", port: 8080 }],
+    });
+    // The same alerts, expressions and thresholds; the texts that name a home's tools name this home's.
+    const alerts = (o: KubeObject[]) =>
+      (
+        object(
+          o.find((x) => x.kind === "PrometheusRule"),
+          "rule",
+        ) as Any
+      ).spec.groups[0].rules as Array<Any>;
+    expect(alerts(objects).map((r) => [r.alert, r.expr, r.for])).toEqual(alerts(cloudflare).map((r) => [r.alert, r.expr, r.for]));
+    const texts = (o: KubeObject[]) => alerts(o).map((r) => `${r.alert}: ${r.annotations.description}`);
+    for (const t of texts(objects)) expect(t).not.toMatch(/wrangler|cron trigger|Triggers tab|the Worker/i);
+    expect(texts(objects).find((t) => t.startsWith("ArcReaperNoSweep:"))).toMatch(/kubectl -n arc-reaper logs deploy\/arc-reaper/);
+    expect(texts(cloudflare).find((t) => t.startsWith("ArcReaperNoSweep:"))).toMatch(/cron trigger/);
   });
 });

@@ -186,7 +186,9 @@ describe("GitHub Actions workflows", () => {
           },
           stdio: "pipe",
         });
-        const assets = ["server", "agent", "direct-rbac", "agent-finish-stuck", "monitoring"].map((h) => `arc-reaper-${h}-${version}.yaml`);
+        const assets = ["server", "agent", "direct-rbac", "agent-finish-stuck", "monitoring", "monitoring-cluster"].map(
+          (h) => `arc-reaper-${h}-${version}.yaml`,
+        );
         expect(
           readdirSync(join(work, "dist"))
             .filter((f) => !f.endsWith("-overlay"))

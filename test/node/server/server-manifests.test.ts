@@ -138,12 +138,13 @@ describe("infra/server", () => {
     expect(container.readinessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
   });
 
-  it("lets in only the ingress controller, and out only DNS, the API server and HTTPS", () => {
+  it("lets in only the ingress controller and Prometheus, and out only DNS, the API server and HTTPS", () => {
     const np = one("NetworkPolicy", "arc-reaper", "arc-reaper");
     expect(np.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
     expect(np.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np.spec.ingress).toEqual([
       { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ protocol: "TCP", port: 8080 }] },
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ protocol: "TCP", port: 8080 }] },
     ]);
     const ports = np.spec.egress.map((r: Any) =>
       r.ports
