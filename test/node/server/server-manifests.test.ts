@@ -84,6 +84,8 @@ describe("infra/server", () => {
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
     expect(readFileSync(join(DIR, "base/deployment.yaml"), "utf8")).toMatch(/replicas: 1 # a second replica is a second ledger/);
+    // One pod on the volume at a time, even a replacement on the same node (Recreate covers rollouts only).
+    expect(one("PersistentVolumeClaim", "arc-reaper", "arc-reaper-ledger").spec.accessModes).toEqual(["ReadWriteOncePod"]);
     const ledger = pod.volumes.find((v: Any) => v.name === "ledger");
     expect(ledger.persistentVolumeClaim.claimName).toBe("arc-reaper-ledger");
     expect(container.volumeMounts).toContainEqual({ name: "ledger", mountPath: "/var/lib/arc-reaper" });
