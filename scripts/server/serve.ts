@@ -2,9 +2,11 @@
 // the bundle and config built (scripts/server/build.ts; --no-build to skip),
 // then the pinned workerd serving them. Settings come from the environment
 // under the names used on Cloudflare; wrangler.toml's [vars] fill in what is
-// unset (in Kubernetes the ConfigMap carries them). The ledger lives in
-// ARC_REAPER_DATA (.server-state/ unless set); PORT (8787) on 127.0.0.1, or
-// ARC_REAPER_LISTEN (e.g. 0.0.0.0:8080).
+// unset (in Kubernetes the ConfigMap carries them). Missing or invalid
+// settings are listed at start, by name, and it exits 2 before workerd runs.
+// The ledger lives in ARC_REAPER_DATA (.server-state/ unless set); it listens
+// on 127.0.0.1:PORT (8080, the pod's port; not 8787, where `npm start`'s
+// wrangler dev listens), or ARC_REAPER_LISTEN (e.g. 0.0.0.0:8080).
 //   set -a; . ./.dev.vars; set +a; npm run serve
 //
 // Plain Node (type stripping): erasable TypeScript only.
@@ -12,6 +14,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { readSettings } from "../../src/config/settings.ts";
 import { buildServer, CONFIG_FILE, readWranglerConfig, ROOT } from "./build.ts";
 import { LEDGER_DIRECTORY, SERVICE_ACCOUNT_DIRECTORY, SOCKET } from "./workerd-config.ts";
 
@@ -38,8 +41,47 @@ export function workerdArgs(outdir: string, dataDir: string, listen: string, ser
   ];
 }
 
+const HELP = `npm run serve [-- --no-build]
+The in-cluster server on this machine, as the image runs it: the Worker's bundle (rebuilt at each
+start unless --no-build) on the pinned workerd. Its settings come from the environment under the
+names docs/deploy.md's tables give; wrangler.toml's [vars] fill in what is unset.
+
+  --no-build                  serve the bundle built last time (dist/server)
+  --help, -h                  this text
+
+  PORT                        the port on 127.0.0.1 (default 8080; npm start's wrangler dev has 8787)
+  ARC_REAPER_LISTEN           the address instead, e.g. 0.0.0.0:8080
+  ARC_REAPER_DATA             the ledger's directory (default .server-state/); keep it to keep the ledger
+  ARC_REAPER_SERVICE_ACCOUNT  with KUBE_TOKEN=service-account-token-file: the directory holding the
+                              token file "token" (default .server-service-account/); or set KUBE_TOKEN itself
+A fresh ledger's sweeps start with its first request (GET /healthz wakes it).
+`;
+
+/** The settings the Worker would refuse, by name: empty when it can start. */
+export function settingsProblems(env: NodeJS.ProcessEnv): string[] {
+  const result = readSettings({ ...serverEnv(env), ARC_REAPER_HOME: "cluster" });
+  return result.ok ? [] : result.errors;
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { "no-build": { type: "boolean", default: false } } });
+  let values: { "no-build"?: boolean; help?: boolean };
+  try {
+    values = parseArgs({ options: { "no-build": { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } }).values;
+  } catch (e) {
+    process.stderr.write(`serve: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const problems = settingsProblems(process.env);
+  if (problems.length > 0) {
+    process.stderr.write(
+      `serve: arc-reaper cannot start; these settings are missing or invalid (set them in the environment, e.g. set -a; . ./.dev.vars; set +a):\n${problems.map((p) => `  - ${p}`).join("\n")}\n`,
+    );
+    process.exit(2);
+  }
   const outdir = join(ROOT, "dist/server");
   if (!values["no-build"]) buildServer(outdir);
   const dataDir = resolve(process.env.ARC_REAPER_DATA ?? join(ROOT, ".server-state"));
@@ -47,7 +89,7 @@ if (import.meta.main) {
   // Off the cluster there is no ServiceAccount: KUBE_TOKEN=service-account-token-file reads ARC_REAPER_SERVICE_ACCOUNT/token.
   const serviceAccountDir = resolve(process.env.ARC_REAPER_SERVICE_ACCOUNT ?? join(ROOT, ".server-service-account"));
   mkdirSync(serviceAccountDir, { recursive: true });
-  const listen = process.env.ARC_REAPER_LISTEN ?? `127.0.0.1:${process.env.PORT ?? "8787"}`;
+  const listen = process.env.ARC_REAPER_LISTEN ?? `127.0.0.1:${process.env.PORT ?? "8080"}`;
   process.stdout.write(`arc-reaper on http://${listen} (ledger in ${dataDir})\n`);
   const child = spawn(WORKERD, workerdArgs(outdir, dataDir, listen, serviceAccountDir), { stdio: "inherit", env: serverEnv(process.env) });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
