@@ -1,11 +1,13 @@
-// `node scripts/server/build.ts [--outdir DIR] [--kube-ca PATH]`: the in-cluster
+// `node scripts/server/build.ts [--outdir DIR] [--kube-ca PATH] [--github-ca PATH]`: the in-cluster
 // server's files in one directory (dist/server unless told): the Worker's
 // bundle as `wrangler deploy --dry-run` makes it (wrangler's bundler, offline,
 // no account), the front door's limiter and the way out (src/server) with
 // their types stripped, and the
 // workerd config made from wrangler.toml. --kube-ca names the cluster's CA
 // file as the running server will see it (the image passes the
-// ServiceAccount's ca.crt); it is embedded when workerd starts.
+// ServiceAccount's ca.crt), trusted for the API server alone; --github-ca a
+// GitHub Enterprise Server's private CA, trusted beside the browsers' CAs for
+// GitHub (never for the API server). Both are embedded when workerd starts.
 //
 // Plain Node (type stripping): erasable TypeScript only.
 import { execFileSync } from "node:child_process";
@@ -32,7 +34,7 @@ export function readWranglerConfig(): WranglerConfig {
   return unstable_readConfig({ config: join(ROOT, "wrangler.toml") }) as unknown as WranglerConfig;
 }
 
-export function buildServer(outdir: string, opts: { kubeCa?: string } = {}): string {
+export function buildServer(outdir: string, opts: { kubeCa?: string; githubCa?: string } = {}): string {
   const out = resolve(outdir);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
@@ -49,12 +51,21 @@ export function buildServer(outdir: string, opts: { kubeCa?: string } = {}): str
   ];
   for (const [from, to] of embedded) writeFileSync(join(out, to), stripTypeScriptTypes(readFileSync(join(ROOT, "src/server", from), "utf8")));
   const caFile = opts.kubeCa === undefined ? undefined : relative(out, resolve(opts.kubeCa));
-  writeFileSync(join(out, CONFIG_FILE), workerdConfig(readWranglerConfig(), { settingNames: SETTING_NAMES, ...(caFile ? { caFile } : {}) }));
+  const githubCaFile = opts.githubCa === undefined ? undefined : relative(out, resolve(opts.githubCa));
+  writeFileSync(
+    join(out, CONFIG_FILE),
+    workerdConfig(readWranglerConfig(), { settingNames: SETTING_NAMES, ...(caFile ? { caFile } : {}), ...(githubCaFile ? { githubCaFile } : {}) }),
+  );
   return out;
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { outdir: { type: "string", default: join(ROOT, "dist/server") }, "kube-ca": { type: "string" } } });
-  const out = buildServer(values.outdir, values["kube-ca"] === undefined ? {} : { kubeCa: values["kube-ca"] });
+  const { values } = parseArgs({
+    options: { outdir: { type: "string", default: join(ROOT, "dist/server") }, "kube-ca": { type: "string" }, "github-ca": { type: "string" } },
+  });
+  const out = buildServer(values.outdir, {
+    ...(values["kube-ca"] === undefined ? {} : { kubeCa: values["kube-ca"] }),
+    ...(values["github-ca"] === undefined ? {} : { githubCa: values["github-ca"] }),
+  });
   process.stdout.write(`built the in-cluster server in ${out}\n`);
 }

@@ -23,8 +23,10 @@ export interface WranglerConfig {
 export interface ServerOptions {
   /** Every setting the Worker reads (src/config/settings.ts SETTING_NAMES). */
   settingNames: readonly string[];
-  /** The cluster's CA bundle, as a path relative to the config file (embedded when workerd starts). */
+  /** The cluster's CA bundle, as a path relative to the config file (embedded when workerd starts): trusted for the API server alone. */
   caFile?: string;
+  /** A GitHub Enterprise Server's private CA, likewise: trusted, beside the browsers' CAs, for everything but the API server. */
+  githubCaFile?: string;
 }
 
 /** The bundle's module, the limiter's module and the disk service, as the config names them. */
@@ -80,8 +82,12 @@ export function workerdConfig(config: WranglerConfig, opts: ServerOptions): stri
     (b, i) =>
       `(className = ${text(b.class_name)}, uniqueKey = ${text(i === 0 ? LEDGER_UNIQUE_KEY : `${LEDGER_UNIQUE_KEY}-${b.class_name}`)}, enableSql = true)`,
   );
-  // GitHub's API is public (the browsers' CAs); the API server is private, under the cluster's CA.
-  const tls = [`trustBrowserCas = true`, ...(opts.caFile ? [`trustedCertificates = [embed ${text(opts.caFile)}]`] : [])].join(", ");
+  // Two ways out, each with its own trust: the API server under the cluster's CA alone (the browsers' CAs only
+  // when no CA was given, for an API server with a public certificate), and everything else (GitHub) under the
+  // browsers' CAs and a GitHub Enterprise Server's own CA, never the cluster's: a certificate the cluster's CA
+  // signed for api.github.com is not believed.
+  const kubeTls = opts.caFile ? `trustedCertificates = [embed ${text(opts.caFile)}]` : "trustBrowserCas = true";
+  const publicTls = [`trustBrowserCas = true`, ...(opts.githubCaFile ? [`trustedCertificates = [embed ${text(opts.githubCaFile)}]`] : [])].join(", ");
   return `# Made by scripts/server/build.ts from wrangler.toml: do not edit (npm run serve remakes it).
 using Workerd = import "/workerd/workerd.capnp";
 
@@ -90,10 +96,12 @@ const config :Workerd.Config = (
     (name = "arc-reaper", worker = .arcReaper),
     (name = ${text(LEDGER_DIRECTORY)}, disk = (path = ${text(DEFAULT_DIRECTORY)}, writable = true)),
     (name = ${text(SERVICE_ACCOUNT_DIRECTORY)}, disk = (path = ${text(SERVICE_ACCOUNT_PATH)})),
-    # Every request the Worker sends; with KUBE_TOKEN=service-account-token-file it brings the projected token.
+    # Every request the Worker sends: to the API server (with the projected token when KUBE_TOKEN says so) or elsewhere.
     (name = "outbound", worker = .outbound),
-    # The API server and GitHub's API only, over the Worker's fetch; "private" reaches the API server's address.
-    (name = "internet", network = (allow = ["public", "private"], tlsOptions = (${tls}))),
+    # The API server alone, under the cluster's CA; "private" reaches its address.
+    (name = "kube-api", network = (allow = ["public", "private"], tlsOptions = (${kubeTls}))),
+    # GitHub's API (a GitHub Enterprise Server may be on a private address), under the browsers' CAs.
+    (name = "internet", network = (allow = ["public", "private"], tlsOptions = (${publicTls}))),
   ],
   sockets = [(name = ${text(SOCKET)}, address = ${text(DEFAULT_ADDRESS)}, http = (), service = "arc-reaper")],
   extensions = [(modules = [(name = ${text(LIMITER_MODULE)}, esModule = embed ${text(LIMITER_FILE)}, internal = true)])],
@@ -115,6 +123,7 @@ const outbound :Workerd.Worker = (
   compatibilityDate = ${text(config.compatibility_date)},
   bindings = [
     (name = "SERVICE_ACCOUNT", service = ${text(SERVICE_ACCOUNT_DIRECTORY)}),
+    (name = "KUBE_NET", service = "kube-api"),
     (name = "KUBE_API_URL", fromEnvironment = "KUBE_API_URL"),
     (name = "KUBE_TOKEN", fromEnvironment = "KUBE_TOKEN"),
   ],

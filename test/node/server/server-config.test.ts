@@ -65,9 +65,16 @@ describe("the workerd config made from wrangler.toml", () => {
     );
   });
 
-  it("embeds the cluster's CA when told, beside the browsers' CAs GitHub's API needs", () => {
-    expect(capnp).toContain("tlsOptions = (trustBrowserCas = true)");
-    const withCa = readFileSync(join(buildServer(join(work, "with-ca"), { kubeCa: join(work, "ca.crt") }), CONFIG_FILE), "utf8");
-    expect(withCa).toContain('tlsOptions = (trustBrowserCas = true, trustedCertificates = [embed "../ca.crt"])');
+  it("trusts the cluster's CA for the API server alone, and the browsers' CAs (and a GHES CA) for GitHub", () => {
+    const network = (config: string, name: string) =>
+      new RegExp(`\\(name = "${name}", network = \\(allow = \\["public", "private"\\], tlsOptions = \\(([^)]*)\\)\\)\\)`).exec(config)?.[1];
+    expect([network(capnp, "kube-api"), network(capnp, "internet")]).toEqual(["trustBrowserCas = true", "trustBrowserCas = true"]);
+    const withCa = readFileSync(
+      join(buildServer(join(work, "with-ca"), { kubeCa: join(work, "ca.crt"), githubCa: join(work, "ghes.crt") }), CONFIG_FILE),
+      "utf8",
+    );
+    expect(network(withCa, "kube-api")).toBe('trustedCertificates = [embed "../ca.crt"]');
+    expect(network(withCa, "internet")).toBe('trustBrowserCas = true, trustedCertificates = [embed "../ghes.crt"]');
+    expect(withCa).toContain('(name = "KUBE_NET", service = "kube-api")');
   });
 });

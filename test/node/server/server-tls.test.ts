@@ -1,8 +1,10 @@
 // The in-cluster server trusts the cluster's private CA (a Worker on Cloudflare
 // cannot): built with --kube-ca, workerd's config embeds it, and an API server
 // whose certificate that CA signed is reached over HTTPS; built without it, the
-// same API server is refused. The API server is the Kubernetes stand-in behind a
-// TLS proxy with a certificate made here by openssl.
+// same API server is refused. That CA is trusted for the API server alone: a
+// "GitHub" whose certificate it signed is refused, unless the server was built
+// with it as a GitHub Enterprise Server's CA (--github-ca). The API server and
+// GitHub are the stand-ins behind TLS proxies with a certificate made here by openssl.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -14,6 +16,7 @@ import { NAMESPACE, serverWorld, type ServerWorld } from "./server-rig.ts";
 
 let world: ServerWorld;
 let apiUrl: string;
+let githubUrl: string;
 let closeProxy: () => void;
 let dir: string;
 
@@ -25,12 +28,9 @@ function makeCertificates(at: string): void {
   ssl("x509", "-req", "-in", "api.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "api.crt", "-days", "1", "-extfile", "san.ext");
 }
 
-beforeAll(async () => {
-  if (!hasOpenssl()) return;
-  world = await serverWorld();
-  dir = join(world.outdir, "..");
-  makeCertificates(dir);
-  const upstream = new URL(world.kube.baseUrl);
+/** An HTTPS proxy, under the test cluster's CA, in front of `base` (an http:// stand-in): the same URL path over TLS. */
+async function tlsProxy(base: string): Promise<{ url: string; close(): void }> {
+  const upstream = new URL(base);
   const proxy = createServer({ key: readFileSync(join(dir, "api.key")), cert: readFileSync(join(dir, "api.crt")) }, (req, res) => {
     const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -41,8 +41,25 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   const address = proxy.address();
-  apiUrl = `https://127.0.0.1:${typeof address === "object" && address ? address.port : 0}${upstream.pathname.replace(/\/$/, "")}`;
-  closeProxy = () => proxy.close();
+  return {
+    url: `https://127.0.0.1:${typeof address === "object" && address ? address.port : 0}${upstream.pathname.replace(/\/$/, "")}`,
+    close: () => proxy.close(),
+  };
+}
+
+beforeAll(async () => {
+  if (!hasOpenssl()) return;
+  world = await serverWorld();
+  dir = join(world.outdir, "..");
+  makeCertificates(dir);
+  const kube = await tlsProxy(world.kube.baseUrl);
+  const github = await tlsProxy(world.github.baseUrl);
+  apiUrl = kube.url;
+  githubUrl = github.url;
+  closeProxy = () => {
+    kube.close();
+    github.close();
+  };
 }, 120_000);
 afterAll(async () => {
   closeProxy?.();
@@ -77,6 +94,32 @@ describe.skipIf(!hasOpenssl())("the in-cluster server and the cluster's CA", () 
       expect(await namespaceCheck(plain.url)).toMatchObject({ ok: false });
     } finally {
       await plain.kill();
+    }
+  });
+
+  it("trusts the cluster's CA for the API server alone: GitHub under it is refused, unless given as GitHub's CA", async () => {
+    const deep = async (url: string) =>
+      (
+        (await (await fetch(`${url}/healthz/deep`, { headers: { authorization: `Bearer ${world.adminToken}` } })).json()) as {
+          checks: { name: string; ok: boolean; detail: string }[];
+        }
+      ).checks;
+    const kubeOnly = buildServer(join(dir, "kube-ca-only"), { kubeCa: join(dir, "ca.crt") });
+    const server = await world.start({ outdir: kubeOnly, settings: { KUBE_API_URL: apiUrl, GITHUB_API_URL: githubUrl } });
+    try {
+      const checks = await deep(server.url);
+      expect(checks.find((c) => c.name === `namespace ${NAMESPACE}`)).toMatchObject({ ok: true });
+      expect(checks.find((c) => c.name === "deliveries")).toMatchObject({ ok: false });
+    } finally {
+      await server.kill();
+    }
+    const both = buildServer(join(dir, "both-cas"), { kubeCa: join(dir, "ca.crt"), githubCa: join(dir, "ca.crt") });
+    const ghes = await world.start({ outdir: both, settings: { KUBE_API_URL: apiUrl, GITHUB_API_URL: githubUrl } });
+    try {
+      const checks = await deep(ghes.url);
+      expect(checks.find((c) => c.name === "deliveries")).toMatchObject({ ok: true });
+    } finally {
+      await ghes.kill();
     }
   });
 });
