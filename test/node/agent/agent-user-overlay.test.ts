@@ -5,39 +5,26 @@
 // as infra/agent itself.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readSettings } from "../../../src/agent/settings.ts";
 import { readRelease } from "../../../scripts/lib/release.ts";
 import { INFRA_AGENT_DIR } from "./agent-rbac.ts";
 import { listYamlFiles, objectId, renderKustomization } from "../infra/infra-rbac.ts";
+import { localOverlayCopy, type RemoteBase } from "../infra/user-overlay.ts";
 import { validateKubeObject } from "../infra/kube-validate.ts";
 import { hasKubectl, kustomize } from "../infra/kubectl.ts";
 
 const ROOT = resolve(INFRA_AGENT_DIR, "../..");
 const EXAMPLE = join(ROOT, "infra/examples/agent");
 const release = readRelease(ROOT);
-/** A resource of arc-reaper by URL at a tag, as a user's overlay names it. */
-const REMOTE = /https:\/\/github\.com\/([^/]+\/[^/]+)\/\/([^?\s]+)\?ref=(\S+)/g;
-
 const work = mkdtempSync(join(tmpdir(), "arc-reaper-overlay-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The example copied to a scratch directory, its remote bases pointed at this checkout; every remote it names, returned. */
-function localCopy(): { dir: string; remotes: Array<{ repository: string; path: string; ref: string }> } {
+function localCopy(): { dir: string; remotes: RemoteBase[] } {
   const dir = join(work, "overlay");
-  cpSync(EXAMPLE, dir, { recursive: true });
-  const remotes: Array<{ repository: string; path: string; ref: string }> = [];
-  for (const file of listYamlFiles(dir)) {
-    const text = readFileSync(file, "utf8");
-    // kustomize refuses absolute paths for bases: a path relative to the file's directory.
-    const local = text.replace(REMOTE, (_m, repository: string, path: string, ref: string) => {
-      remotes.push({ repository, path, ref });
-      return relative(dirname(file), join(ROOT, path));
-    });
-    writeFileSync(file, local);
-  }
-  return { dir, remotes };
+  return { dir, remotes: localOverlayCopy(EXAMPLE, dir, ROOT) };
 }
 
 describe.skipIf(!hasKubectl)("a user's overlay of the agent (infra/examples/agent)", () => {

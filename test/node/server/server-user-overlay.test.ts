@@ -4,41 +4,28 @@
 // The result must carry the user's namespace, image, App id and runner
 // namespaces, settings under a hashed name the pod follows, no Secret, and
 // pass the same schema checks as infra/server itself.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { readSettings } from "../../../src/config/settings.ts";
 import { readRelease } from "../../../scripts/lib/release.ts";
 import { ROOT } from "../../../scripts/server/build.ts";
 import { listYamlFiles, objectId, renderKustomization, type KubeObject } from "../infra/infra-rbac.ts";
+import { localOverlayCopy, type RemoteBase } from "../infra/user-overlay.ts";
 import { validateKubeObject } from "../infra/kube-validate.ts";
 import { hasKubectl, kustomize } from "../infra/kubectl.ts";
 
 const EXAMPLE = join(ROOT, "infra/examples/server");
 const release = readRelease(ROOT);
-/** A resource of arc-reaper by URL at a tag, as a user's overlay names it. */
-const REMOTE = /https:\/\/github\.com\/([^/]+\/[^/]+)\/\/([^?\s]+)\?ref=(\S+)/g;
-
 const work = mkdtempSync(join(tmpdir(), "arc-reaper-server-overlay-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The example copied to `name` under the scratch directory, its remote bases pointed at this checkout; every remote it names, returned. */
-function localCopy(name: string): { dir: string; remotes: Array<{ repository: string; path: string; ref: string }> } {
+function localCopy(name: string): { dir: string; remotes: RemoteBase[] } {
   const dir = join(work, name);
-  cpSync(EXAMPLE, dir, { recursive: true });
-  const remotes: Array<{ repository: string; path: string; ref: string }> = [];
-  for (const file of listYamlFiles(dir)) {
-    const text = readFileSync(file, "utf8");
-    // kustomize refuses absolute paths for bases: a path relative to the file's directory.
-    const local = text.replace(REMOTE, (_m, repository: string, path: string, ref: string) => {
-      remotes.push({ repository, path, ref });
-      return relative(dirname(file), join(ROOT, path));
-    });
-    writeFileSync(file, local);
-  }
-  return { dir, remotes };
+  return { dir, remotes: localOverlayCopy(EXAMPLE, dir, ROOT) };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a rendered manifest is walked by its known fields.
