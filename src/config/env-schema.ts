@@ -4,7 +4,7 @@
 import * as v from "valibot";
 
 /** The text of a setting: surrounding whitespace dropped; blank (or null) is unset. */
-function blankIsUnset(x: unknown): unknown {
+export function blankIsUnset(x: unknown): unknown {
   const t = typeof x === "string" ? x.trim() : x;
   return t === "" || t === null ? undefined : t;
 }
@@ -42,10 +42,10 @@ export function wholeNumber(name: string, fallback: number, min = 0) {
   );
 }
 
-/** A yes/no setting: one of `accepted` (any case; "true" and "1" mean yes), else `message`. */
-export function flag(name: string, accepted: readonly string[], message: v.ErrorMessage<v.PicklistIssue>) {
+/** A yes/no setting: one of `accepted` (any case; "true" and "1" mean yes), else `message`; unset is `fallback`. */
+export function flag(name: string, accepted: readonly string[], message: v.ErrorMessage<v.PicklistIssue>, fallback: "true" | "false" = "false") {
   return v.pipe(
-    withDefault(name, "false"),
+    withDefault(name, fallback),
     v.toLowerCase(),
     v.picklist(accepted, message),
     v.transform((t) => t === "true" || t === "1"),

@@ -5,7 +5,7 @@
 // query in them).
 import * as v from "valibot";
 import { DNS_LABEL } from "../model/shapes.ts";
-import { commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
+import { blankIsUnset, commaList, eachStopsAtFirst, flag, LOOPBACK_HOSTS, messagesOf, required, wholeNumber, withDefault } from "./env-schema.ts";
 import { CLUSTER_HOME_SETTINGS, readHome, type Home } from "./home.ts";
 
 /** How arc-reaper reaches the cluster: the API server directly, or an in-cluster agent that dials out. */
@@ -198,7 +198,8 @@ const AFTER_CLUSTER = {
   REAPER_NAMESPACES: labelList("REAPER_NAMESPACES", "namespace", { required: true, unique: false }),
   REAPER_GRACE_SECONDS: wholeNumber("REAPER_GRACE_SECONDS", 300),
   REAPER_MAX_JOB_SECONDS: wholeNumber("REAPER_MAX_JOB_SECONDS", 432_000, 1),
-  REAPER_DRY_RUN: flag("REAPER_DRY_RUN", TRUE_FALSE, "REAPER_DRY_RUN must be true or false"),
+  // Unset is dry run: a settings source that forgets it (a ConfigMap of your own) deletes nothing (fail safe).
+  REAPER_DRY_RUN: flag("REAPER_DRY_RUN", TRUE_FALSE, "REAPER_DRY_RUN must be true or false", "true"),
   ...CAPS,
   REAPER_REDELIVERY_LOOKBACK_SECONDS: v.pipe(
     wholeNumber("REAPER_REDELIVERY_LOOKBACK_SECONDS", 3600),
@@ -289,6 +290,8 @@ export function readSettings(env: Source): SettingsResult {
           name: s.KUBE_CLUSTER_NAME,
         };
   const warnings: string[] = [...home.warnings];
+  if (blankIsUnset(env.REAPER_DRY_RUN) === undefined)
+    warnings.push("REAPER_DRY_RUN is unset: dry run, the default since 0.2.0 (it deleted before); set it to true or false to say which you want");
   return {
     ok: true,
     settings: {

@@ -94,7 +94,9 @@ describe("settings", () => {
         githubApiUrl: "https://api.github.com",
         graceSeconds: 300,
         maxJobSeconds: 432000,
-        dryRun: false,
+        // Unset is dry run (fail safe), with a warning that says so.
+        dryRun: true,
+        warnings: [expect.stringMatching(/^REAPER_DRY_RUN is unset/)],
         maxGithubCallsPerMinute: 100,
         namespaces: ["arc-runners"],
       },
