@@ -106,7 +106,7 @@ describe("the in-cluster server's front door", () => {
     }
   });
 
-  it("counts every client in one shared bucket, which is limited, when the header is not set, and says so", async () => {
+  it("counts every client in one shared bucket, which is limited, when the header is not set, and says so; the probe is never shed", async () => {
     const server = await world.start();
     try {
       const deep = await fetch(`${server.url}/healthz/deep`, { headers: { authorization: `Bearer ${world.adminToken}` } });
@@ -119,6 +119,10 @@ describe("the in-cluster server's front door", () => {
         }),
       );
       expect(shed(statuses)).toBe(50);
+      // The probe (no address header, as the kubelet sends it) still answers: the pod stays on its Service.
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      // A request the bucket holds is still shed: the flood's window has not ended.
+      expect((await fetch(`${server.url}/agent`)).status).toBe(429);
     } finally {
       await server.kill();
     }

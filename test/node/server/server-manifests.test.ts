@@ -138,6 +138,8 @@ describe("infra/server", () => {
     expect(container.envFrom).toEqual([{ configMapRef: { name: settingsMap.metadata.name } }, { secretRef: { name: "arc-reaper-secrets" } }]);
     expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
     expect(container.readinessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+    // Liveness asks for an answer: a wedged server with its port open is restarted.
+    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
   });
 
   it("lets in only the ingress controller and Prometheus, and out only DNS, the API server and HTTPS", () => {

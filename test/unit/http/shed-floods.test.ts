@@ -70,7 +70,17 @@ describe("shedFloods", () => {
 
   it("sheds the cluster's shared bucket too (never exempt)", async () => {
     const { r, keys } = shed(false, { ARC_REAPER_HOME: "cluster" });
-    expect((await r.request("/healthz")).status).toBe(429);
+    expect((await r.request("/agent")).status).toBe(429);
     expect(keys).toEqual(["unknown"]);
+  });
+
+  it("never sheds the kubelet's probe (GET /healthz from no named address), and sheds /healthz from a named one", async () => {
+    const { r, keys } = shed(false, { ARC_REAPER_HOME: "cluster" });
+    expect((await r.request("/healthz")).status).toBe(200);
+    expect((await r.request("/healthz", { method: "POST" })).status).toBe(429);
+    expect(keys).toEqual(["unknown"]);
+    const named = shed(false, { ARC_REAPER_HOME: "cluster", REAPER_CLIENT_ADDRESS_HEADER: "X-Forwarded-For", REAPER_TRUSTED_PROXIES: "1" });
+    expect((await named.r.request("/healthz", { headers: { "x-forwarded-for": "203.0.113.9" } })).status).toBe(429);
+    expect(named.keys).toEqual(["203.0.113.9"]);
   });
 });
