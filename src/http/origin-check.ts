@@ -3,15 +3,18 @@
 // Origin must send exactly ours. One without Origin is accepted only when a
 // cookie cannot be what authenticates it (a bearer API call, the login form):
 // a cookie-authenticated form post without Origin is refused, because every
-// browser sends Origin on a POST.
+// browser sends Origin on a POST. Ours is what the browser sees (own-origin.ts:
+// behind a TLS-terminating Ingress, https://).
 import type { Context } from "hono";
+import type { AppEnv } from "./app-env.ts";
+import { ownOrigin } from "./own-origin.ts";
 
 export type OriginVerdict = { ok: true } | { ok: false; why: string };
 
 /** `cookieAuth`: the request is (or may be) authenticated by the session cookie. */
-export function checkOrigin(c: Context, cookieAuth: boolean): OriginVerdict {
+export function checkOrigin(c: Context<AppEnv>, cookieAuth: boolean): OriginVerdict {
   const origin = c.req.header("origin");
-  const own = new URL(c.req.url).origin;
+  const own = ownOrigin(c);
   if (origin === undefined) {
     return cookieAuth ? { ok: false, why: "a form post with the session cookie must carry an Origin header" } : { ok: true };
   }

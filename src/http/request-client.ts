@@ -36,6 +36,13 @@ export function doorClient(c: Context<AppEnv>): DoorClient {
     const key = clientAddress(c.req.header("cf-connecting-ip"));
     return { key, exempt: LOCAL.has(key) };
   }
+  return { key: proxiedClient(c) ?? "unknown", exempt: false };
+}
+
+/** In the cluster: the client's address as the trusted proxies wrote it, or undefined when no trusted proxy named one. */
+export function proxiedClient(c: Context<AppEnv>): string | undefined {
+  const home = homeOf(c.env);
   const source = home.ok && home.home.kind === "cluster" ? home.home.clientAddress : undefined;
-  return { key: source ? forwardedClient(source, c.req.header(source.header)) : "unknown", exempt: false };
+  const key = source ? forwardedClient(source, c.req.header(source.header)) : "unknown";
+  return key === "unknown" ? undefined : key;
 }

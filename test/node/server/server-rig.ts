@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhooks } from "@octokit/webhooks";
@@ -187,12 +187,20 @@ export async function postSigned(world: ServerWorld, url: string, event: string,
  */
 export async function trustedProxy(
   target: string,
-): Promise<{ url: string; via(client: string, path: string, init?: ProxiedInit): Promise<{ status: number; body: string }>; close(): Promise<void> }> {
+  o: { forwardedProto?: string } = {},
+): Promise<{ url: string; via(client: string, path: string, init?: ProxiedInit): Promise<ProxiedAnswer>; close(): Promise<void> }> {
   const upstream = new URL(target);
   const server: Server = createServer((req, res) => {
     const seen = req.socket.remoteAddress?.replace(/^::ffff:/, "") ?? "";
     const prior = req.headers["x-forwarded-for"];
-    const headers = { ...req.headers, "x-forwarded-for": prior ? `${String(prior)}, ${seen}` : seen, "x-real-ip": seen, host: upstream.host };
+    const headers = {
+      ...req.headers,
+      "x-forwarded-for": prior ? `${String(prior)}, ${seen}` : seen,
+      "x-real-ip": seen,
+      host: upstream.host,
+      // As an Ingress that terminates TLS writes it (overwriting whatever the client sent).
+      ...(o.forwardedProto ? { "x-forwarded-proto": o.forwardedProto } : {}),
+    };
     const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (answer: IncomingMessage) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -213,7 +221,7 @@ export async function trustedProxy(
             let body = "";
             res.setEncoding("utf8");
             res.on("data", (c: string) => (body += c));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
           },
         );
         req.on("error", reject);
@@ -221,6 +229,12 @@ export async function trustedProxy(
       }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+export interface ProxiedAnswer {
+  status: number;
+  body: string;
+  headers: IncomingHttpHeaders;
 }
 
 export interface ProxiedInit {

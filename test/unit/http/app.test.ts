@@ -20,6 +20,7 @@ const VALID = {
   KUBE_API_URL: "http://127.0.0.1:9/kube",
   KUBE_TOKEN: "test-kube-token",
   REAPER_NAMESPACES: "arc-runners",
+  REAPER_DRY_RUN: "false",
   ADMIN_TOKEN,
 };
 const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -15,6 +15,7 @@ const VALID = {
   KUBE_API_URL: "http://127.0.0.1:9/kube",
   KUBE_TOKEN: "test-kube-token",
   REAPER_NAMESPACES: "arc-runners",
+  REAPER_DRY_RUN: "false",
   ADMIN_TOKEN,
 };
 const NOW = 1_700_000_000_000;
