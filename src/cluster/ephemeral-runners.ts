@@ -121,12 +121,15 @@ export function createCluster(opts: ClusterOptions): Cluster {
     if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, "Unknown API Status Code!", answer.text, answer.headers);
     return { status: answer.status, body: answer.json };
   };
-  const listFull = async (namespace: string): Promise<ClusterRunner[]> => {
+  /** Every runner of the namespace as full objects; `first`: its first page, when a request for Tables answered it. */
+  const listFull = async (namespace: string, first?: { status: number; body: unknown }): Promise<ClusterRunner[]> => {
     const runners: ClusterRunner[] = [];
     let continueToken: string | undefined;
+    let given = first;
     do {
       try {
-        const page = await listPage(namespace, continueToken);
+        const page = given ?? (await listPage(namespace, continueToken));
+        given = undefined;
         const read = runnersFromList(page.status, namespace, page.body);
         runners.push(...read.runners);
         continueToken = read.continueToken;
@@ -152,7 +155,8 @@ export function createCluster(opts: ClusterOptions): Cluster {
     } catch (e) {
       if (e instanceof TableRefused) {
         tables.memory.refused(e.message, now);
-        return listFull(namespace);
+        // The fallback clause's answer is the list's first page: carried on from, not asked again.
+        return listFull(namespace, e.fullPage);
       }
       if (e instanceof ClusterError) throw e;
       const status = e instanceof ReadFailed ? e.failure.status : statusOf(e);

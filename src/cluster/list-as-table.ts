@@ -9,7 +9,8 @@ import { OUTDATED_PHASE, isFailed } from "./arc-failure.ts";
 import { PAGE_SIZE } from "./ephemeral-runner.ts";
 import type { ReadAnswer } from "./read-runner.ts";
 import { toClusterRunner } from "./runner-answers.ts";
-import { runnersFromTable } from "./runner-table.ts";
+import { UnacceptableAnswer } from "./http-answer.ts";
+import { runnersFromTable, TableRefused, type TablePage } from "./runner-table.ts";
 
 /** Beyond this many runners to read in full in one namespace, one full listing costs less than a GET each. */
 export const FULL_READS_MAX = PAGE_SIZE / 10;
@@ -51,7 +52,15 @@ export async function listAsTable(l: TableListing): Promise<ClusterRunner[]> {
   let continueToken: string | undefined;
   do {
     const page = await l.page(continueToken);
-    const read = runnersFromTable(page.status, l.namespace, page.body);
+    let read: TablePage;
+    try {
+      read = runnersFromTable(page.status, l.namespace, page.body);
+    } catch (e) {
+      // Tables given up only on the first page: past it, another shape is a broken answer, not a server without Tables.
+      if (e instanceof TableRefused && continueToken !== undefined)
+        throw new UnacceptableAnswer(page.status, `HTTP ${page.status}: a Table page was followed by another shape (${e.message})`, { cause: e });
+      throw e;
+    }
     runners.push(...read.runners);
     continueToken = read.continueToken;
   } while (continueToken);

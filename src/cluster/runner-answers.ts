@@ -11,6 +11,7 @@ import * as v from "valibot";
 import type { ClusterRunner } from "../model/runner.ts";
 import { type EphemeralRunner, readEphemeralRunner, readEphemeralRunnerPage } from "./ephemeral-runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
+import { checkPageEnd } from "./page-end.ts";
 import { errorText } from "../model/error-text.ts";
 import { isPlainObject as isObj } from "../model/shapes.ts";
 
@@ -54,6 +55,7 @@ export function toClusterRunner(namespace: string, r: EphemeralRunner): ClusterR
 export function runnersFromList(status: number, namespace: string, page: unknown): { runners: ClusterRunner[]; continueToken: string | undefined } {
   expectKind(status, page, "EphemeralRunnerList");
   const { items, metadata } = strictly(status, () => readEphemeralRunnerPage(page));
+  checkPageEnd(status, isObj(page) && isObj(page["metadata"]) ? page["metadata"] : {}, "EphemeralRunnerList");
   // One item that cannot be read fails the whole namespace: every runner of it is kept.
   const runners = items.map((item, i) =>
     toClusterRunner(

@@ -11,15 +11,44 @@ import type { ClusterRunner } from "../model/runner.ts";
 import { isPlainObject as isObj } from "../model/shapes.ts";
 import { readEphemeralRunner } from "./ephemeral-runner.ts";
 import { UnacceptableAnswer } from "./http-answer.ts";
+import { checkPageEnd } from "./page-end.ts";
 import { toClusterRunner } from "./runner-answers.ts";
 import { errorText } from "../model/error-text.ts";
 
-/** What the Accept header asks for: a Table, or nothing (the server answers 406 when it has no Table for it). */
-export const TABLE_ACCEPT = "application/json;as=Table;g=meta.k8s.io;v=v1";
+/**
+ * What the Accept header asks for: a Table, else the list as JSON (the fallback clause the API docs advise: a
+ * server without Tables answers the full list at once, instead of a 406 and a second request).
+ */
+export const TABLE_ACCEPT = "application/json;as=Table;g=meta.k8s.io;v=v1, application/json";
 
-/** A Table the reader cannot use as a whole (not a Table, or a column it needs missing or of another type): list full objects instead. */
+/**
+ * The server serves no usable Table (a 406, the full list instead, or a column it needs missing or of another
+ * type): list full objects instead. `fullPage`: the full list page it answered instead, to carry on from.
+ */
 export class TableRefused extends Error {
   override readonly name = "TableRefused";
+  readonly fullPage: { status: number; body: unknown } | undefined;
+  constructor(message: string, fullPage?: { status: number; body: unknown }) {
+    super(message);
+    this.fullPage = fullPage;
+  }
+}
+
+/** Whether a non-null cell is of its column's type (Kubernetes' printer column types); a type not listed is not checked. */
+function cellFits(cell: unknown, type: unknown): boolean {
+  switch (type) {
+    case "integer":
+      return Number.isSafeInteger(cell);
+    case "number":
+      return typeof cell === "number" && Number.isFinite(cell);
+    case "string":
+    case "date":
+      return typeof cell === "string";
+    case "boolean":
+      return typeof cell === "boolean";
+    default:
+      return true;
+  }
 }
 
 /** The printer columns read, by the status field each stands for: its names across ARC's CRDs and the types a cell of it may have. */
@@ -57,10 +86,17 @@ function columnIndexes(definitions: unknown): Map<Field, number> {
  * A null cell (the column's jsonPath found nothing) is no field; any other value is put as it came, for the
  * reader to take or fall back on as it does a full object's (a string runnerId reads as no id).
  */
-function objectOfRow(row: unknown, at: ReadonlyMap<Field, number>, where: string): Record<string, unknown> {
+function objectOfRow(row: unknown, at: ReadonlyMap<Field, number>, columns: readonly Record<string, unknown>[], where: string): Record<string, unknown> {
   if (!isObj(row)) throw new Error(`${where}: expected an object`);
   const cells = row["cells"];
   if (!Array.isArray(cells)) throw new Error(`${where}.cells: expected an array`);
+  // The API server sends one cell per column, typed or null: anything else is not its answer (a partial row must
+  // never read as a runner with no run and no id, which the sweep would close as gone while it works).
+  if (cells.length !== columns.length) throw new Error(`${where}.cells: ${cells.length} cells for ${columns.length} columns`);
+  for (const [i, cell] of cells.entries()) {
+    if (cell !== null && !cellFits(cell, columns[i]!["type"]))
+      throw new Error(`${where}.cells[${i}] (${String(columns[i]!["name"])}): ${typeof cell}, not its column's ${String(columns[i]!["type"])}`);
+  }
   const object = row["object"];
   if (!isObj(object) || object["kind"] !== "PartialObjectMetadata") {
     throw new Error(`${where}.object: expected a PartialObjectMetadata (includeObject=Metadata)`);
@@ -79,22 +115,28 @@ export interface TablePage {
 }
 
 /**
- * One Table page of `namespace`. TableRefused when the answer is no Table or lacks a column (the caller lists full
- * objects); UnacceptableAnswer when it is a Table with a row that cannot be read (the namespace is then unreadable,
- * as a full list with such an item is: every runner of it is kept).
+ * One Table page of `namespace`. TableRefused when the server answered the full list instead or its Table lacks a
+ * column (the caller lists full objects); UnacceptableAnswer when the answer is neither, or a Table with a row that
+ * cannot be read (a cell count other than its columns', a cell of another type) or a page cut short (the namespace
+ * is then unreadable, as a full list with such an item is: every runner of it is kept).
  */
 export function runnersFromTable(status: number, namespace: string, page: unknown): TablePage {
+  // The fallback clause answered: no Tables here, and this page is the first of the full list.
+  if (isObj(page) && page["kind"] === "EphemeralRunnerList")
+    throw new TableRefused(`HTTP ${status}: the server answered the full list, not a Table`, { status, body: page });
   if (!isObj(page) || page["kind"] !== "Table" || page["apiVersion"] !== "meta.k8s.io/v1") {
+    // Neither a Table nor the list (a proxy's `{}`, HTML): unreadable this time, not a reason to give up Tables for a day.
     const kind = isObj(page) && typeof page["kind"] === "string" ? `kind ${JSON.stringify(page["kind"].slice(0, 60))}` : "no kind";
-    throw new TableRefused(`HTTP ${status}: expected a meta.k8s.io/v1 Table, got ${kind}`);
+    throw new UnacceptableAnswer(status, `HTTP ${status}: expected a meta.k8s.io/v1 Table or an EphemeralRunnerList, got ${kind}`);
   }
   const at = columnIndexes(page["columnDefinitions"]);
+  const columns = (page["columnDefinitions"] as unknown[]).map((d) => (isObj(d) ? d : {}));
   const rows = page["rows"];
   if (!Array.isArray(rows)) throw new UnacceptableAnswer(status, `HTTP ${status}: Table.rows: expected an array`);
   const runners = rows.map((row, i) => {
     const where = `Table.rows[${i}]`;
     try {
-      return toClusterRunner(namespace, readEphemeralRunner(objectOfRow(row, at, where), where));
+      return toClusterRunner(namespace, readEphemeralRunner(objectOfRow(row, at, columns, where), where));
     } catch (e) {
       throw new UnacceptableAnswer(status, `HTTP ${status}: ${errorText(e)}`, { cause: e });
     }
@@ -102,5 +144,6 @@ export function runnersFromTable(status: number, namespace: string, page: unknow
   const metadata = isObj(page["metadata"]) ? page["metadata"] : {};
   const token = metadata["continue"];
   if (token !== undefined && typeof token !== "string") throw new UnacceptableAnswer(status, `HTTP ${status}: Table.metadata.continue: expected a string`);
+  checkPageEnd(status, metadata, "Table");
   return { runners, continueToken: token || undefined };
 }

@@ -86,29 +86,71 @@ describe("the Table reader", () => {
     expect(runnersFromTable(200, NS, t).runners[0]).not.toHaveProperty("workflowRunId");
   });
 
-  it("reads cells of the wrong type or out of bounds as no field, as the full reader does", () => {
+  it("reads a cell of its column's type that the reader cannot take (out of bounds) as no field, as the full reader does", () => {
     const t = table([served({ workflowRunId: 5, jobRepositoryName: "octo-org/app" })]);
     const names = (t["columnDefinitions"] as JsonObject[]).map((c) => c["name"]);
     const rows = t["rows"] as { cells: unknown[] }[];
     for (const [column, bad] of [
-      ["RunnerId", "1000"],
       ["RunnerId", 0],
       ["WorkflowRunId", 1.5],
       ["WorkflowRunId", -3],
       ["WorkflowRunId", 2 ** 53],
       ["JobRepository", ""],
-      ["JobRepository", 7],
-      ["Status", { phase: "Failed" }],
-      ["Message", ["x"]],
     ] as const) {
       const cells = [...rows[0]!.cells];
       cells[names.indexOf(column)] = bad;
       const read = runnersFromTable(200, NS, { ...t, rows: [{ ...rows[0], cells }] }).runners[0]!;
-      const field = { RunnerId: "runnerId", WorkflowRunId: "workflowRunId", JobRepository: "jobRepositoryName", Status: "phase", Message: "arcMessage" }[
-        column
-      ];
+      const field = { RunnerId: "runnerId", WorkflowRunId: "workflowRunId", JobRepository: "jobRepositoryName" }[column];
       expect(read, `${column} ${JSON.stringify(bad)}`).not.toHaveProperty(field);
     }
+  });
+
+  it("refuses a row whose cell is of another type than its column's: the namespace is unreadable, never a runner without a run", () => {
+    const t = table([served({ workflowRunId: 5, runnerId: 7, jobRepositoryName: "octo-org/app" })]);
+    const names = (t["columnDefinitions"] as JsonObject[]).map((c) => c["name"]);
+    const rows = t["rows"] as { cells: unknown[] }[];
+    for (const [column, bad, type] of [
+      ["RunnerId", "1000", "number"],
+      ["WorkflowRunId", "5", "number"],
+      ["JobRepository", 7, "string"],
+      ["Status", { phase: "Failed" }, "string"],
+      ["Message", ["x"], "string"],
+      ["Age", 12, "date"],
+    ] as const) {
+      const cells = [...rows[0]!.cells];
+      cells[names.indexOf(column)] = bad;
+      const e = thrown(() => runnersFromTable(200, NS, { ...t, rows: [{ ...rows[0], cells }] }));
+      expect(e, column).toBeInstanceOf(UnacceptableAnswer);
+      expect((e as Error).message).toContain(
+        `Table.rows[0].cells[${names.indexOf(column)}] (${column}): ${Array.isArray(bad) ? "object" : typeof bad}, not its column's ${type}`,
+      );
+    }
+  });
+
+  it("refuses a row with fewer or more cells than columns (a partial row), never reading it as a runner without a run", () => {
+    const t = table([served({ workflowRunId: 5, runnerId: 7 })]);
+    const columns = (t["columnDefinitions"] as JsonObject[]).length;
+    const rows = t["rows"] as { cells: unknown[] }[];
+    for (const cells of [rows[0]!.cells.slice(0, 2), [...rows[0]!.cells, null]]) {
+      const e = thrown(() => runnersFromTable(200, NS, { ...t, rows: [{ ...rows[0], cells }] }));
+      expect(e).toBeInstanceOf(UnacceptableAnswer);
+      expect((e as Error).message).toContain(`Table.rows[0].cells: ${cells.length} cells for ${columns} columns`);
+    }
+    // Null cells are the API server's "nothing at this path": read as no field.
+    const nulls = runnersFromTable(200, NS, { ...t, rows: [{ ...rows[0], cells: rows[0]!.cells.map((c, i) => (i === 1 ? null : c)) }] });
+    expect(nulls.runners).toHaveLength(1);
+  });
+
+  it("refuses a page that says more items remain but carries no continue token (a cut answer), and reads one that carries it", () => {
+    const t = table([served()]);
+    for (const metadata of [{ remainingItemCount: 6 }, { remainingItemCount: 6, continue: "" }]) {
+      const e = thrown(() => runnersFromTable(200, NS, { ...t, metadata }));
+      expect(e).toBeInstanceOf(UnacceptableAnswer);
+      expect((e as Error).message).toMatch(/Table says 6 more items remain but carries no continue token/);
+    }
+    expect(thrown(() => runnersFromTable(200, NS, { ...t, metadata: { remainingItemCount: -1 } }))).toBeInstanceOf(UnacceptableAnswer);
+    expect(runnersFromTable(200, NS, { ...t, metadata: { remainingItemCount: 6, continue: "next" } }).continueToken).toBe("next");
+    expect(runnersFromTable(200, NS, { ...t, metadata: { remainingItemCount: 0 } }).continueToken).toBeUndefined();
   });
 
   it("bounds the phase and the message as the full reader does", () => {
@@ -140,15 +182,26 @@ describe("the Table reader", () => {
     expect((e as Error).message).toBe('the Table\'s WorkflowRunId column is of type "string", not number or integer');
   });
 
-  it.each([
-    [list([served()]), /expected a meta\.k8s\.io\/v1 Table, got kind "EphemeralRunnerList"/],
-    [{}, /got no kind/],
-    [[], /got no kind/],
-    [{ kind: "Table", apiVersion: "meta.k8s.io/v1beta1", columnDefinitions: [], rows: [] }, /got kind "Table"/],
-    [{ kind: "Table", apiVersion: "meta.k8s.io/v1", rows: [] }, /no columnDefinitions array/],
-  ])("refuses an answer that is no usable Table, naming what it is (%#)", (body, message) => {
+  it("gives up Tables when the fallback clause answered the full list, carrying that page on", () => {
+    const body = list([served()]);
     const e = thrown(() => runnersFromTable(200, NS, body));
     expect(e).toBeInstanceOf(TableRefused);
+    expect((e as Error).message).toMatch(/the server answered the full list, not a Table/);
+    expect((e as TableRefused).fullPage).toEqual({ status: 200, body });
+    expect((thrown(() => runnersFromTable(200, NS, { kind: "Table", apiVersion: "meta.k8s.io/v1", rows: [] })) as Error).message).toMatch(
+      /no columnDefinitions array/,
+    );
+  });
+
+  it.each([
+    [{}, /got no kind/],
+    [[], /got no kind/],
+    [{ kind: "Status" }, /got kind "Status"/],
+    [{ kind: "Table", apiVersion: "meta.k8s.io/v1beta1", columnDefinitions: [], rows: [] }, /got kind "Table"/],
+  ])("reads an answer that is neither a Table nor the list as unreadable this time, not as a server without Tables (%#)", (body, message) => {
+    const e = thrown(() => runnersFromTable(200, NS, body));
+    expect(e).toBeInstanceOf(UnacceptableAnswer);
+    expect(e).not.toBeInstanceOf(TableRefused);
     expect((e as Error).message).toMatch(message);
   });
 
