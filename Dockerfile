@@ -19,7 +19,10 @@ ARG NODE_IMAGE=${NODE_BASE}@${NODE_DIGEST}
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# --omit=optional too: TypeScript is valibot's optional peer (31 MB with its native
+# binary) and nothing else of the agent's dependencies is optional; the agent never
+# loads it (test/node/agent/agent-dockerfile.test.ts derives the set from the lock file).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 # The agent's stage, named so that a build (the release workflow's `target: agent`) keeps
 # making this image whatever stage is added after it.

@@ -1,6 +1,6 @@
 // The agent's Dockerfile and .dockerignore, checked without docker (`npm run images`
 // builds and starts the image itself, where buildah is): node 24 slim pinned by
-// digest, the OCI labels, production dependencies only, a
+// digest, the OCI labels, production dependencies only and no TypeScript, a
 // non-root numeric user, nothing written at run time, every file the agent
 // imports copied, and the agent starting from exactly the copied files on a
 // read-only tree.
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { installedPackages, type Omitted } from "../../../scripts/images/installed-packages.ts";
 
 /** A Dockerfile's reference to an ARG, as written: ${NAME}. */
 const ref = (name: string): string => `\${${name}}`;
@@ -189,6 +190,21 @@ describe("Dockerfile", () => {
     const deps = packageJson.dependencies;
     expect(packages.size).toBeGreaterThan(0);
     for (const p of packages) expect(Object.keys(deps), `${p} must be in dependencies`).toContain(p);
+  });
+
+  it("installs no package the agent does not load: no TypeScript, and --omit=optional costs it nothing else", () => {
+    const omit = steps
+      .filter((s) => s.op === "RUN" && /\bnpm ci\b/.test(s.args))
+      .flatMap((s) => [...s.args.matchAll(/--omit=(\w+)/g)].map((m) => m[1] as Omitted));
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Parameters<typeof installedPackages>[0];
+    const installed = installedPackages(lock, omit);
+    // TypeScript is valibot's optional peer: --omit=dev alone keeps it (31 MB with its native binary).
+    expect(installedPackages(lock, ["dev"])).toContain("node_modules/typescript");
+    expect(installed.filter((p) => /(^|\/)node_modules\/(typescript|@typescript\/)/.test(p))).toEqual([]);
+    // What the Dockerfile's flags leave out beyond --omit=dev is TypeScript's alone; every package the agent imports stays.
+    const dropped = installedPackages(lock, ["dev"]).filter((p) => !installed.includes(p));
+    for (const p of dropped) expect(p).toMatch(/^node_modules\/(typescript|@typescript\/)/);
+    for (const p of importGraph().packages) expect(installed, p).toContain(`node_modules/${p}`);
   });
 
   it(".dockerignore lets in what the Dockerfile copies and keeps secrets and host files out", () => {
