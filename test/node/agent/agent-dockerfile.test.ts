@@ -1,14 +1,19 @@
-// The agent's Dockerfile and .dockerignore, checked without docker (no builds on
-// this machine): node 24 slim, production dependencies only, a non-root numeric
-// user, nothing written at run time, every file the agent imports copied, and
-// the agent starting from exactly the copied files on a read-only tree.
+// The agent's Dockerfile and .dockerignore, checked without docker (`npm run images`
+// builds and starts the image itself, where buildah is): node 24 slim pinned by
+// digest, the OCI labels, production dependencies only and no TypeScript, a
+// non-root numeric user, nothing written at run time, every file the agent
+// imports copied, and the agent starting from exactly the copied files on a
+// read-only tree.
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { installedPackages, type Omitted } from "../../../scripts/images/installed-packages.ts";
 
+/** A Dockerfile's reference to an ARG, as written: ${NAME}. */
+const ref = (name: string): string => `\${${name}}`;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 interface Instruction {
@@ -38,9 +43,14 @@ const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
 const steps = instructions(dockerfile);
 const lastStage = Math.max(...steps.map((s) => s.stage));
 const final = steps.filter((s) => s.stage === lastStage);
-const argDefaults = new Map(steps.filter((s) => s.op === "ARG").map((s) => s.args.split("=") as [string, string]));
+// The global ARGs' defaults (before the first FROM): what FROM lines expand with, a default naming others expanded too.
+const argDefaults = new Map(
+  steps
+    .filter((s) => s.op === "ARG" && s.stage === -1 && s.args.includes("="))
+    .map((s) => [s.args.slice(0, s.args.indexOf("=")), s.args.slice(s.args.indexOf("=") + 1)]),
+);
 const expand = (s: string): string =>
-  s.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a: string | undefined, b: string | undefined) => argDefaults.get(a ?? b ?? "") ?? "");
+  s.replace(/\$\{(\w+)\}|\$(\w+)/g, (_m, a: string | undefined, b: string | undefined) => expand(argDefaults.get(a ?? b ?? "") ?? ""));
 
 /** Sources of the final stage's COPY lines from the build context (not --from). */
 function contextCopies(): string[] {
@@ -103,14 +113,44 @@ function copiedFiles(): string[] {
   return out;
 }
 
+const packageJson = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  license: string;
+  repository: { url: string };
+  devDependencies: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+
 describe("Dockerfile", () => {
-  it("builds from node 24 slim in every stage", () => {
+  it("builds from node 24 slim in every stage, pinned by digest", () => {
     const froms = steps.filter((s) => s.op === "FROM").map((s) => expand(s.args.split(/\s+/)[0] ?? ""));
     expect(froms.length).toBeGreaterThan(0);
-    for (const image of froms) expect(image).toMatch(/^node:24(\.\d+){0,2}-slim$/);
+    for (const image of froms) expect(image).toMatch(/^docker\.io\/library\/node:24(\.\d+){0,2}-slim@sha256:[0-9a-f]{64}$/);
     // The same Node the project pins for the agent.
-    const pinned = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies["node"];
-    expect(froms[froms.length - 1]).toBe(`node:${pinned}-slim`);
+    const pinned = packageJson.devDependencies["node"];
+    expect(froms[froms.length - 1]).toMatch(new RegExp(`^docker\\.io/library/node:${pinned}-slim@`));
+    // Every stage names the one ARG, so `npm run images` (and a mirror) replaces the base in one place.
+    for (const from of steps.filter((s) => s.op === "FROM")) expect(from.args).toMatch(/^\$\{NODE_IMAGE\}( AS \w+)?$/);
+    expect(argDefaults.get("NODE_IMAGE")).toBe(`${ref("NODE_BASE")}@${ref("NODE_DIGEST")}`);
+  });
+
+  it("labels the image (OCI): source, version, revision, licenses, title, and the base it was built on", () => {
+    const labels = Object.fromEntries(
+      final.filter((s) => s.op === "LABEL").flatMap((s) => [...s.args.matchAll(/([\w.-]+)="([^"]*)"/g)].map((m) => [m[1] ?? "", m[2] ?? ""])),
+    );
+    const source = packageJson.repository.url.replace(/^git\+/, "").replace(/\.git$/, "");
+    expect(labels).toEqual({
+      "org.opencontainers.image.title": "arc-reaper-agent",
+      "org.opencontainers.image.description": expect.any(String),
+      "org.opencontainers.image.source": source,
+      "org.opencontainers.image.licenses": packageJson.license,
+      "org.opencontainers.image.version": ref("VERSION"),
+      "org.opencontainers.image.revision": ref("REVISION"),
+      "org.opencontainers.image.base.name": ref("NODE_BASE"),
+      "org.opencontainers.image.base.digest": ref("NODE_DIGEST"),
+    });
+    // The stage declares the ARGs its labels use (a global ARG is not seen inside a stage otherwise).
+    const declared = final.filter((s) => s.op === "ARG").map((s) => s.args.split("=")[0]);
+    expect(declared).toEqual(expect.arrayContaining(["VERSION", "REVISION", "NODE_BASE", "NODE_DIGEST"]));
   });
 
   it("installs production dependencies only, from the lock file, without install scripts", () => {
@@ -147,9 +187,24 @@ describe("Dockerfile", () => {
       expect(files.has(f), `${relative(ROOT, f)} is copied but the agent never loads it`).toBe(true);
     }
     // Packages the agent imports are production dependencies (npm ci --omit=dev installs only those).
-    const deps = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies;
+    const deps = packageJson.dependencies;
     expect(packages.size).toBeGreaterThan(0);
     for (const p of packages) expect(Object.keys(deps), `${p} must be in dependencies`).toContain(p);
+  });
+
+  it("installs no package the agent does not load: no TypeScript, and --omit=optional costs it nothing else", () => {
+    const omit = steps
+      .filter((s) => s.op === "RUN" && /\bnpm ci\b/.test(s.args))
+      .flatMap((s) => [...s.args.matchAll(/--omit=(\w+)/g)].map((m) => m[1] as Omitted));
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Parameters<typeof installedPackages>[0];
+    const installed = installedPackages(lock, omit);
+    // TypeScript is valibot's optional peer: --omit=dev alone keeps it (31 MB with its native binary).
+    expect(installedPackages(lock, ["dev"])).toContain("node_modules/typescript");
+    expect(installed.filter((p) => /(^|\/)node_modules\/(typescript|@typescript\/)/.test(p))).toEqual([]);
+    // What the Dockerfile's flags leave out beyond --omit=dev is TypeScript's alone; every package the agent imports stays.
+    const dropped = installedPackages(lock, ["dev"]).filter((p) => !installed.includes(p));
+    for (const p of dropped) expect(p).toMatch(/^node_modules\/(typescript|@typescript\/)/);
+    for (const p of importGraph().packages) expect(installed, p).toContain(`node_modules/${p}`);
   });
 
   it(".dockerignore lets in what the Dockerfile copies and keeps secrets and host files out", () => {

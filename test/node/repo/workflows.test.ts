@@ -119,7 +119,8 @@ describe("GitHub Actions workflows", () => {
     expect(release.jobs["check"]?.steps.map((s) => s.run?.trim())).toContain("bash .ci/run");
     expect(release.jobs["publish"]?.needs).toBe("check");
     expect(release.jobs["publish"]?.permissions).toEqual({ contents: "write", packages: "write", "id-token": "write", attestations: "write" });
-    // TODO(merge): .ci/run runs npm run images
+    // .ci/run ends with the image check: both images built, the server run against the stand-ins (docs/images.md).
+    expect(readFileSync(join(ROOT, ".ci/run"), "utf8")).toMatch(/^as_root npm run images$/m);
   });
 
   it("publishes both images for amd64 and arm64, each signed, with an SBOM attestation and provenance on its digest", () => {

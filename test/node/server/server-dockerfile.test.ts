@@ -1,4 +1,5 @@
-// Dockerfile.server, checked without docker (no daemon on this machine): the
+// Dockerfile.server, checked without docker (`npm run images` builds and runs the
+// image itself, where buildah is): the bases pinned by digest, the OCI labels; the
 // final stage is distroless with only /app from the build stage (workerd, the
 // bundle, the config), a non-root numeric user, workerd serving the config; the
 // build context holds what the build stage copies; workerd is pinned at the
@@ -12,6 +13,8 @@ import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../../scripts/server/build.ts";
 
+/** A Dockerfile's reference to an ARG, as written: ${NAME}. */
+const ref = (name: string): string => `\${${name}}`;
 const text = readFileSync(join(ROOT, "Dockerfile.server"), "utf8");
 const lines = text
   .replace(/\\\r?\n/g, " ")
@@ -45,10 +48,58 @@ function contextFiles(): string[] {
   return files;
 }
 
+/** The global ARGs' defaults (before the first FROM). */
+const argDefaults = new Map(
+  text
+    .split("\n")
+    .slice(
+      0,
+      text.split("\n").findIndex((l) => /^FROM /i.test(l)),
+    )
+    .flatMap((l) => {
+      const m = /^ARG (\w+)=(\S+)$/.exec(l.trim());
+      return m ? [[m[1] ?? "", m[2] ?? ""] as const] : [];
+    }),
+);
+
 describe("Dockerfile.server", () => {
-  it("runs workerd on the built config, as a numeric non-root user, on distroless with nothing else copied in", () => {
+  it("builds on bases pinned by digest: the same Node as Dockerfile's, distroless's nonroot runtime", () => {
+    expect(build[0]).toMatch(/^FROM \$\{NODE_IMAGE\} AS build$/);
     expect(final[0]).toMatch(/^FROM \$\{RUNTIME_IMAGE\} AS server$/);
-    expect(text).toMatch(/^ARG RUNTIME_IMAGE=gcr\.io\/distroless\/base-debian12:nonroot$/m);
+    expect(argDefaults.get("RUNTIME_BASE")).toBe("gcr.io/distroless/base-debian12:nonroot");
+    for (const name of ["NODE", "RUNTIME"]) {
+      expect(argDefaults.get(`${name}_DIGEST`)).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(argDefaults.get(`${name}_IMAGE`)).toBe(`${ref(`${name}_BASE`)}@${ref(`${name}_DIGEST`)}`);
+    }
+    // One Node in both images: the agent's base and the server's build stage.
+    const agent = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+    for (const name of ["NODE_BASE", "NODE_DIGEST"]) expect(agent).toContain(`ARG ${name}=${argDefaults.get(name)}`);
+    expect(argDefaults.get("NODE_BASE")).toBe(`docker.io/library/node:${json("package.json").devDependencies?.node}-slim`);
+  });
+
+  it("labels the image (OCI): source, version, revision, licenses, title, and the base it runs on", () => {
+    const labels = Object.fromEntries(
+      final.filter((l) => l.startsWith("LABEL ")).flatMap((l) => [...l.matchAll(/([\w.-]+)="([^"]*)"/g)].map((m) => [m[1] ?? "", m[2] ?? ""])),
+    );
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { license: string; repository: { url: string } };
+    expect(labels).toEqual({
+      "org.opencontainers.image.title": "arc-reaper-server",
+      "org.opencontainers.image.description": expect.any(String),
+      "org.opencontainers.image.source": pkg.repository.url.replace(/^git\+/, "").replace(/\.git$/, ""),
+      "org.opencontainers.image.licenses": pkg.license,
+      "org.opencontainers.image.version": ref("VERSION"),
+      "org.opencontainers.image.revision": ref("REVISION"),
+      "org.opencontainers.image.base.name": ref("RUNTIME_BASE"),
+      "org.opencontainers.image.base.digest": ref("RUNTIME_DIGEST"),
+    });
+    for (const name of ["VERSION", "REVISION", "RUNTIME_BASE", "RUNTIME_DIGEST"])
+      expect(
+        final.some((l) => new RegExp(`^ARG ${name}(=|$)`).test(l)),
+        name,
+      ).toBe(true);
+  });
+
+  it("runs workerd on the built config, as a numeric non-root user, on distroless with nothing else copied in", () => {
     expect(final.filter((l) => /^(COPY|ADD|RUN)/.test(l))).toEqual(["COPY --from=build /app /app"]);
     expect(final).toContain("USER 65532:65532");
     expect(final.at(-1)).toBe('ENTRYPOINT ["/app/workerd", "serve", "/app/config.capnp"]');
