@@ -134,7 +134,11 @@ describe("GitHub Actions workflows", () => {
       expect(b.with).toMatchObject({ platforms: "linux/amd64,linux/arm64", push: true, provenance: "mode=max", sbom: true });
       // Each build names its stage, so a stage added to a Dockerfile never changes what a build makes.
       expect(stages(String(b.with?.["file"]))).toContain(b.with?.["target"]);
-      expect(String(b.with?.["build-args"])).toMatch(/^VERSION=.*\nREVISION=.*github\.sha.*\nSOURCE=/m);
+      // The labels' version and revision (the Dockerfiles' ARGs); the source label is the repository package.json names.
+      expect(String(b.with?.["build-args"]).trim().split("\n")).toEqual([
+        expect.stringMatching(/^VERSION=.*outputs\.version/),
+        expect.stringMatching(/^REVISION=.*github\.sha/),
+      ]);
     }
     for (const id of ["server", "agent"]) {
       const digest = `\${{ steps.${id}.outputs.digest }}`;
