@@ -124,8 +124,18 @@ export class NamespaceWatch extends BackgroundLoop {
       const onAbort = (): void => finish({ kind: "closed" });
       signal.addEventListener("abort", onAbort);
       const path = `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(this.namespace)}/${PLURAL}`;
+      // client-node calls this inside its own try and drops what it throws: an error here would be lost, and the
+      // cache behind it no longer whole. So it ends the watch as failed (logged, counted) and lists again.
       const onEvent = (type: string, obj: unknown): void => {
         if (settled) return;
+        try {
+          handle(type, obj);
+        } catch (e) {
+          this.rv = undefined;
+          finish({ kind: "failed", why: `handling the ${type} event failed: ${errorText(e)} (listing again)` });
+        }
+      };
+      const handle = (type: string, obj: unknown): void => {
         if (type === "ERROR") {
           const code = isFields(obj) ? obj["code"] : undefined;
           if (code === 410) expired = true;
