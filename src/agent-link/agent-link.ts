@@ -9,7 +9,7 @@
 import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
-import { AgentViewTable, type NamespaceState } from "../ledger/agent-view-table.ts";
+import { AgentViewTable, type NamespaceState } from "./agent-view-table.ts";
 import { MemoryTable } from "../ledger/memory-table.ts";
 import type { Sql } from "../ledger/sql.ts";
 import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, connKey, disconnectedKey, type Attachment } from "./attachment.ts";

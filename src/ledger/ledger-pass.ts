@@ -18,7 +18,7 @@ import { runPass, type PassKind, type PassSummary } from "../reaper/run-pass.ts"
 import type { LedgerStore } from "./ledger-store.ts";
 import { lastSweepOf, type LastSweep } from "./queries.ts";
 import type { SqlCost } from "./sql.ts";
-import { tokenCacheFor } from "./token-cache.ts";
+import { tokenCacheFor } from "../github/token-cache.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
 /** When the last sweep started (the real clock); the in-cluster sweep clock counts from it (sweep-clock.ts). */

@@ -33,7 +33,7 @@ import { LedgerStore } from "./ledger-store.ts";
 import { migrate } from "./schema.ts";
 import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
 import { Sql, type SqlCost } from "./sql.ts";
-import { tokenCacheFor } from "./token-cache.ts";
+import { tokenCacheFor } from "../github/token-cache.ts";
 import { errorText } from "../model/error-text.ts";
 
 /** GitHub's word on an installation is asked while the delivery waits: well inside GitHub's 10 s. */
