@@ -1,4 +1,4 @@
-import type { Ledger } from "./ledger/ledger.ts";
+import type { Ledger } from "./durable/ledger.ts";
 
 /** The Worker's bindings: the ledger plus the settings as vars and secrets. */
 export interface WorkerEnv {

@@ -8,8 +8,8 @@
 import type { Context } from "hono";
 import type { WorkerEnv } from "../env.ts";
 import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
-import type { DoorBatch } from "../ledger/ledger.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import type { DoorBatch } from "../durable/receive-delivery.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 
 const FLUSH_EVERY_MS = 10_000;

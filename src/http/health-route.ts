@@ -4,11 +4,11 @@
 // throttle, whether the settings are valid or not). GET /healthz/deep
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
 // In the cluster the first /healthz (the probe) also wakes the ledger, which
-// starts its sweep clock (src/ledger/sweep-clock.ts).
+// starts its sweep clock (src/durable/sweep-clock.ts).
 import type { Context } from "hono";
 import { settingsFor } from "../config/settings-for.ts";
-import { ledgerFor, rawLedgerName, withAdmin, withSessions } from "../ledger/ledger-for.ts";
-import { sweepEveryMs } from "../ledger/sweep-clock.ts";
+import { ledgerFor, rawLedgerName, withAdmin } from "../durable/ledger-for.ts";
+import { sweepEveryMs } from "../durable/sweep-clock.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { doorClient } from "./request-client.ts";
@@ -42,7 +42,7 @@ export async function healthz(c: Context<AppEnv>): Promise<Response> {
   // The front door's bucket: CF-Connecting-IP on Cloudflare, the trusted proxy's header in the cluster.
   const client = doorClient(c).key;
   const attempt = { client, tokenMatches: adminBearer(c), now: Date.now() };
-  const outcome = await withSessions(ledgerFor(c.env, rawLedgerName(c.env)), async (sessions) => await sessions.bearer(attempt));
+  const outcome = await ledgerFor(c.env, rawLedgerName(c.env)).bearer(attempt);
   if (outcome.kind === "throttled") {
     logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
     const error = `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s`;

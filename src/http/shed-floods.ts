@@ -8,7 +8,7 @@
 // alike (before its token is checked). A shed delivery is counted as "shed";
 // a shed GET /agent only answers 429 (the agent logs it and backs off).
 import type { Context, Next } from "hono";
-import { rawLedgerName } from "../ledger/ledger-for.ts";
+import { rawLedgerName } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { countAtDoor } from "./door-tally.ts";
 import { doorClient } from "./request-client.ts";

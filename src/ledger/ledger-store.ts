@@ -1,4 +1,4 @@
-// The ledger's tables behind the LedgerPort the reaper uses: recording facts,
+// The store's tables behind the LedgerPort the reaper uses: recording facts,
 // storing what reconcile answered (verdicts, due times, holds, closes, unseen
 // rows), the deletion window, the deliveries mark and the pause switch. What a
 // result does to the rows comes in as a function (options.transition, the
@@ -40,9 +40,11 @@ import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
 const DELETIONS_KEY = "deletions-times";
 const GITHUB_KEY = "github-times";
 
+/** The store's settings and the reaper's decisions, handed in: built by LedgerRoot.store() (src/durable/ledger-root.ts) and nowhere else. */
 export interface LedgerOptions {
+  /** The next look the facts alone give a row: scheduleFromFacts (src/reaper/schedule-facts.ts) at the ledger's clock. */
   schedule: ScheduleFacts;
-  /** When a runner is looked at again: the reaper's one answer (src/reaper/next-look.ts), for a recheck and a lifted hold. */
+  /** When a runner is looked at again: the reaper's one answer, nextLook (src/reaper/next-look.ts), for a recheck and a lifted hold. */
   look: (c: LookCase) => NextLook;
   /** For the day at a glance's delay after the grace. */
   policy: Policy;
@@ -50,7 +52,7 @@ export interface LedgerOptions {
   stuckSeconds: number;
   maxDeletionsPerMinute: number;
   log: (line: DecisionLine) => void;
-  /** What a reconcile result does to the rows (src/reaper/transition.ts): the decision this store writes. */
+  /** What a reconcile result does to the rows, transition (src/reaper/transition.ts): the decision this store writes. */
   transition: (r: Result, ctx: TransitionContext) => Transition;
 }
 

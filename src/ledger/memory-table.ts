@@ -4,6 +4,8 @@ import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
 import { type ListShapeMemory, type ListShapeNote, noteHolds } from "../model/list-shape.ts";
 import type { Sql } from "./sql.ts";
 
+/** When the last sweep started (the real clock); the in-cluster sweep clock counts from it (src/durable/sweep-clock.ts). */
+export const SWEEP_RAN_KEY = "sweep-ran-at";
 const RUNNER_IDS_KEY = "runner-ids-match";
 const LIST_SHAPE_PREFIX = "list-shape/";
 

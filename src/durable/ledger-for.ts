@@ -13,7 +13,6 @@ export function rawLedgerName(env: WorkerEnv): string {
 
 type LedgerStub = DurableObjectStub<import("./ledger.ts").Ledger>;
 type AdminStub = Awaited<ReturnType<LedgerStub["admin"]>>;
-type SessionsStub = Awaited<ReturnType<LedgerStub["sessions"]>>;
 
 /** Calls on the ledger's admin RpcTarget; its stub is disposed after (an undisposed stub keeps the object busy). */
 export async function withAdmin<T>(ledger: LedgerStub, call: (admin: AdminStub) => Promise<T>): Promise<T> {
@@ -22,15 +21,5 @@ export async function withAdmin<T>(ledger: LedgerStub, call: (admin: AdminStub) 
     return await call(admin);
   } finally {
     admin[Symbol.dispose]();
-  }
-}
-
-/** Calls on the ledger's sessions RpcTarget; its stub is disposed after. */
-export async function withSessions<T>(ledger: LedgerStub, call: (sessions: SessionsStub) => Promise<T>): Promise<T> {
-  const sessions = await ledger.sessions();
-  try {
-    return await call(sessions);
-  } finally {
-    sessions[Symbol.dispose]();
   }
 }

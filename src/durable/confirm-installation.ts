@@ -6,7 +6,7 @@
 // a token mint that answers 404 later drops the installation anyway.
 import type { InstallationChange } from "../github/installation-from-webhook.ts";
 import type { Github } from "../github/github-client.ts";
-import type { MemoryTable } from "./memory-table.ts";
+import type { MemoryTable } from "../ledger/memory-table.ts";
 import { errorText } from "../model/error-text.ts";
 
 /** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */

@@ -6,8 +6,7 @@
 // sweep due while the process was down runs as soon as the alarm fires again.
 // On Cloudflare (no ARC_REAPER_HOME) the clock is off and the cron sweeps.
 import { homeOf } from "../config/home.ts";
-import { SWEEP_RAN_KEY } from "./ledger-pass.ts";
-import type { MemoryTable } from "./memory-table.ts";
+import { type MemoryTable, SWEEP_RAN_KEY } from "../ledger/memory-table.ts";
 
 /** The sweep period in ms when the ledger drives its own sweeps, else undefined. */
 export function sweepEveryMs(env: object): number | undefined {
@@ -25,4 +24,9 @@ export function nextSweepAt(memory: MemoryTable, everyMs: number, now: number): 
 export function alarmTime(nextDue: number | null, sweepAt: number | undefined): number | null {
   if (sweepAt === undefined) return nextDue;
   return nextDue === null ? sweepAt : Math.min(nextDue, sweepAt);
+}
+
+/** In the cluster the alarm is also the sweep's clock: a ledger woken with none set starts it. */
+export async function startSweepClock(storage: DurableObjectStorage, everyMs: number | undefined): Promise<void> {
+  if (everyMs !== undefined && (await storage.getAlarm()) === null) await storage.setAlarm(Date.now());
 }
