@@ -1,6 +1,6 @@
 // The Worker entry: HTTP routes, the scheduled sweep and the ledger class, a few lines each.
 import { settingsFor } from "./config/settings-for.ts";
-import type { WorkerEnv } from "./env.ts";
+import type { WorkerEnv } from "./durable/ledger-for.ts";
 import { createApp } from "./http/app.ts";
 import { ledgerFor } from "./durable/ledger-for.ts";
 import { logLine } from "./log.ts";

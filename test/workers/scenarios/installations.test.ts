@@ -13,7 +13,7 @@ import { CONFIRM_REPOS_AT_MOST } from "../../../src/durable/confirm-installation
 import { workflowJobPayload } from "../support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "../support/stack.ts";
 import { adminRunners, deliver, ledgerOf, testEnv } from "../support/worker.ts";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { NOW } from "../support/kube-calls.ts";
 
 type S = Awaited<ReturnType<typeof stack>>;
