@@ -6,7 +6,8 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "../ledger/admin-view.ts";
 import { knownInstallations } from "../ledger/known-installations.ts";
-import { pause, resume, type PausedBy, type PauseState } from "../ledger/pause-switch.ts";
+import type { PausedBy, PauseState } from "../ledger/memory-table.ts";
+import { pause, resume } from "../ledger/pause-switch.ts";
 import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "../ledger/queries.ts";
 import type { LedgerRoot } from "./ledger-root.ts";
 

@@ -7,8 +7,8 @@
 // first looks) go through one log budget (src/log.ts): those past it are
 // counted, and the sweep or alarm line says how many.
 import { tokenCacheFor } from "../github/token-cache.ts";
-import { MemoryTable, SWEEP_RAN_KEY } from "../ledger/memory-table.ts";
-import { lastSweepOf, type LastSweep } from "../ledger/queries.ts";
+import { type LastSweep, MemoryTable } from "../ledger/memory-table.ts";
+import { lastSweepOf } from "../ledger/queries.ts";
 import type { SqlCost } from "../ledger/sql.ts";
 import { logBudget } from "../log.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
@@ -35,13 +35,13 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   // The windows are stamped with the real clock at each call (in tests, a simulated future time may lead it).
   const clock = (): number => Math.max(now, Date.now());
   if (kind === "sweep") {
-    const ranAt = state.memory.get<number>(SWEEP_RAN_KEY);
+    const ranAt = state.memory.get("sweep-ran-at");
     if (ranAt !== undefined && ranAt >= scheduledTime) {
       const why = `a sweep already ran at ${new Date(ranAt).toISOString()}, after this one's scheduled time ${new Date(scheduledTime).toISOString()}`;
       root.log({ msg: "sweep skipped: it queued behind a pass", scheduledTime: new Date(scheduledTime).toISOString(), ranAt: new Date(ranAt).toISOString() });
       return { skipped: why };
     }
-    state.memory.set(SWEEP_RAN_KEY, started); // the real clock: a sweep scheduled later (a simulated future in tests) still runs
+    state.memory.set("sweep-ran-at", started); // the real clock: a sweep scheduled later (a simulated future in tests) still runs
   }
   const before = root.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
@@ -50,7 +50,7 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, ...(retired ? { retired } : {}) });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {
-    const pruneMark = state.memory.get<number>("pruned-at") ?? 0;
+    const pruneMark = state.memory.get("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
       state.prune(now);
       state.memory.set("pruned-at", now);

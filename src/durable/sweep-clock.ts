@@ -6,7 +6,7 @@
 // sweep due while the process was down runs as soon as the alarm fires again.
 // On Cloudflare (no ARC_REAPER_HOME) the clock is off and the cron sweeps.
 import { homeOf } from "../config/home.ts";
-import { type MemoryTable, SWEEP_RAN_KEY } from "../ledger/memory-table.ts";
+import type { MemoryTable } from "../ledger/memory-table.ts";
 
 /** The sweep period in ms when the ledger drives its own sweeps, else undefined. */
 export function sweepEveryMs(env: object): number | undefined {
@@ -16,7 +16,7 @@ export function sweepEveryMs(env: object): number | undefined {
 
 /** When the next sweep is due: the last one's start plus the period (now, before the first). */
 export function nextSweepAt(memory: MemoryTable, everyMs: number, now: number): number {
-  const ranAt = memory.get<number>(SWEEP_RAN_KEY);
+  const ranAt = memory.get("sweep-ran-at");
   return ranAt === undefined ? now : ranAt + everyMs;
 }
 
