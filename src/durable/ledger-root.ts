@@ -7,7 +7,8 @@
 // (test/hooks/test-ledger.ts) overrides settingsOverrides() and nothing more.
 import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
-import { readSettings, type Settings, type SettingsResult } from "../config/settings.ts";
+import { settingsFor } from "../config/settings-for.ts";
+import { homeOf, type Settings, type SettingsResult } from "../config/settings.ts";
 import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
 import { createGithub, type Github } from "../github/github-client.ts";
 import type { GithubCache } from "../github/installation-and-rate-memory.ts";
@@ -43,8 +44,6 @@ export class LedgerRoot {
   private readonly overrides: () => string;
   /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
   private acting: Promise<unknown> = Promise.resolve();
-  /** A cache: the settings read from the env (and, in tests, the ledger's test settings). */
-  private settingsCache?: { overrides: string; result: SettingsResult };
 
   /** `overrides`: settings laid over the env's, as JSON ("" for none); only the test ledger has any. */
   constructor(storage: DurableObjectStorage, env: Readonly<Record<string, unknown>>, sql: Sql, agent: AgentLink, overrides: () => string) {
@@ -55,14 +54,9 @@ export class LedgerRoot {
     this.overrides = overrides;
   }
 
-  /** Read and validated once per instance (its env never changes), not once per delivery. */
+  /** Read and validated once per env (settingsFor), not once per delivery; the Worker logged their warnings. */
   settingsResult(): SettingsResult {
-    const overrides = this.overrides();
-    if (this.settingsCache?.overrides !== overrides) {
-      const vars = overrides ? (JSON.parse(overrides) as Record<string, string>) : {};
-      this.settingsCache = { overrides, result: readSettings({ ...this.env, ...vars }) };
-    }
-    return this.settingsCache.result;
+    return settingsFor(this.env, { overrides: this.overrides(), quiet: true });
   }
 
   settings(): Settings {
@@ -73,7 +67,7 @@ export class LedgerRoot {
 
   /** The sweep period in ms when the ledger drives its own sweeps (in the cluster), else undefined. */
   sweepEveryMs(): number | undefined {
-    return sweepEveryMs(this.env);
+    return sweepEveryMs(homeOf(this.settingsResult()));
   }
 
   /** The tables, their lines logged through `log` (a pass's log budget); the reaper's decisions handed in. */

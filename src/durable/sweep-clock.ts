@@ -5,13 +5,12 @@
 // sweep's start is kept in the ledger, so the clock survives a restart, and a
 // sweep due while the process was down runs as soon as the alarm fires again.
 // On Cloudflare (no ARC_REAPER_HOME) the clock is off and the cron sweeps.
-import { homeOf } from "../config/home.ts";
+import type { Home } from "../config/home.ts";
 import type { MemoryTable } from "../ledger/memory-table.ts";
 
-/** The sweep period in ms when the ledger drives its own sweeps, else undefined. */
-export function sweepEveryMs(env: object): number | undefined {
-  const home = homeOf(env);
-  return home.ok && home.home.kind === "cluster" ? home.home.sweepEverySeconds * 1000 : undefined;
+/** The sweep period in ms when the ledger drives its own sweeps (in the cluster), else undefined. */
+export function sweepEveryMs(home: Home | undefined): number | undefined {
+  return home?.kind === "cluster" ? home.sweepEverySeconds * 1000 : undefined;
 }
 
 /** When the next sweep is due: the last one's start plus the period (now, before the first). */

@@ -6,6 +6,7 @@
 // In the cluster the first /healthz (the probe) also wakes the ledger, which
 // starts its sweep clock (src/durable/sweep-clock.ts).
 import type { Context } from "hono";
+import { homeOf } from "../config/settings.ts";
 import { settingsFor } from "../config/settings-for.ts";
 import { ledgerFor, rawLedgerName, withAdmin } from "../durable/ledger-for.ts";
 import { sweepEveryMs } from "../durable/sweep-clock.ts";
@@ -25,8 +26,9 @@ function adminBearer(c: Context<AppEnv>): boolean {
 let ledgerWoken = false;
 
 export async function healthz(c: Context<AppEnv>): Promise<Response> {
+  const result = settingsFor(c.env);
   // In the cluster nothing else calls the ledger after a start on an empty volume: the first probe does.
-  if (!ledgerWoken && sweepEveryMs(c.env) !== undefined) {
+  if (!ledgerWoken && sweepEveryMs(homeOf(result)) !== undefined) {
     ledgerWoken = true;
     c.executionCtx.waitUntil(
       ledgerFor(c.env, rawLedgerName(c.env))
@@ -34,7 +36,6 @@ export async function healthz(c: Context<AppEnv>): Promise<Response> {
         .catch(() => (ledgerWoken = false)),
     );
   }
-  const result = settingsFor(c.env);
   if (result.ok) return c.json({ ok: true });
   logLine({ msg: "healthz: arc-reaper is misconfigured", errors: result.errors });
   if (bearerToken(c.req.header("authorization")) === undefined) return c.json({ ok: false }, 503);
