@@ -62,15 +62,26 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   await root.rearm(state);
   const after = root.cost();
   const cost = { rowsRead: after.rowsRead - before.rowsRead, rowsWritten: after.rowsWritten - before.rowsWritten };
-  const { kind: _kind, ...fields } = report;
-  const { bytes: logBytes, summarized } = logs.spent();
+  logPass(root.log, report, { cost, clusterCalls: clusterCalls(), githubCalls: budget.used, durationMs, logs: logs.spent() });
+  return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
+}
+
+/** The pass's one line: the sweep's always, the alarm's when it judged something. */
+function logPass(
+  log: LedgerRoot["log"],
+  report: PassSummary,
+  pass: { cost: SqlCost; clusterCalls: number; githubCalls: number; durationMs: number; logs: ReturnType<ReturnType<typeof logBudget>["spent"]> },
+): void {
+  const { kind, ...fields } = report;
+  const { cost, durationMs } = pass;
+  const { bytes: logBytes, summarized } = pass.logs;
   // Lines past the budget, by msg: their runners' stories (the admin views) have each decision.
   const logSummarized = Object.keys(summarized).length > 0 ? { logSummarized: summarized } : {};
   if (kind === "sweep") {
-    root.log({
+    log({
       msg: "sweep",
       ...fields,
-      clusterCalls: clusterCalls(),
+      clusterCalls: pass.clusterCalls,
       rowsRead: cost.rowsRead,
       rowsWritten: cost.rowsWritten,
       durationMs,
@@ -78,19 +89,18 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
       ...logSummarized,
     } satisfies SweepLine);
   } else if (report.checked > 0) {
-    root.log({
+    log({
       msg: "alarm",
       judged: report.checked,
       deleted: report.deleted,
       errors: report.errors,
-      githubCalls: budget.used,
-      clusterCalls: clusterCalls(),
+      githubCalls: pass.githubCalls,
+      clusterCalls: pass.clusterCalls,
       rowsRead: cost.rowsRead,
       rowsWritten: cost.rowsWritten,
       ...logSummarized,
     });
   }
-  return { ...report, cost, clusterCalls: clusterCalls(), durationMs };
 }
 
 /** The alarm's pass, then in the cluster the sweep too when its time has come (sweep-clock.ts). */
