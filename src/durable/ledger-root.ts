@@ -19,9 +19,9 @@ import { nextLook } from "../reaper/next-look.ts";
 import { policyOf } from "../reaper/reconcile-all.ts";
 import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
 import { transition } from "../reaper/transition.ts";
-import type { AgentLink, AgentStatus } from "../agent-link/agent-link.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
 import { LedgerStore } from "../ledger/ledger-store.ts";
-import type { Sql, SqlCost } from "../ledger/sql.ts";
+import { Sql, type SqlCost } from "../ledger/sql.ts";
 import { errorText } from "../model/error-text.ts";
 import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
 
@@ -39,18 +39,19 @@ export class LedgerRoot {
   readonly sql: Sql;
   readonly storage: DurableObjectStorage;
   readonly log: (line: Record<string, unknown>) => void = logLine;
+  /** Agent mode: the in-cluster agents' WebSockets, their views and the orders awaiting reports. */
+  readonly agent: AgentLink;
   private readonly env: Readonly<Record<string, unknown>>;
-  private readonly agent: AgentLink;
   private readonly overrides: () => string;
   /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
   private acting: Promise<unknown> = Promise.resolve();
 
   /** `overrides`: settings laid over the env's, as JSON ("" for none); only the test ledger has any. */
-  constructor(storage: DurableObjectStorage, env: Readonly<Record<string, unknown>>, sql: Sql, agent: AgentLink, overrides: () => string) {
-    this.storage = storage;
+  constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>, overrides: () => string) {
+    this.storage = ctx.storage;
     this.env = env;
-    this.sql = sql;
-    this.agent = agent;
+    this.sql = new Sql(ctx.storage.sql);
+    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: (cluster) => void this.wakeAfterAgent(cluster) });
     this.overrides = overrides;
   }
 
@@ -139,6 +140,16 @@ export class LedgerRoot {
       return;
     }
     if (current !== next) await this.storage.setAlarm(next);
+  }
+
+  /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
+  private async wakeAfterAgent(cluster: string): Promise<void> {
+    try {
+      const store = this.store(this.settings());
+      if (store.release("agent", Date.now(), cluster) > 0) await this.rearm(store);
+    } catch (e) {
+      this.log({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
+    }
   }
 
   /** Runs `run` after every sweep and alarm queued before it. */

@@ -7,33 +7,30 @@
 // (ledger-root.ts). Instance fields are only caches: any call may meet a fresh
 // instance.
 import { DurableObject } from "cloudflare:workers";
-import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
+import type { AgentLink, AgentStatus } from "../agent-link/agent-link.ts";
 import { migrate } from "../ledger/schema.ts";
 import { SessionsTable, type BearerOutcome, type LoginAttempt, type LoginOutcome } from "../ledger/sessions-table.ts";
-import { Sql } from "../ledger/sql.ts";
-import { logLine } from "../log.ts";
+import type { Sql } from "../ledger/sql.ts";
 import { errorText } from "../model/error-text.ts";
 import { LedgerAdmin } from "./ledger-admin.ts";
 import { alarmPass, ledgerPass, type PassOutcome } from "./ledger-pass.ts";
 import { LedgerRoot } from "./ledger-root.ts";
 import { countDoorBatch, receiveDelivery, type DoorBatch, type Receipt, type SignedDelivery } from "./receive-delivery.ts";
 import { startSweepClock } from "./sweep-clock.ts";
-import { wakeAfterAgent } from "./wake-after-agent.ts";
 
 /** What the ledger reads of its env: the settings as vars and secrets. */
 export type LedgerEnv = Readonly<Record<string, unknown>>;
 
 export class Ledger extends DurableObject<LedgerEnv> {
-  protected readonly sql: Sql;
-  /** Agent mode: the in-cluster agent's WebSocket, its view and the orders awaiting reports. */
-  private readonly agent: AgentLink;
   protected readonly root: LedgerRoot;
+  protected readonly sql: Sql;
+  private readonly agent: AgentLink;
 
   constructor(ctx: DurableObjectState, env: LedgerEnv) {
     super(ctx, env);
-    this.sql = new Sql(ctx.storage.sql);
-    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: (cluster) => void wakeAfterAgent(this.root, cluster) });
-    this.root = new LedgerRoot(ctx.storage, env, this.sql, this.agent, () => this.settingsOverrides());
+    this.root = new LedgerRoot(ctx, env, () => this.settingsOverrides());
+    this.sql = this.root.sql;
+    this.agent = this.root.agent;
     void ctx.blockConcurrencyWhile(async () => {
       migrate(this.sql);
       await startSweepClock(ctx.storage, this.root.sweepEveryMs());
