@@ -32,8 +32,8 @@ export const SOAKS = {
  * modules loaded between files (workerd's start and the module graph's load cost about 4 s a file, 170 s of
  * the project's 255 s on 2 cores). Nothing a file leaves behind reaches the next: each env has a ledger of
  * its own by a fresh LEDGER_NAME (test/workers/support/worker.ts), and src/'s module-level maps are keyed
- * so that no two files share an entry: door-tally's pending counts by ledger name, verify-signature's keys
- * by Settings object, token-cache's tokens by GitHub URL and App id (each stack's stand-in tenant has a URL
+ * so that no two files share an entry: door-tally's pending counts by ledger name, settings-for's settings
+ * by env object and test settings, verify-signature's keys by Settings object, token-cache's tokens by GitHub URL and App id (each stack's stand-in tenant has a URL
  * of its own), agent-message-fields' words by schema object.
  */
 export function workersProject(name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration {

@@ -1,12 +1,12 @@
 // The Worker entry: HTTP routes, the scheduled sweep and the ledger class, a few lines each.
 import { settingsFor } from "./config/settings-for.ts";
-import type { WorkerEnv } from "./env.ts";
+import type { WorkerEnv } from "./durable/ledger-for.ts";
 import { createApp } from "./http/app.ts";
-import { ledgerFor } from "./ledger/ledger-for.ts";
+import { ledgerFor } from "./durable/ledger-for.ts";
 import { logLine } from "./log.ts";
 import { errorText } from "./model/error-text.ts";
 
-export { Ledger } from "./ledger/ledger.ts";
+export { Ledger } from "./durable/ledger.ts";
 
 const app = createApp();
 

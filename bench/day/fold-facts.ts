@@ -1,6 +1,6 @@
 // The bench's model of the day folds a runner's facts with the ledger's own code
-// (src/ledger/merge-fact.ts), from a list rather than from rows.
-import { mergeJobFact, mergeRunCompletion } from "../../src/ledger/merge-fact.ts";
+// (src/model/merge-fact.ts), from a list rather than from rows.
+import { mergeJobFact, mergeRunCompletion } from "../../src/model/merge-fact.ts";
 import type { Fact, RunCompleted } from "../../src/model/facts.ts";
 import type { RunnerRecord, TrackedRunner } from "../../src/model/runner.ts";
 
@@ -19,7 +19,7 @@ export interface RunnerClosed {
 const runKey = (repo: string, runId: number): string => `${repo}#${runId}`;
 
 /**
- * Folds facts into one record per runner with the ledger's own folding (src/ledger/merge-fact.ts): a job's
+ * Folds facts into one record per runner with the ledger's own folding (src/model/merge-fact.ts): a job's
  * facts into its record, each run completion into the records of its jobs. The result depends only on the
  * set of facts, never on the order they arrived in, so duplicated and reordered deliveries give the same state.
  */

@@ -5,7 +5,7 @@
 // Cloudflare); the ledger's Durable Object on a directory with a stable
 // uniqueKey; FRONT_DOOR as the server's own limiter with wrangler.toml's limit
 // and period. Cron Triggers have no counterpart: the ledger's alarm sweeps
-// (src/ledger/sweep-clock.ts). test/node/server/server-config.test.ts fails when this
+// (src/durable/sweep-clock.ts). test/node/server/server-config.test.ts fails when this
 // drifts from wrangler.toml.
 //
 // Plain Node (type stripping): erasable TypeScript only.

@@ -55,6 +55,23 @@ function dotcomOverride(env: NodeJS.ProcessEnv): { web: string; api: string } | 
   return web && api ? { web, api } : undefined;
 }
 
+/** Asks one question: its flag if given, else the prompt (remembered at once), else its fallback; neither is an AnswerError naming `what`. */
+type Ask = (key: AnswerFlag, fallback: string | undefined, question: (() => Promise<string>) | undefined, what: string) => Promise<string>;
+
+function questions(flags: Flags, ask: Prompter | undefined, remember: (key: AnswerFlag, value: string) => void): Ask {
+  return async (key, fallback, question, what) => {
+    const flag = flags[key];
+    if (flag !== undefined) return flag;
+    if (ask && question) {
+      const answer = await question();
+      remember(key, answer);
+      return answer;
+    }
+    if (fallback !== undefined) return fallback;
+    throw new AnswerError(`${what} is needed: give it as a flag (npm run setup -- --help lists them)`);
+  };
+}
+
 /**
  * `remember` is told each answer given to a question as soon as it is given
  * (saved-answers.ts keeps them), so a setup stopped mid-questions asks only the rest.
@@ -66,23 +83,39 @@ export async function resolveAnswers(
   env: NodeJS.ProcessEnv,
   remember: (key: AnswerFlag, value: string) => void = () => undefined,
 ): Promise<Answers> {
-  const q = async <T extends string>(
-    key: AnswerFlag,
-    fallback: T | undefined,
-    question: (() => Promise<string>) | undefined,
-    what: string,
-  ): Promise<string> => {
-    const flag = flags[key];
-    if (flag !== undefined) return flag;
-    if (ask && question) {
-      const answer = await question();
-      remember(key, answer);
-      return answer;
-    }
-    if (fallback !== undefined) return fallback;
-    throw new AnswerError(`${what} is needed: give it as a flag (npm run setup -- --help lists them)`);
+  const q = questions(flags, ask, remember);
+  const { accountType, org } = await askOwner(q, ask);
+  const github = await askGithub(q, ask, flags, env);
+  const name = await askWorkerName(q, ask);
+  const { mode, clusters, namespaces } = await askPlaces(q, ask, flags);
+  const agentImage = await askAgentImage(q, ask, mode, root);
+  const kubeApiUrl = mode === "direct" ? await askKubeApiUrl(q, ask) : undefined;
+  const existingApp = existingAppOf(flags);
+  const wranglerEnv = checkOtherFlags(flags);
+  return {
+    org,
+    accountType,
+    github,
+    name,
+    mode,
+    clusters,
+    namespaces,
+    agentImage,
+    kubeApiUrl,
+    existingApp,
+    workerUrl: flags["worker-url"]?.replace(/\/+$/, ""),
+    wranglerConfig: resolve(flags["wrangler-config"] ?? join(root, "wrangler.toml")),
+    env: wranglerEnv,
+    stateDir: resolve(flags["state-dir"] ?? join(root, ".setup")),
+    apply: flags.apply === true,
+    replace: flags.replace === true,
+    showTokens: flags["show-tokens"] === true || ask !== undefined,
+    interactive: ask !== undefined,
   };
+}
 
+/** Who owns the GitHub App: an organization or a user, and its login. */
+async function askOwner(q: Ask, ask: Prompter | undefined): Promise<{ accountType: Answers["accountType"]; org: string }> {
   const accountType = await q(
     "account-type",
     "org",
@@ -113,6 +146,11 @@ export async function resolveAnswers(
     orgWhat,
   );
   must(checkLogin("--org", org));
+  return { accountType, org };
+}
+
+/** github.com or a GitHub Enterprise Server, web and API. */
+async function askGithub(q: Ask, ask: Prompter | undefined, flags: Flags, env: NodeJS.ProcessEnv): Promise<GithubPlace> {
   const githubUrl = await q(
     "github-url",
     GITHUB_COM,
@@ -127,7 +165,10 @@ export async function resolveAnswers(
   );
   must(checkWebUrl("--github-url", githubUrl));
   if (flags["github-api-url"] !== undefined) must(checkWebUrl("--github-api-url", flags["github-api-url"]));
-  const github = githubPlace(githubUrl, flags["github-api-url"], dotcomOverride(env));
+  return githubPlace(githubUrl, flags["github-api-url"], dotcomOverride(env));
+}
+
+async function askWorkerName(q: Ask, ask: Prompter | undefined): Promise<string> {
   const name = await q(
     "name",
     "arc-reaper",
@@ -135,6 +176,11 @@ export async function resolveAnswers(
     "--name",
   );
   must(checkWorkerName(name));
+  return name;
+}
+
+/** Agent or direct mode, the clusters (one in direct mode) and the runners' namespaces. */
+async function askPlaces(q: Ask, ask: Prompter | undefined, flags: Flags): Promise<Pick<Answers, "mode" | "clusters" | "namespaces">> {
   const mode = await q(
     "mode",
     "agent",
@@ -184,6 +230,11 @@ export async function resolveAnswers(
     ),
   );
   must(checkLabels("--namespaces (REAPER_NAMESPACES)", namespaces));
+  return { mode, clusters, namespaces };
+}
+
+/** The agent's image: the release's unless asked otherwise (agent mode only). */
+async function askAgentImage(q: Ask, ask: Prompter | undefined, mode: Answers["mode"], root: string): Promise<string> {
   // The image the release workflow publishes for this version (scripts/lib/release.ts).
   const defaultImage = readRelease(root).agentImage;
   const agentImage =
@@ -202,21 +253,28 @@ export async function resolveAnswers(
         )
       : defaultImage;
   must(checkImage(agentImage));
-  let kubeApiUrl: string | undefined;
-  if (mode === "direct") {
-    kubeApiUrl = await q(
-      "kube-api-url",
-      undefined,
-      ask &&
-        (() =>
-          ask.text({
-            message: "The API server as the Worker reaches it (https://, publicly trusted): KUBE_API_URL",
-            validate: (v) => asMessage(checkWebUrl("--kube-api-url (KUBE_API_URL)", v)),
-          })),
-      "--kube-api-url",
-    );
-    must(checkWebUrl("--kube-api-url (KUBE_API_URL)", kubeApiUrl));
-  }
+  return agentImage;
+}
+
+/** Direct mode: the API server as the Worker reaches it. */
+async function askKubeApiUrl(q: Ask, ask: Prompter | undefined): Promise<string> {
+  const kubeApiUrl = await q(
+    "kube-api-url",
+    undefined,
+    ask &&
+      (() =>
+        ask.text({
+          message: "The API server as the Worker reaches it (https://, publicly trusted): KUBE_API_URL",
+          validate: (v) => asMessage(checkWebUrl("--kube-api-url (KUBE_API_URL)", v)),
+        })),
+    "--kube-api-url",
+  );
+  must(checkWebUrl("--kube-api-url (KUBE_API_URL)", kubeApiUrl));
+  return kubeApiUrl;
+}
+
+/** An existing App's id, key file and webhook secret file, checked now: by the App step the Worker would be deployed. */
+function existingAppOf(flags: Flags): Answers["existingApp"] {
   let existingApp: Answers["existingApp"];
   if (flags["app-id"] !== undefined || flags["app-key-file"] !== undefined || flags["webhook-secret-file"] !== undefined) {
     if (flags["app-id"] === undefined || flags["app-key-file"] === undefined)
@@ -235,30 +293,16 @@ export async function resolveAnswers(
       webhookSecretFile: flags["webhook-secret-file"] && resolve(flags["webhook-secret-file"]),
     };
   }
+  return existingApp;
+}
+
+/** The flags no question asks for, checked; answers the wrangler environment. */
+function checkOtherFlags(flags: Flags): string {
   if (flags["worker-url"] !== undefined) must(checkWebUrl("--worker-url", flags["worker-url"]));
   if (flags["wrangler-config"] !== undefined) must(checkFile("--wrangler-config", resolve(flags["wrangler-config"])));
   if (flags["wait-minutes"] !== undefined) must(checkWaitMinutes(flags["wait-minutes"]));
   const wranglerEnv = flags.env ?? "production";
   if (!/^[A-Za-z0-9_-]{1,40}$/.test(wranglerEnv))
     throw new AnswerError(`--env ${JSON.stringify(wranglerEnv)} is not a wrangler environment name (letters, digits, _ and -)`);
-  return {
-    org,
-    accountType,
-    github,
-    name,
-    mode,
-    clusters,
-    namespaces,
-    agentImage,
-    kubeApiUrl,
-    existingApp,
-    workerUrl: flags["worker-url"]?.replace(/\/+$/, ""),
-    wranglerConfig: resolve(flags["wrangler-config"] ?? join(root, "wrangler.toml")),
-    env: wranglerEnv,
-    stateDir: resolve(flags["state-dir"] ?? join(root, ".setup")),
-    apply: flags.apply === true,
-    replace: flags.replace === true,
-    showTokens: flags["show-tokens"] === true || ask !== undefined,
-    interactive: ask !== undefined,
-  };
+  return wranglerEnv;
 }

@@ -4,7 +4,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
-import type { LastSweep as LastSweepFigures } from "../ledger/queries.ts";
+import type { LastSweep as LastSweepFigures } from "../ledger/memory-table.ts";
 import { AgentBanners } from "./agent-banner.tsx";
 import { closedHow } from "./closed-how.ts";
 import { DayChart } from "./day-chart.tsx";

@@ -9,7 +9,7 @@
 import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
-import { AgentViewTable, type NamespaceState } from "../ledger/agent-view-table.ts";
+import { AgentViewTable, type NamespaceState } from "./agent-view-table.ts";
 import { MemoryTable } from "../ledger/memory-table.ts";
 import type { Sql } from "../ledger/sql.ts";
 import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, connKey, disconnectedKey, type Attachment } from "./attachment.ts";
@@ -86,7 +86,7 @@ export class AgentLink {
     server.serializeAttachment({ conn, cluster, connectedAt: Date.now() } satisfies Attachment);
     this.memory.set(connKey(cluster), conn);
     this.currentConn.set(cluster, conn);
-    const known = this.memory.get<string[]>(CLUSTERS_KEY) ?? [];
+    const known = this.memory.get(CLUSTERS_KEY) ?? [];
     if (!known.includes(cluster)) this.memory.set(CLUSTERS_KEY, [...known, cluster].sort());
     this.log({ msg: "agent connected", cluster });
     return new Response(null, { status: 101, webSocket: client });
@@ -213,7 +213,7 @@ export class AgentLink {
    */
   clusters(expected: readonly string[]): string[] {
     const connected = this.ctx.getWebSockets(AGENT_TAG).map((s) => clusterOfAttachment(attachment(s)));
-    const base = expected.length > 0 ? expected : (this.memory.get<string[]>(CLUSTERS_KEY) ?? []);
+    const base = expected.length > 0 ? expected : (this.memory.get(CLUSTERS_KEY) ?? []);
     const all = [...new Set([...base, ...connected])].sort();
     return all.length > 0 ? all : [DEFAULT_CLUSTER];
   }
@@ -227,7 +227,7 @@ export class AgentLink {
   retired(expected: readonly string[]): ((cluster: string, now: number) => boolean) | undefined {
     if (expected.length === 0) return undefined;
     return (cluster, now) =>
-      !expected.includes(cluster) && this.current(cluster) === undefined && now - (this.memory.get<number>(disconnectedKey(cluster)) ?? 0) >= RETIRED_AFTER_MS;
+      !expected.includes(cluster) && this.current(cluster) === undefined && now - (this.memory.get(disconnectedKey(cluster)) ?? 0) >= RETIRED_AFTER_MS;
   }
 
   /** Each watched cluster's agent (AGENT_CLUSTERS, connected, known), by name. */
@@ -248,7 +248,7 @@ export class AgentLink {
       complete: at?.completeAt !== undefined,
       connectedAt: iso(at?.connectedAt),
       completeAt: iso(at?.completeAt),
-      disconnectedAt: socket ? null : iso(this.memory.get<number>(disconnectedKey(cluster))),
+      disconnectedAt: socket ? null : iso(this.memory.get(disconnectedKey(cluster))),
       version: at?.hello?.version ?? null,
       namespaces: at?.hello?.namespaces ?? [],
       unreadable: states.filter((s) => s.unreadable !== null).map((s) => ({ namespace: s.namespace, why: s.unreadable ?? "" })),
@@ -273,7 +273,7 @@ export class AgentLink {
   private conn(cluster: string): string | undefined {
     let conn = this.currentConn.get(cluster);
     if (conn === undefined) {
-      conn = this.memory.get<string>(connKey(cluster));
+      conn = this.memory.get(connKey(cluster));
       if (conn !== undefined) this.currentConn.set(cluster, conn);
     }
     return conn;

@@ -18,10 +18,10 @@ export interface Attachment {
   completeAt?: number;
 }
 
-export const CLUSTERS_KEY = "agent-clusters";
+export const CLUSTERS_KEY = "agent-clusters" as const;
 export const clusterTag = (cluster: string): string => `cluster:${cluster}`;
-export const connKey = (cluster: string): string => `agent-conn:${cluster}`;
-export const disconnectedKey = (cluster: string): string => `agent-disconnected-at:${cluster}`;
+export const connKey = (cluster: string) => `agent-conn:${cluster}` as const;
+export const disconnectedKey = (cluster: string) => `agent-disconnected-at:${cluster}` as const;
 export const clusterOfAttachment = (at: Attachment): string => at.cluster ?? DEFAULT_CLUSTER;
 
 export function attachment(socket: WebSocket): Attachment {

@@ -14,7 +14,7 @@ import {
   type OrderOutcome,
   type ReadOrder,
 } from "../cluster/agent-protocol.ts";
-import type { AgentViewTable } from "../ledger/agent-view-table.ts";
+import type { AgentViewTable } from "./agent-view-table.ts";
 import { PendingRequests } from "./pending.ts";
 import { errorText } from "../model/error-text.ts";
 

@@ -8,7 +8,7 @@
 // a namespace look fresher than it was. A snapshot that says nothing of them (an
 // older agent) leaves absence to removals and reads.
 import type { AgentMessage } from "../cluster/agent-protocol.ts";
-import type { AgentViewTable } from "../ledger/agent-view-table.ts";
+import type { AgentViewTable } from "./agent-view-table.ts";
 import { clusterOfAttachment, type Attachment } from "./attachment.ts";
 
 type Log = (fields: object) => void;

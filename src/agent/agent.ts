@@ -40,137 +40,52 @@ export const AGENT_VERSION: string = (() => {
   return typeof v === "string" && v !== "" ? v : "0.0.0";
 })();
 
+/** What the pieces below share: the settings, the Kubernetes client, the log, and the connection to the ledger once made. */
+interface AgentParts {
+  settings: AgentSettings;
+  kube: ReturnType<typeof kubeRunners>;
+  log: Log;
+  desk: OrderDesk;
+}
+
+/** The connection's state the watch and the probe read: whether it has had its snapshot (upserts and removes follow it, never precede it). */
+interface Link {
+  connection?: LedgerConnection;
+  live: boolean;
+}
+
 export function startAgent(opts: AgentOptions): RunningAgent {
   const { settings, log } = opts;
   const view = new RunnerView(settings.namespaces);
   const states = new NamespaceStates(settings.namespaces);
   const kube = kubeRunners(opts.kubeConfig, log);
-  const desk = new OrderDesk({ view, kube, dryRun: settings.dryRun, log });
-  const timings: ConnectionTimings = { ...DEFAULT_TIMINGS, ...opts.timings };
-  // Whether the current connection has had its snapshot: upserts and removes follow it, never precede it.
-  let live = false;
-
-  // The snapshot waits for each namespace's first list, or for its first failure: one namespace that
-  // can never be listed must not hold back the others' view. It goes out unreadable (never whole), so its
-  // runners are kept, and its first list sends the whole view again (listed, below).
-  const sendSnapshot = (): void => {
-    const failed = states.unreadable();
-    if (!connection.open || !settings.namespaces.every((ns) => view.synced(ns) || failed.includes(ns))) return;
-    const runners = view.all();
-    const id = randomUUID();
-    for (const m of snapshotMessages(runners, id, undefined, states.report(Date.now()))) connection.send(m);
-    live = true;
-    log("info", "snapshot sent", { id, runners: runners.length });
-  };
-  const sendLive = (m: AgentMessage): void => {
-    if (live) connection.send(m);
-  };
-  // A namespace's state moved: the ledger hears it at once (its runners' absence dates from it).
-  const sendState = (namespace: string): void => sendLive({ type: "namespaces", namespaces: states.report(Date.now(), [namespace]) });
-
-  const connection: LedgerConnection = new LedgerConnection({
+  const parts: AgentParts = { settings, kube, log, desk: new OrderDesk({ view, kube, dryRun: settings.dryRun, log }) };
+  const link: Link = { live: false };
+  const sends = sender(link, view, states, parts);
+  const connection = new LedgerConnection({
     url: settings.agentUrl,
     token: settings.token,
     cluster: settings.cluster,
     proxy: settings.proxy,
     log,
-    timings,
+    timings: { ...DEFAULT_TIMINGS, ...opts.timings },
     handlers: {
       opened() {
-        live = false;
+        link.live = false;
         // "default" goes unsaid, so an older Worker still accepts a single-cluster agent (agent-protocol.ts).
         const cluster = settings.cluster === DEFAULT_CLUSTER ? {} : { cluster: settings.cluster };
         connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster });
         // Until every namespace has listed (or failed) the view is partial: the snapshot waits for it.
-        sendSnapshot();
+        sends.snapshot();
       },
-      message(text) {
-        let order: LedgerMessage;
-        try {
-          order = parseLedgerMessage(text);
-        } catch (e) {
-          log("warn", "ignoring a message from the ledger that is not a valid order", { problem: errorText(e) });
-          return;
-        }
-        if (order.type === "read") {
-          void answerRead(order);
-          return;
-        }
-        if (order.type === "finish") {
-          const finish = order;
-          applyFinish(finish, { namespaces: settings.namespaces, kube, dryRun: settings.dryRun, log })
-            .then((report) => {
-              if (!connection.send(report)) log("warn", "finish report not sent: disconnected", { id: finish.id });
-            })
-            .catch((e: unknown) => log("error", "finish order crashed", { id: finish.id, error: errorText(e) }));
-          return;
-        }
-        desk
-          .apply(order)
-          .then((report) => {
-            if (!connection.send(report)) log("warn", "report not sent: disconnected (the next snapshot settles it)", { id: order.id });
-          })
-          .catch((e: unknown) => log("error", "order crashed", { id: order.id, error: errorText(e) }));
-      },
+      message: (text) => takeOrder(text, connection, parts),
       closed() {
-        live = false;
+        link.live = false;
       },
     },
   });
-
-  // A read: the API server's answer now, not the watch cache's (the ledger asks when its view may be stale).
-  const answerRead = async (read: ReadOrder): Promise<void> => {
-    let report: AgentMessage;
-    if (!settings.namespaces.includes(read.namespace)) {
-      report = { type: "read-report", id: read.id, runner: null, why: `namespace ${read.namespace} is not watched by this agent` };
-    } else {
-      try {
-        report = { type: "read-report", id: read.id, runner: await kube.read(read.namespace, read.name) };
-      } catch (e) {
-        report = { type: "read-report", id: read.id, runner: null, why: errorText(e).slice(0, 500) };
-      }
-    }
-    if (!connection.send(report)) log("warn", "read report not sent: disconnected", { id: read.id });
-  };
-
-  const events = {
-    listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number, skipped: { name: string; why: string }[]) {
-      const first = !view.synced(namespace);
-      view.replace(namespace, runners);
-      // Said with the snapshot that carries the list, never before it (the old view must not look that fresh).
-      states.whole(namespace, startedAt);
-      // An object it could not read is missing from the view: the namespace is unreadable, never whole.
-      states.listedSkipped(namespace, skipped);
-      // The first full view, a fresh list after 410, or the first list of a namespace the snapshot went
-      // without: the ledger gets the whole view again.
-      if (relist || !live || first) sendSnapshot();
-      else sendState(namespace);
-    },
-    bookmark(namespace: string) {
-      if (states.whole(namespace, Date.now())) sendState(namespace);
-    },
-    watching(namespace: string) {
-      if (states.readable(namespace)) sendState(namespace);
-    },
-    failed(namespace: string, why: string) {
-      if (!states.failed(namespace, why)) return;
-      if (live) sendState(namespace);
-      else sendSnapshot();
-    },
-    unreadable(namespace: string, name: string, why: string, gone: boolean) {
-      if (gone ? states.read(namespace, name) : states.skipped(namespace, name, why)) sendState(namespace);
-    },
-    added(runner: AgentRunner) {
-      if (view.upsert(runner)) sendLive({ type: "upsert", runner });
-      if (states.read(runner.namespace, runner.name)) sendState(runner.namespace);
-    },
-    removed(runner: AgentRunner) {
-      if (view.remove(runner.namespace, runner.name, runner.uid) !== undefined) {
-        sendLive({ type: "remove", namespace: runner.namespace, name: runner.name, uid: runner.uid });
-      }
-      if (states.read(runner.namespace, runner.name)) sendState(runner.namespace);
-    },
-  };
+  link.connection = connection;
+  const events = watchEvents(link, view, states, sends);
   const watches = settings.namespaces.map(
     (namespace) => new NamespaceWatch({ namespace, kc: opts.kubeConfig, kube, events, log, backoff: opts.kubeBackoff ?? DEFAULT_BACKOFF }),
   );
@@ -188,12 +103,122 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   return {
     notReady() {
       if (!connection.open) return "not connected to the ledger";
-      if (!live) return "connected, but the whole view is not sent yet (listing namespaces)";
+      if (!link.live) return "connected, but the whole view is not sent yet (listing namespaces)";
       return undefined;
     },
     async stop() {
       await Promise.all([connection.stop(), ...watches.map((w) => w.stop())]);
       log("info", "agent stopped");
+    },
+  };
+}
+
+/** What the agent sends of its own accord: the whole view, a live change, a namespace's state. */
+function sender(link: Link, view: RunnerView, states: NamespaceStates, { settings, log }: AgentParts) {
+  // The snapshot waits for each namespace's first list, or for its first failure: one namespace that
+  // can never be listed must not hold back the others' view. It goes out unreadable (never whole), so its
+  // runners are kept, and its first list sends the whole view again (listed, below).
+  const snapshot = (): void => {
+    const connection = link.connection;
+    const failed = states.unreadable();
+    if (!connection?.open || !settings.namespaces.every((ns) => view.synced(ns) || failed.includes(ns))) return;
+    const runners = view.all();
+    const id = randomUUID();
+    for (const m of snapshotMessages(runners, id, undefined, states.report(Date.now()))) connection.send(m);
+    link.live = true;
+    log("info", "snapshot sent", { id, runners: runners.length });
+  };
+  const live = (m: AgentMessage): void => {
+    if (link.live) link.connection?.send(m);
+  };
+  // A namespace's state moved: the ledger hears it at once (its runners' absence dates from it).
+  const state = (namespace: string): void => live({ type: "namespaces", namespaces: states.report(Date.now(), [namespace]) });
+  return { snapshot, live, state };
+}
+
+/** An order from the ledger: a read, a finish or a delete, each answered with its report; anything else is ignored, logged. */
+function takeOrder(text: string, connection: LedgerConnection, { settings, kube, log, desk }: AgentParts): void {
+  let order: LedgerMessage;
+  try {
+    order = parseLedgerMessage(text);
+  } catch (e) {
+    log("warn", "ignoring a message from the ledger that is not a valid order", { problem: errorText(e) });
+    return;
+  }
+  if (order.type === "read") {
+    void answerRead(order, connection, { settings, kube, log, desk });
+    return;
+  }
+  if (order.type === "finish") {
+    const finish = order;
+    applyFinish(finish, { namespaces: settings.namespaces, kube, dryRun: settings.dryRun, log })
+      .then((report) => {
+        if (!connection.send(report)) log("warn", "finish report not sent: disconnected", { id: finish.id });
+      })
+      .catch((e: unknown) => log("error", "finish order crashed", { id: finish.id, error: errorText(e) }));
+    return;
+  }
+  desk
+    .apply(order)
+    .then((report) => {
+      if (!connection.send(report)) log("warn", "report not sent: disconnected (the next snapshot settles it)", { id: order.id });
+    })
+    .catch((e: unknown) => log("error", "order crashed", { id: order.id, error: errorText(e) }));
+}
+
+/** A read: the API server's answer now, not the watch cache's (the ledger asks when its view may be stale). */
+async function answerRead(read: ReadOrder, connection: LedgerConnection, { settings, kube, log }: AgentParts): Promise<void> {
+  let report: AgentMessage;
+  if (!settings.namespaces.includes(read.namespace)) {
+    report = { type: "read-report", id: read.id, runner: null, why: `namespace ${read.namespace} is not watched by this agent` };
+  } else {
+    try {
+      report = { type: "read-report", id: read.id, runner: await kube.read(read.namespace, read.name) };
+    } catch (e) {
+      report = { type: "read-report", id: read.id, runner: null, why: errorText(e).slice(0, 500) };
+    }
+  }
+  if (!connection.send(report)) log("warn", "read report not sent: disconnected", { id: read.id });
+}
+
+/** What the namespaces' watches report, kept in the view and the states, and sent on as the link allows. */
+function watchEvents(link: Link, view: RunnerView, states: NamespaceStates, send: ReturnType<typeof sender>) {
+  return {
+    listed(namespace: string, runners: AgentRunner[], relist: boolean, startedAt: number, skipped: { name: string; why: string }[]) {
+      const first = !view.synced(namespace);
+      view.replace(namespace, runners);
+      // Said with the snapshot that carries the list, never before it (the old view must not look that fresh).
+      states.whole(namespace, startedAt);
+      // An object it could not read is missing from the view: the namespace is unreadable, never whole.
+      states.listedSkipped(namespace, skipped);
+      // The first full view, a fresh list after 410, or the first list of a namespace the snapshot went
+      // without: the ledger gets the whole view again.
+      if (relist || !link.live || first) send.snapshot();
+      else send.state(namespace);
+    },
+    bookmark(namespace: string) {
+      if (states.whole(namespace, Date.now())) send.state(namespace);
+    },
+    watching(namespace: string) {
+      if (states.readable(namespace)) send.state(namespace);
+    },
+    failed(namespace: string, why: string) {
+      if (!states.failed(namespace, why)) return;
+      if (link.live) send.state(namespace);
+      else send.snapshot();
+    },
+    unreadable(namespace: string, name: string, why: string, gone: boolean) {
+      if (gone ? states.read(namespace, name) : states.skipped(namespace, name, why)) send.state(namespace);
+    },
+    added(runner: AgentRunner) {
+      if (view.upsert(runner)) send.live({ type: "upsert", runner });
+      if (states.read(runner.namespace, runner.name)) send.state(runner.namespace);
+    },
+    removed(runner: AgentRunner) {
+      if (view.remove(runner.namespace, runner.name, runner.uid) !== undefined) {
+        send.live({ type: "remove", namespace: runner.namespace, name: runner.name, uid: runner.uid });
+      }
+      if (states.read(runner.namespace, runner.name)) send.state(runner.namespace);
     },
   };
 }

@@ -98,76 +98,10 @@ export function createCluster(opts: ClusterOptions): Cluster {
       authMethods: { BearerToken: `Bearer ${opts.token}` },
     }),
   );
-  /**
-   * One list page, parsed once. Not through client-node: it would parse each page's JSON a second time
-   * (after checkHttpAnswer's), a third of a steady sweep's CPU at 10,000 runners. Its errors are client-node's
-   * (ApiException with the body as text), so they read as every other call's. Parsed without the objects'
-   * managedFields (without-managed-fields.ts): three quarters of the parse, and never read.
-   */
-  const listPage = async (
-    namespace: string,
-    continueToken: string | undefined,
-    shape: "full" | "table" = "full",
-  ): Promise<{ status: number; body: unknown }> => {
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (continueToken) query.set("continue", continueToken);
-    if (shape === "table") query.set("includeObject", "Metadata");
-    const url = `${opts.apiUrl}/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}?${query}`;
-    const accept = shape === "table" ? TABLE_ACCEPT : "application/json";
-    const answer = await sendChecked(send, url, { method: "GET", headers: { accept, authorization: `Bearer ${opts.token}` } }, parseListPage);
-    if (answer.status === 401) throw new ApiException(401, "Unauthorized", undefined, answer.headers);
-    // 406: an API server (or CRD handler) without Tables; it lists full objects.
-    if (shape === "table" && answer.status === 406) throw new TableRefused(describe(new ApiException(406, "", answer.text, answer.headers)));
-    if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, "Unknown API Status Code!", answer.text, answer.headers);
-    return { status: answer.status, body: answer.json };
-  };
-  /** Every runner of the namespace as full objects; `first`: its first page, when a request for Tables answered it. */
-  const listFull = async (namespace: string, first?: { status: number; body: unknown }): Promise<ClusterRunner[]> => {
-    const runners: ClusterRunner[] = [];
-    let continueToken: string | undefined;
-    let given = first;
-    do {
-      try {
-        const page = given ?? (await listPage(namespace, continueToken));
-        given = undefined;
-        const read = runnersFromList(page.status, namespace, page.body);
-        runners.push(...read.runners);
-        continueToken = read.continueToken;
-      } catch (e) {
-        throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
-      }
-    } while (continueToken);
-    return runners;
-  };
-  const listTables = async (namespace: string, tables: NonNullable<ClusterOptions["tables"]>, now: number): Promise<ClusterRunner[]> => {
-    const note = tables.memory.note();
-    if (noteHolds(note, now)) return listFull(namespace);
-    let runners: ClusterRunner[];
-    try {
-      runners = await listAsTable({
-        namespace,
-        now,
-        idleAlertSeconds: tables.idleAlertSeconds,
-        page: (continueToken) => listPage(namespace, continueToken, "table"),
-        listFull: () => listFull(namespace),
-        read: (name) => readRunnerByName(api, namespace, name),
-      });
-    } catch (e) {
-      if (e instanceof TableRefused) {
-        tables.memory.refused(e.message, now);
-        // The fallback clause's answer is the list's first page: carried on from, not asked again.
-        return listFull(namespace, e.fullPage);
-      }
-      if (e instanceof ClusterError) throw e;
-      const status = e instanceof ReadFailed ? e.failure.status : statusOf(e);
-      throw new ClusterError(status, `listing ephemeralrunners in ${namespace}: ${e instanceof ReadFailed ? errorText(e) : describe(e)}`, { cause: e });
-    }
-    if (note) tables.memory.served();
-    return runners;
-  };
+  const listPage = pageLister(opts, send);
   return {
     listRunners(namespace, now = Date.now()) {
-      return opts.tables ? listTables(namespace, opts.tables, now) : listFull(namespace);
+      return opts.tables ? listTables(api, listPage, namespace, opts.tables, now) : listFull(listPage, namespace);
     },
 
     async readRunner(namespace, name) {
@@ -186,4 +120,82 @@ export function createCluster(opts: ClusterOptions): Cluster {
       return finishOutcome(await finishHeldDeletion(api, runner, finalizers));
     },
   };
+}
+
+/** One page of a namespace's EphemeralRunners, full objects or a Table. */
+type ListPage = (namespace: string, continueToken: string | undefined, shape?: "full" | "table") => Promise<{ status: number; body: unknown }>;
+
+/**
+ * One list page, parsed once. Not through client-node: it would parse each page's JSON a second time
+ * (after checkHttpAnswer's), a third of a steady sweep's CPU at 10,000 runners. Its errors are client-node's
+ * (ApiException with the body as text), so they read as every other call's. Parsed without the objects'
+ * managedFields (without-managed-fields.ts): three quarters of the parse, and never read.
+ */
+function pageLister(opts: ClusterOptions, send: SendOptions): ListPage {
+  return async (namespace, continueToken, shape = "full") => {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (continueToken) query.set("continue", continueToken);
+    if (shape === "table") query.set("includeObject", "Metadata");
+    const url = `${opts.apiUrl}/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}?${query}`;
+    const accept = shape === "table" ? TABLE_ACCEPT : "application/json";
+    const answer = await sendChecked(send, url, { method: "GET", headers: { accept, authorization: `Bearer ${opts.token}` } }, parseListPage);
+    if (answer.status === 401) throw new ApiException(401, "Unauthorized", undefined, answer.headers);
+    // 406: an API server (or CRD handler) without Tables; it lists full objects.
+    if (shape === "table" && answer.status === 406) throw new TableRefused(describe(new ApiException(406, "", answer.text, answer.headers)));
+    if (answer.status < 200 || answer.status > 299) throw new ApiException(answer.status, "Unknown API Status Code!", answer.text, answer.headers);
+    return { status: answer.status, body: answer.json };
+  };
+}
+
+/** Every page of a namespace as full objects; `first`: its first page, when a request for Tables answered it. */
+async function listFull(listPage: ListPage, namespace: string, first?: { status: number; body: unknown }): Promise<ClusterRunner[]> {
+  const runners: ClusterRunner[] = [];
+  let continueToken: string | undefined;
+  let given = first;
+  do {
+    try {
+      const page = given ?? (await listPage(namespace, continueToken));
+      given = undefined;
+      const read = runnersFromList(page.status, namespace, page.body);
+      runners.push(...read.runners);
+      continueToken = read.continueToken;
+    } catch (e) {
+      throw new ClusterError(statusOf(e), `listing ephemeralrunners in ${namespace}: ${describe(e)}`, { cause: e });
+    }
+  } while (continueToken);
+  return runners;
+}
+
+/** A namespace as Tables, unless the cluster's note says it falls back to full objects (noted on a refusal, cleared when Tables serve). */
+async function listTables(
+  api: CustomObjectsApi,
+  listPage: ListPage,
+  namespace: string,
+  tables: NonNullable<ClusterOptions["tables"]>,
+  now: number,
+): Promise<ClusterRunner[]> {
+  const note = tables.memory.note();
+  if (noteHolds(note, now)) return listFull(listPage, namespace);
+  let runners: ClusterRunner[];
+  try {
+    runners = await listAsTable({
+      namespace,
+      now,
+      idleAlertSeconds: tables.idleAlertSeconds,
+      page: (continueToken) => listPage(namespace, continueToken, "table"),
+      listFull: () => listFull(listPage, namespace),
+      read: (name) => readRunnerByName(api, namespace, name),
+    });
+  } catch (e) {
+    if (e instanceof TableRefused) {
+      tables.memory.refused(e.message, now);
+      // The fallback clause's answer is the list's first page: carried on from, not asked again.
+      return listFull(listPage, namespace, e.fullPage);
+    }
+    if (e instanceof ClusterError) throw e;
+    const status = e instanceof ReadFailed ? e.failure.status : statusOf(e);
+    throw new ClusterError(status, `listing ephemeralrunners in ${namespace}: ${e instanceof ReadFailed ? errorText(e) : describe(e)}`, { cause: e });
+  }
+  if (note) tables.memory.served();
+  return runners;
 }

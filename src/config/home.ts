@@ -7,7 +7,6 @@
 // REAPER_TRUSTED_PROXIES proxies in front). Pure valibot: no runtime API.
 import * as v from "valibot";
 import { eachStopsAtFirst, messagesOf, wholeNumber, withDefault } from "./env-schema.ts";
-import { oncePerEnv } from "./once-per-env.ts";
 
 /** The header a trusted proxy writes the client's address into, and how many proxies stand in front. */
 export interface ForwardedAddress {
@@ -63,6 +62,3 @@ export function readHome(env: Readonly<Record<string, unknown>>): HomeResult {
     warnings: header === "" ? [ADDRESS_NOT_SET] : [],
   };
 }
-
-/** readHome, once per env object (the Worker's env is the same object for every request of an isolate). */
-export const homeOf: (env: object) => HomeResult = oncePerEnv(readHome);

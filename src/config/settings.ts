@@ -80,7 +80,13 @@ export interface Settings {
   home: Home;
 }
 
-export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[] };
+/** Invalid settings still carry the home when it is valid: the front door and the in-cluster sweep clock read it. */
+export type SettingsResult = { ok: true; settings: Settings } | { ok: false; errors: string[]; home?: Home };
+
+/** Where arc-reaper runs, as the settings say, valid or not (undefined: the home itself is invalid). */
+export function homeOf(result: SettingsResult): Home | undefined {
+  return result.ok ? result.settings.home : result.home;
+}
 
 type Source = Readonly<Record<string, unknown>>;
 
@@ -276,7 +282,8 @@ export function readSettings(env: Source): SettingsResult {
   const parsed = mode === "agent" ? v.safeParse(agentSchema, input) : v.safeParse(directSchema, input);
   const home = readHome(env);
   if (!parsed.success || !home.ok) {
-    return { ok: false, errors: [...(parsed.success ? [] : messagesOf(parsed.issues, ORDER)), ...(home.ok ? [] : home.errors)] };
+    const errors = [...(parsed.success ? [] : messagesOf(parsed.issues, ORDER)), ...(home.ok ? [] : home.errors)];
+    return home.ok ? { ok: false, errors, home: home.home } : { ok: false, errors };
   }
   const s = parsed.output;
   const cluster: ClusterSettings =

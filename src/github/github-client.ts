@@ -70,6 +70,21 @@ export class GithubError extends Error {
 export type Github = ReturnType<typeof createGithub>;
 
 export function createGithub(opts: GithubOptions) {
+  const session = openSession(opts);
+  return {
+    cache: opts.cache,
+    /** A token for the installation: from the cache, else minted (restricted to actions:read). */
+    installationToken: session.installationToken,
+    ...installationLookup(session),
+    ...installationChecks(session),
+    ...jobReads(session),
+    ...runListings(session),
+    ...hookDeliveries(session),
+  };
+}
+
+/** The App (JWT) and its installations' clients, each with a cached token: what every call below goes through. */
+function openSession(opts: GithubOptions) {
   const timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const clientFor = (scope: string) =>
     Octokit.defaults({
@@ -127,13 +142,14 @@ export function createGithub(opts: GithubOptions) {
   }
 
   const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
+  return { opts, app, installationToken, readAs, ownerOf, nameOf };
+}
 
+type Session = ReturnType<typeof openSession>;
+
+/** Which installation covers a repository: remembered, named by the facts, else looked up (App JWT). */
+function installationLookup({ opts, app, ownerOf, nameOf }: Session) {
   return {
-    cache: opts.cache,
-
-    /** A token for the installation: from the cache, else minted (restricted to actions:read). */
-    installationToken,
-
     /**
      * The installation that covers a repository: the one its latest delivery named (or an earlier
      * look-up found), else `named` (what the runner's facts say) unless it was revoked, else
@@ -170,7 +186,12 @@ export function createGithub(opts: GithubOptions) {
       opts.cache.memory.rememberInstallation(repo, data.id);
       return data.id;
     },
+  };
+}
 
+/** What GitHub says now of an installation, and of a repository's installation (App JWT, no cache): a claim's confirmation. */
+function installationChecks({ app, ownerOf, nameOf }: Session) {
+  return {
     /** What GitHub says of an installation now (App JWT): 404 is deleted, `suspended_at` set is suspended. */
     async installationState(installationId: number): Promise<"live" | "suspended" | "deleted"> {
       try {
@@ -196,7 +217,12 @@ export function createGithub(opts: GithubOptions) {
         throw e;
       }
     },
+  };
+}
 
+/** A job, a run, and the job a runner took in a run (as the installation). */
+function jobReads({ readAs, ownerOf, nameOf }: Session) {
+  return {
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
       const data = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, JobAnswer, (octokit) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),
@@ -235,7 +261,12 @@ export function createGithub(opts: GithubOptions) {
         if (data.jobs.length < 100 || page * 100 >= data.total_count) return undefined;
       }
     },
+  };
+}
 
+/** Pages of a run's jobs and of a repository's runs in progress: the reads a recheck shares (as the installation). */
+function runListings({ readAs, ownerOf, nameOf }: Session) {
+  return {
     /** One page (100 jobs) of a run's latest attempt: the read that answers for every job of the run at once (src/reaper/recheck-runs.ts). */
     async runJobsPage(repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
       const data = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, RunJobsAnswer, (octokit) =>
@@ -286,7 +317,12 @@ export function createGithub(opts: GithubOptions) {
       const runs = data.workflow_runs.map((r) => ({ id: r.id, runAttempt: r.run_attempt ?? 1, status: r.status ?? "" }));
       return { runs, last: data.workflow_runs.length < 100 || page * 100 >= data.total_count };
     },
+  };
+}
 
+/** The App's webhook deliveries, and asking for one again (App JWT). */
+function hookDeliveries({ app }: Session) {
+  return {
     /**
      * The App's webhook deliveries since `since` (only failed or succeeded ones with `status`), newest first, paging with the cursor
      * (from `cursor` when resuming). Stops before a page when `stop()` says so:

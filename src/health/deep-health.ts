@@ -64,6 +64,20 @@ async function attempt(name: string, run: () => Promise<string>): Promise<Health
 }
 
 export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
+  const agents = agentClustersCheck(deps);
+  const checks: Promise<HealthCheck>[] = [
+    ...namespaceChecks(deps),
+    ...(agents ? [Promise.resolve(agents)] : []),
+    ...githubChecks(deps.github, deps.installations),
+  ];
+  if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
+  checks.push(Promise.resolve(runnerIdsCheck(deps.clusters, deps.runnerIdsMatch ?? {})));
+  const done = await Promise.all(checks);
+  return { ok: done.every((c) => c.ok), checks: done };
+}
+
+/** Each watched namespace listed, in each cluster. */
+function namespaceChecks(deps: DeepHealthDeps): Promise<HealthCheck>[] {
   const checks: Promise<HealthCheck>[] = [];
   // In agent mode the cluster is the agent's view: a namespace lists only while an agent is connected with a complete snapshot.
   const via = deps.cluster.mode === "agent" ? " (the agent's view)" : "";
@@ -79,59 +93,58 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
       );
     }
   }
-  if (deps.cluster.mode === "agent" && deps.cluster.expectedClusters.length > 0) {
-    const connected = new Set(deps.connected ?? []);
-    const expected = deps.cluster.expectedClusters;
-    const missing = expected.filter((c) => !connected.has(c));
-    // A cluster served but not expected is watched only while its agent is connected: once it leaves,
-    // its runners are no longer looked for, so the operator must list it (or retire its agent).
-    const unexpected = [...connected].filter((c) => !expected.includes(c));
-    const problems = [
-      ...(missing.length > 0 ? [`no agent connected for ${missing.join(", ")}`] : []),
-      ...(unexpected.length > 0
-        ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`]
-        : []),
-    ];
-    const detail =
-      problems.length === 0
-        ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}`
-        : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
-    checks.push(Promise.resolve({ name: "agent clusters", ok: problems.length === 0, detail }));
-  }
+  return checks;
+}
 
-  const { github } = deps;
-  if (github instanceof Error) {
-    checks.push(Promise.resolve({ name: "github", ok: false, detail: `the GitHub client could not be made: ${github.message}` }));
-  } else {
-    const shown = deps.installations.slice(0, MAX_INSTALLATIONS_CHECKED);
-    if (deps.installations.length === 0) {
-      checks.push(Promise.resolve({ name: "installations", ok: true, detail: "no installation known yet: the ledger learns them from webhooks" }));
-    }
-    for (const inst of shown) {
-      const of = inst.repos.length > 0 ? ` (${inst.repos.slice(0, 3).join(", ")}${inst.repos.length > 3 ? `, ${inst.repos.length - 3} more` : ""})` : "";
-      checks.push(
-        attempt(`installation ${inst.id}`, async () => {
-          await github.installationToken(inst.id);
-          return `minted a token for installation ${inst.id}${of}`;
-        }),
-      );
-    }
-    if (deps.installations.length > shown.length) {
-      checks.push(
-        Promise.resolve({ name: "installations", ok: true, detail: `${deps.installations.length - shown.length} more installations not checked here` }),
-      );
-    }
+/** Agent mode with AGENT_CLUSTERS: every expected cluster's agent connected, and none connected that is not expected. */
+function agentClustersCheck(deps: DeepHealthDeps): HealthCheck | undefined {
+  if (deps.cluster.mode !== "agent" || deps.cluster.expectedClusters.length === 0) return undefined;
+  const connected = new Set(deps.connected ?? []);
+  const expected = deps.cluster.expectedClusters;
+  const missing = expected.filter((c) => !connected.has(c));
+  // A cluster served but not expected is watched only while its agent is connected: once it leaves,
+  // its runners are no longer looked for, so the operator must list it (or retire its agent).
+  const unexpected = [...connected].filter((c) => !expected.includes(c));
+  const problems = [
+    ...(missing.length > 0 ? [`no agent connected for ${missing.join(", ")}`] : []),
+    ...(unexpected.length > 0
+      ? [`connected but not in AGENT_CLUSTERS: ${unexpected.join(", ")} (list it, or its runners go unwatched once its agent leaves)`]
+      : []),
+  ];
+  const detail =
+    problems.length === 0
+      ? `every cluster of AGENT_CLUSTERS has its agent connected: ${expected.join(", ")}`
+      : `AGENT_CLUSTERS expects ${expected.join(", ")}; ${problems.join("; ")}`;
+  return { name: "agent clusters", ok: problems.length === 0, detail };
+}
+
+/** A token minted per known installation (at most MAX_INSTALLATIONS_CHECKED), and one page of deliveries listed. */
+function githubChecks(github: DeepHealthDeps["github"], installations: DeepHealthDeps["installations"]): Promise<HealthCheck>[] {
+  if (github instanceof Error) return [Promise.resolve({ name: "github", ok: false, detail: `the GitHub client could not be made: ${github.message}` })];
+  const checks: Promise<HealthCheck>[] = [];
+  const shown = installations.slice(0, MAX_INSTALLATIONS_CHECKED);
+  if (installations.length === 0) {
+    checks.push(Promise.resolve({ name: "installations", ok: true, detail: "no installation known yet: the ledger learns them from webhooks" }));
+  }
+  for (const inst of shown) {
+    const of = inst.repos.length > 0 ? ` (${inst.repos.slice(0, 3).join(", ")}${inst.repos.length > 3 ? `, ${inst.repos.length - 3} more` : ""})` : "";
     checks.push(
-      attempt("deliveries", async () => {
-        const page = await github.deliveriesSince(0, { stop: () => true });
-        return `listed ${page.deliveries.length} webhook deliver${page.deliveries.length === 1 ? "y" : "ies"} (one page)`;
+      attempt(`installation ${inst.id}`, async () => {
+        await github.installationToken(inst.id);
+        return `minted a token for installation ${inst.id}${of}`;
       }),
     );
   }
-  if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
-  checks.push(Promise.resolve(runnerIdsCheck(deps.clusters, deps.runnerIdsMatch ?? {})));
-  const done = await Promise.all(checks);
-  return { ok: done.every((c) => c.ok), checks: done };
+  if (installations.length > shown.length) {
+    checks.push(Promise.resolve({ name: "installations", ok: true, detail: `${installations.length - shown.length} more installations not checked here` }));
+  }
+  checks.push(
+    attempt("deliveries", async () => {
+      const page = await github.deliveriesSince(0, { stop: () => true });
+      return `listed ${page.deliveries.length} webhook deliver${page.deliveries.length === 1 ? "y" : "ies"} (one page)`;
+    }),
+  );
+  return checks;
 }
 
 /** REAPER_FINISH_STUCK is on: a 403 on the finish patch means the optional Role overlay is not applied. */

@@ -6,7 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { adminPageHtml, errorPageHtml, githubWebUrl, loginPageHtml, PAGE_CSS } from "../admin/page.tsx";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
 import { runnerQuery } from "./admin-runners-route.ts";
 import { logLine } from "../log.ts";
 import { endSession, isAdmin, startSession } from "./admin-session.ts";

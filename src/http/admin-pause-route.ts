@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import { errorPageHtml } from "../admin/page.tsx";
 import type { Settings } from "../config/settings.ts";
-import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { pageHeaders } from "./admin-page-route.ts";
 import { isAdmin } from "./admin-session.ts";

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { stateFilter } from "../admin/runner-rows.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
 import { MAX_PAGE, parseCursor, type RunnerQuery } from "../ledger/queries.ts";
 import { DNS_LABEL, isObjectName, isOwnerRepo } from "../model/shapes.ts";
 

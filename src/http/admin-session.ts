@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Settings } from "../config/settings.ts";
-import { ledgerFor, withSessions } from "../ledger/ledger-for.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import type { LoginOutcome } from "../ledger/sessions-table.ts";
 import type { AppEnv } from "./app-env.ts";
 import { bearerToken, constantTimeEqual } from "./constant-time.ts";
@@ -47,9 +47,7 @@ export async function isAdmin(c: Context<AppEnv>, settings: Settings): Promise<"
   if (token !== undefined && constantTimeEqual(token, settings.adminToken)) return "bearer";
   const id = sessionId(c);
   if (id === undefined) return undefined;
-  const live = await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions) =>
-    sessions.checkSession(await sha256(id), await tokenHash(settings.adminToken), Date.now()),
-  );
+  const live = await ledgerFor(c.env, settings.ledgerName).checkSession(await sha256(id), await tokenHash(settings.adminToken), Date.now());
   return live ? "session" : undefined;
 }
 
@@ -63,10 +61,7 @@ export async function startSession(c: Context<AppEnv>, settings: Settings, clien
     session: { idHash: await sha256(id), tokenHash: await tokenHash(settings.adminToken), ttlMs: SESSION_SECONDS * 1000 },
     now: Date.now(),
   };
-  const outcome: LoginOutcome = await withSessions(
-    ledgerFor(c.env, settings.ledgerName),
-    async (sessions): Promise<LoginOutcome> => await sessions.login(attempt),
-  );
+  const outcome: LoginOutcome = await ledgerFor(c.env, settings.ledgerName).login(attempt);
   if (outcome.kind === "session") setCookie(c, SESSION_COOKIE, id, { ...COOKIE_OPTIONS, maxAge: SESSION_SECONDS });
   return outcome;
 }
@@ -74,6 +69,6 @@ export async function startSession(c: Context<AppEnv>, settings: Settings, clien
 /** Logout: the ledger forgets the session, and the browser its cookie. */
 export async function endSession(c: Context<AppEnv>, settings: Settings): Promise<void> {
   const id = sessionId(c);
-  if (id !== undefined) await withSessions(ledgerFor(c.env, settings.ledgerName), async (sessions) => sessions.endSession(await sha256(id)));
+  if (id !== undefined) await ledgerFor(c.env, settings.ledgerName).endSession(await sha256(id));
   deleteCookie(c, SESSION_COOKIE, COOKIE_OPTIONS);
 }

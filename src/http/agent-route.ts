@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { CLUSTER_HEADER, DEFAULT_CLUSTER } from "../cluster/agent-protocol.ts";
 import type { Settings } from "../config/settings.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { admitsCluster } from "./agent-token.ts";

@@ -6,7 +6,7 @@ import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
 import { adminNotFound } from "./admin-not-found.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
-import { rawLedgerName } from "../ledger/ledger-for.ts";
+import { rawLedgerName } from "../durable/ledger-for.ts";
 import { throttleBearer } from "./bearer-throttle.ts";
 import { requireToken } from "./require-token.ts";
 import { countAtDoor } from "./door-tally.ts";

@@ -4,7 +4,7 @@
 // answered 429 even with the right token. Requests without a bearer cost nothing.
 import type { Context, Next } from "hono";
 import { logLine } from "../log.ts";
-import { ledgerFor, withSessions } from "../ledger/ledger-for.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import type { BearerOutcome } from "../ledger/sessions-table.ts";
 import type { AppEnv } from "./app-env.ts";
 import { doorClient } from "./request-client.ts";
@@ -19,10 +19,7 @@ export function throttleBearer(accepts: "admin" | "metrics") {
     const expected = accepts === "metrics" ? settings.metricsToken : settings.adminToken;
     const client = doorClient(c).key;
     const attempt = { client, tokenMatches: constantTimeEqual(token, expected), now: Date.now() };
-    const outcome: BearerOutcome = await withSessions(
-      ledgerFor(c.env, settings.ledgerName),
-      async (sessions): Promise<BearerOutcome> => await sessions.bearer(attempt),
-    );
+    const outcome: BearerOutcome = await ledgerFor(c.env, settings.ledgerName).bearer(attempt);
     if (outcome.kind === "throttled") {
       logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
       return c.json({ error: `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s` }, 429, {

@@ -6,10 +6,10 @@
 // ledger at once, with whatever was pending. An isolate evicted before its next
 // flush loses only the strangers' counters of the last 10 s at most.
 import type { Context } from "hono";
-import type { WorkerEnv } from "../env.ts";
+import type { WorkerEnv } from "../durable/ledger-for.ts";
 import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
-import type { DoorBatch } from "../ledger/ledger.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import type { DoorBatch } from "../durable/receive-delivery.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 
 const FLUSH_EVERY_MS = 10_000;

@@ -4,11 +4,12 @@
 // throttle, whether the settings are valid or not). GET /healthz/deep
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
 // In the cluster the first /healthz (the probe) also wakes the ledger, which
-// starts its sweep clock (src/ledger/sweep-clock.ts).
+// starts its sweep clock (src/durable/sweep-clock.ts).
 import type { Context } from "hono";
+import { homeOf } from "../config/settings.ts";
 import { settingsFor } from "../config/settings-for.ts";
-import { ledgerFor, rawLedgerName, withAdmin, withSessions } from "../ledger/ledger-for.ts";
-import { sweepEveryMs } from "../ledger/sweep-clock.ts";
+import { ledgerFor, rawLedgerName, withAdmin } from "../durable/ledger-for.ts";
+import { sweepEveryMs } from "../durable/sweep-clock.ts";
 import { logLine } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 import { doorClient } from "./request-client.ts";
@@ -25,8 +26,9 @@ function adminBearer(c: Context<AppEnv>): boolean {
 let ledgerWoken = false;
 
 export async function healthz(c: Context<AppEnv>): Promise<Response> {
+  const result = settingsFor(c.env);
   // In the cluster nothing else calls the ledger after a start on an empty volume: the first probe does.
-  if (!ledgerWoken && sweepEveryMs(c.env) !== undefined) {
+  if (!ledgerWoken && sweepEveryMs(homeOf(result)) !== undefined) {
     ledgerWoken = true;
     c.executionCtx.waitUntil(
       ledgerFor(c.env, rawLedgerName(c.env))
@@ -34,7 +36,6 @@ export async function healthz(c: Context<AppEnv>): Promise<Response> {
         .catch(() => (ledgerWoken = false)),
     );
   }
-  const result = settingsFor(c.env);
   if (result.ok) return c.json({ ok: true });
   logLine({ msg: "healthz: arc-reaper is misconfigured", errors: result.errors });
   if (bearerToken(c.req.header("authorization")) === undefined) return c.json({ ok: false }, 503);
@@ -42,7 +43,7 @@ export async function healthz(c: Context<AppEnv>): Promise<Response> {
   // The front door's bucket: CF-Connecting-IP on Cloudflare, the trusted proxy's header in the cluster.
   const client = doorClient(c).key;
   const attempt = { client, tokenMatches: adminBearer(c), now: Date.now() };
-  const outcome = await withSessions(ledgerFor(c.env, rawLedgerName(c.env)), async (sessions) => await sessions.bearer(attempt));
+  const outcome = await ledgerFor(c.env, rawLedgerName(c.env)).bearer(attempt);
   if (outcome.kind === "throttled") {
     logLine({ msg: "bearer throttled", path: c.req.path, client, failures: outcome.failures, retryAfterSeconds: outcome.retryAfterSeconds });
     const error = `too many failed tokens from this address: try again in ${outcome.retryAfterSeconds}s`;

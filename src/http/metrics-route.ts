@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
-import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
 import { flushDoorCounts } from "./door-tally.ts";
 import { arcReaperFamilies } from "../metrics/arc-reaper-metrics.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderFamilies } from "../metrics/prometheus.ts";

@@ -8,7 +8,9 @@
 // wrote before it is ignored. Unset, or a header too short or malformed:
 // one shared bucket, which IS limited (never exempt).
 import type { Context } from "hono";
-import { homeOf, type ForwardedAddress } from "../config/home.ts";
+import type { ForwardedAddress } from "../config/home.ts";
+import { homeOf } from "../config/settings.ts";
+import { settingsFor } from "../config/settings-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clientAddress } from "./client-address.ts";
 
@@ -31,8 +33,8 @@ export function forwardedClient(source: ForwardedAddress, header: string | undef
 }
 
 export function doorClient(c: Context<AppEnv>): DoorClient {
-  const home = homeOf(c.env);
-  if (home.ok && home.home.kind === "cloudflare") {
+  const home = homeOf(settingsFor(c.env));
+  if (home?.kind === "cloudflare") {
     const key = clientAddress(c.req.header("cf-connecting-ip"));
     return { key, exempt: LOCAL.has(key) };
   }
@@ -41,8 +43,8 @@ export function doorClient(c: Context<AppEnv>): DoorClient {
 
 /** In the cluster: the client's address as the trusted proxies wrote it, or undefined when no trusted proxy named one. */
 export function proxiedClient(c: Context<AppEnv>): string | undefined {
-  const home = homeOf(c.env);
-  const source = home.ok && home.home.kind === "cluster" ? home.home.clientAddress : undefined;
+  const home = homeOf(settingsFor(c.env));
+  const source = home?.kind === "cluster" ? home.clientAddress : undefined;
   const key = source ? forwardedClient(source, c.req.header(source.header)) : "unknown";
   return key === "unknown" ? undefined : key;
 }

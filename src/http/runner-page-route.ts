@@ -3,7 +3,7 @@
 import type { Context, Next } from "hono";
 import { errorPageHtml, githubWebUrl, loginPageHtml } from "../admin/page.tsx";
 import { runnerPageHtml } from "../admin/runner-page.tsx";
-import { ledgerFor, withAdmin } from "../ledger/ledger-for.ts";
+import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { pageHeaders } from "./admin-page-route.ts";
 import { isRunnerName } from "./admin-runners-route.ts";

@@ -11,7 +11,7 @@
 // shed: a flood in the shared bucket must not take the one replica off its
 // Service. It is cheap (the settings, no body, no ledger call after the first).
 import type { Context, Next } from "hono";
-import { rawLedgerName } from "../ledger/ledger-for.ts";
+import { rawLedgerName } from "../durable/ledger-for.ts";
 import type { AppEnv } from "./app-env.ts";
 import { countAtDoor } from "./door-tally.ts";
 import { type DoorClient, doorClient } from "./request-client.ts";

@@ -4,7 +4,7 @@ import { logLine } from "../log.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { DeliveryOutcome } from "../ledger/count-delivery.ts";
-import { ledgerFor } from "../ledger/ledger-for.ts";
+import { ledgerFor } from "../durable/ledger-for.ts";
 import { countAtDoor, type DoorExtras } from "./door-tally.ts";
 import { verifySignature } from "./verify-signature.ts";
 import { errorText } from "../model/error-text.ts";

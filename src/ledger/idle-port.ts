@@ -3,15 +3,13 @@
 import type { IdleCount } from "../model/idle.ts";
 import type { MemoryTable } from "./memory-table.ts";
 
-export const IDLE_RUNNERS_KEY = "idle-runners";
-
 const same = (a: IdleCount, b: IdleCount): boolean => a.idleAlertSeconds === b.idleAlertSeconds && JSON.stringify(a.groups) === JSON.stringify(b.groups);
 
 export function idlePort(memory: MemoryTable): { store(count: IdleCount): void } {
   return {
     store(count) {
-      const old = memory.get<IdleCount>(IDLE_RUNNERS_KEY);
-      if (old === undefined || !same(old, count)) memory.set(IDLE_RUNNERS_KEY, count);
+      const old = memory.get("idle-runners");
+      if (old === undefined || !same(old, count)) memory.set("idle-runners", count);
     },
   };
 }

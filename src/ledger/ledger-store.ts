@@ -1,4 +1,4 @@
-// The ledger's tables behind the LedgerPort the reaper uses: recording facts,
+// The store's tables behind the LedgerPort the reaper uses: recording facts,
 // storing what reconcile answered (verdicts, due times, holds, closes, unseen
 // rows), the deletion window, the deliveries mark and the pause switch. What a
 // result does to the rows comes in as a function (options.transition, the
@@ -37,12 +37,11 @@ import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
 
-const DELETIONS_KEY = "deletions-times";
-const GITHUB_KEY = "github-times";
-
+/** The store's settings and the reaper's decisions, handed in: built by LedgerRoot.store() (src/durable/ledger-root.ts) and nowhere else. */
 export interface LedgerOptions {
+  /** The next look the facts alone give a row: scheduleFromFacts (src/reaper/schedule-facts.ts) at the ledger's clock. */
   schedule: ScheduleFacts;
-  /** When a runner is looked at again: the reaper's one answer (src/reaper/next-look.ts), for a recheck and a lifted hold. */
+  /** When a runner is looked at again: the reaper's one answer, nextLook (src/reaper/next-look.ts), for a recheck and a lifted hold. */
   look: (c: LookCase) => NextLook;
   /** For the day at a glance's delay after the grace. */
   policy: Policy;
@@ -50,7 +49,7 @@ export interface LedgerOptions {
   stuckSeconds: number;
   maxDeletionsPerMinute: number;
   log: (line: DecisionLine) => void;
-  /** What a reconcile result does to the rows (src/reaper/transition.ts): the decision this store writes. */
+  /** What a reconcile result does to the rows, transition (src/reaper/transition.ts): the decision this store writes. */
   transition: (r: Result, ctx: TransitionContext) => Transition;
 }
 
@@ -232,24 +231,24 @@ export class LedgerStore implements LedgerPort {
   }
 
   deletions(now: number): SlidingWindow {
-    return new SlidingWindow(this.memory.get<number[]>(DELETIONS_KEY) ?? [], this.opts.maxDeletionsPerMinute, now);
+    return new SlidingWindow(this.memory.get("deletions-times") ?? [], this.opts.maxDeletionsPerMinute, now);
   }
 
   saveDeletions(window: SlidingWindow): void {
     const times = window.toJSON();
-    if (JSON.stringify(times) !== JSON.stringify(this.memory.get<number[]>(DELETIONS_KEY) ?? [])) this.memory.set(DELETIONS_KEY, times);
+    if (JSON.stringify(times) !== JSON.stringify(this.memory.get("deletions-times") ?? [])) this.memory.set("deletions-times", times);
   }
 
   /** GitHub calls of the last 60 s: the alarm and the sweep share REAPER_MAX_GITHUB_CALLS_PER_MINUTE in any 60 s. */
   githubTimes(now: number, limit: number): number[] {
-    return new SlidingWindow(this.memory.get<number[]>(GITHUB_KEY) ?? [], limit, now).toJSON();
+    return new SlidingWindow(this.memory.get("github-times") ?? [], limit, now).toJSON();
   }
 
   spendGithubCalls(now: number, n: number, limit: number): void {
     if (n === 0) return;
-    const window = new SlidingWindow(this.memory.get<number[]>(GITHUB_KEY) ?? [], limit, now);
+    const window = new SlidingWindow(this.memory.get("github-times") ?? [], limit, now);
     window.take(now, n);
-    this.memory.set(GITHUB_KEY, window.toJSON());
+    this.memory.set("github-times", window.toJSON());
   }
 
   runnerIdsMatched(clusters: Iterable<string>, now: number): void {
@@ -267,11 +266,11 @@ export class LedgerStore implements LedgerPort {
   }
 
   paused(): boolean {
-    return this.memory.get<{ since: string }>("paused") !== undefined;
+    return this.memory.get("paused") !== undefined;
   }
 
   deliveriesMark(): DeliveriesMark {
-    return this.memory.get<DeliveriesMark>("deliveries-mark") ?? { listedUntil: 0 };
+    return this.memory.get("deliveries-mark") ?? { listedUntil: 0 };
   }
 
   setDeliveriesMark(mark: DeliveriesMark): void {

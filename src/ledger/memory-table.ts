@@ -1,11 +1,63 @@
 // Small named values that must outlive an isolate: the deliveries mark,
-// back-offs per GitHub scope, installations of repositories, the pause switch.
+// back-offs per GitHub scope, installations of repositories, the pause switch,
+// the sweep's clock and figures, the agents' connections. Every key is in one
+// typed list (MemoryValues), so a key is spelled once and its value read as
+// the type it was written with.
 import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
+import type { IdleCount } from "../model/idle.ts";
 import { type ListShapeMemory, type ListShapeNote, noteHolds } from "../model/list-shape.ts";
+import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
+import type { PassSummary } from "../reaper/run-pass.ts";
+import type { CallBudget } from "../github/call-budget.ts";
 import type { Sql } from "./sql.ts";
 
-const RUNNER_IDS_KEY = "runner-ids-match";
-const LIST_SHAPE_PREFIX = "list-shape/";
+/** The last sweep's figures (the admin page, /metrics). */
+export type LastSweep = Pick<PassSummary, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
+  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number>; unreadable?: string[] };
+
+export type PausedBy = "bearer" | "session";
+export interface PauseState {
+  since: string;
+  by: PausedBy;
+}
+
+/** Every key of the memory table and its value's type. A key ending in `/` or `:` is followed by a name. */
+export interface MemoryValues {
+  /** When the last sweep started (the real clock); the in-cluster sweep clock counts from it (src/durable/sweep-clock.ts). */
+  "sweep-ran-at": number;
+  /** When the sweep last pruned the history (it prunes once an hour). */
+  "pruned-at": number;
+  "last-sweep": LastSweep;
+  /** The pause switch (pause-switch.ts): present while paused. */
+  paused: PauseState;
+  /** How far the failed deliveries were listed (src/reaper/redeliver-failed.ts). */
+  "deliveries-mark": DeliveriesMark;
+  /** The deletion window's and the GitHub calls' times (sliding windows of 60 s). */
+  "deletions-times": number[];
+  "github-times": number[];
+  /** The sweep's count of runners that never work (idle-port.ts). */
+  "idle-runners": IdleCount;
+  /** Per cluster, since when ARC's runner ids were seen matching GitHub's. */
+  "runner-ids-match": Record<string, number>;
+  /** How direct mode lists a cluster, while it falls back to full objects. */
+  [cluster: `list-shape/${string}`]: ListShapeNote;
+  /** A repository's installation; an installation forgotten until a time; a repository's failed look-up until a time. */
+  [repo: `installation/${string}`]: number;
+  [id: `installation-revoked/${number}`]: number;
+  [repo: `installation-failed/${string}`]: number;
+  /** When GitHub was last asked to confirm an installation's change (src/durable/confirm-installation.ts). */
+  [change: `github-checked/installation/${string}`]: number;
+  /** A GitHub rate scope blocked until a time. */
+  [scope: `backoff/${string}`]: number;
+  /** The agent link's (src/agent-link/attachment.ts): the clusters seen, each one's connection and when it left. */
+  "agent-clusters": string[];
+  [cluster: `agent-conn:${string}`]: string;
+  [cluster: `agent-disconnected-at:${string}`]: number;
+  /** The test ledger's settings (test/hooks/test-ledger.ts); production never writes it. */
+  "test-settings": Record<string, string>;
+}
+
+export type MemoryKey = keyof MemoryValues;
 
 export class MemoryTable {
   private readonly sql: Sql;
@@ -13,16 +65,16 @@ export class MemoryTable {
     this.sql = sql;
   }
 
-  get<T>(key: string): T | undefined {
+  get<K extends MemoryKey>(key: K): MemoryValues[K] | undefined {
     const row = this.sql.first<{ value: string }>("SELECT value FROM memory WHERE key = ?", key);
-    return row ? (JSON.parse(row.value) as T) : undefined;
+    return row ? (JSON.parse(row.value) as MemoryValues[K]) : undefined;
   }
 
-  set(key: string, value: unknown): void {
+  set<K extends MemoryKey>(key: K, value: MemoryValues[K]): void {
     this.sql.run("INSERT INTO memory (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
   }
 
-  delete(key: string): void {
+  delete(key: MemoryKey): void {
     this.sql.run("DELETE FROM memory WHERE key = ?", key);
   }
 
@@ -31,24 +83,24 @@ export class MemoryTable {
    * the job's runner_id), and since when (ms): only there does another id rule an object out.
    */
   runnerIdsMatch(): Record<string, number> {
-    return this.get<Record<string, number>>(RUNNER_IDS_KEY) ?? {};
+    return this.get("runner-ids-match") ?? {};
   }
 
   /** Ids seen matching in `clusters` at `at`: the first time stands (a write only for a cluster new to it). */
   runnerIdsMatched(clusters: Iterable<string>, at: number): void {
     const known = this.runnerIdsMatch();
     const fresh = [...clusters].filter((c) => known[c] === undefined);
-    if (fresh.length > 0) this.set(RUNNER_IDS_KEY, { ...known, ...Object.fromEntries(fresh.map((c) => [c, at])) });
+    if (fresh.length > 0) this.set("runner-ids-match", { ...known, ...Object.fromEntries(fresh.map((c) => [c, at])) });
   }
 
   /** How direct mode lists `cluster` (src/model/list-shape.ts): a row while it falls back to full objects, none while Tables serve. */
   listShape(cluster: string): ListShapeMemory {
-    const key = `${LIST_SHAPE_PREFIX}${cluster}`;
+    const key = `list-shape/${cluster}` as const;
     return {
-      note: () => this.get<ListShapeNote>(key),
+      note: () => this.get(key),
       // The first refusal stands until it expires: the namespaces of one sweep, listed at once, write it once.
       refused: (why, at) => {
-        if (!noteHolds(this.get<ListShapeNote>(key), at)) this.set(key, { shape: "full", since: at, why: why.slice(0, 300) } satisfies ListShapeNote);
+        if (!noteHolds(this.get(key), at)) this.set(key, { shape: "full", since: at, why: why.slice(0, 300) } satisfies ListShapeNote);
       },
       served: () => this.delete(key),
     };
@@ -62,7 +114,7 @@ export class MemoryTable {
 
   /** What a delivery says: the repository's installation is this one (a write only on change). */
   installationNamed(repo: string, id: number): void {
-    if (this.get<number>(`installation/${repo}`) === id) return;
+    if (this.get(`installation/${repo}`) === id) return;
     this.set(`installation/${repo}`, id);
     this.delete(`installation-revoked/${id}`);
     this.delete(`installation-failed/${repo}`);
@@ -71,15 +123,15 @@ export class MemoryTable {
   /** GitHub's installations and back-offs, read and written through this table (a write only on change). */
   github(): GithubMemory {
     return {
-      installation: (repo) => this.get<number>(`installation/${repo}`),
+      installation: (repo) => this.get(`installation/${repo}`),
       rememberInstallation: (repo, id) => this.set(`installation/${repo}`, id),
       forgetInstallation: (repo) => this.delete(`installation/${repo}`),
       revokeInstallation: (id, until) => this.revokeInstallation(id, until),
-      installationRevoked: (id) => (this.get<number>(`installation-revoked/${id}`) ?? 0) > Date.now(),
-      installationFailedUntil: (repo) => this.get<number>(`installation-failed/${repo}`) ?? 0,
+      installationRevoked: (id) => (this.get(`installation-revoked/${id}`) ?? 0) > Date.now(),
+      installationFailedUntil: (repo) => this.get(`installation-failed/${repo}`) ?? 0,
       rememberInstallationFailure: (repo, until) => this.set(`installation-failed/${repo}`, until),
       rate: (scope) => ({
-        blockedUntil: () => this.get<number>(`backoff/${scope}`) ?? 0,
+        blockedUntil: () => this.get(`backoff/${scope}`) ?? 0,
         block: (until) => this.set(`backoff/${scope}`, until),
       }),
     };

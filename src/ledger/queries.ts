@@ -5,9 +5,8 @@ import type { CallBudget } from "../github/call-budget.ts";
 import type { PassSummary } from "../reaper/run-pass.ts";
 import type { CounterSample } from "./counters-table.ts";
 import { CountersTable } from "./counters-table.ts";
-import { MemoryTable } from "./memory-table.ts";
-import { isOpen } from "./runner-record.ts";
-import { RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
+import { type LastSweep, MemoryTable } from "./memory-table.ts";
+import { isOpen, RUNNER_STATES, type RunnerRecord, type RunnerState, type StoryEntry } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import { FailedTable } from "./failed-table.ts";
 import type { DeletionCode } from "../model/deletion-codes.ts";
@@ -15,7 +14,6 @@ import type { FailedCode } from "../model/failed-codes.ts";
 import type { FailedRunner } from "../model/failed.ts";
 import { codeOfKey, type VerdictCode } from "../model/verdict.ts";
 import type { IdleCount } from "../model/idle.ts";
-import { IDLE_RUNNERS_KEY } from "./idle-port.ts";
 import type { Sql } from "./sql.ts";
 
 export const MAX_PAGE = 500;
@@ -83,9 +81,6 @@ export interface RunnerPage {
 }
 
 /** The last sweep's figures, for /metrics and the admin page: its report's counts, its time and what GitHub said. */
-export type LastSweep = Pick<PassSummary, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
-  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number>; unreadable?: string[] };
-
 export function lastSweepOf(report: PassSummary, budget: CallBudget, now: number, durationMs: number): LastSweep {
   const { checked, deleted, kept, waiting, gone, heldBack, githubCalls, dryRun, paused } = report;
   return {
@@ -239,8 +234,8 @@ export function ledgerQueries(sql: Sql) {
         failedRunners: new FailedTable(sql).perScaleSet(),
         runnerIdsMatch: memory.runnerIdsMatch(),
         counters: counters.filter((c) => c.name !== "arc_reaper_closed_runners"),
-        lastSweep: memory.get<LastSweep>("last-sweep") ?? null,
-        paused: memory.get<{ since: string; by: string }>("paused") ?? null,
+        lastSweep: memory.get("last-sweep") ?? null,
+        paused: memory.get("paused") ?? null,
         alarmAt: iso(alarm),
         ...idleOf(memory),
       };
@@ -249,7 +244,7 @@ export function ledgerQueries(sql: Sql) {
 }
 
 function idleOf(memory: MemoryTable): { idleRunners?: IdleCount } {
-  const idle = memory.get<IdleCount>(IDLE_RUNNERS_KEY);
+  const idle = memory.get("idle-runners");
   return idle ? { idleRunners: idle } : {};
 }
 

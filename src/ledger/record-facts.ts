@@ -4,7 +4,7 @@
 import type { Fact, JobNames, RunCompleted } from "../model/facts.ts";
 import { dueAtOf, type NextLook } from "../model/next-look.ts";
 import type { TrackedRunner } from "../model/runner.ts";
-import { mergeJobFact, mergeRunCompletion } from "./merge-fact.ts";
+import { mergeJobFact, mergeRunCompletion } from "../model/merge-fact.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import type { RunnersTable } from "./runners-table.ts";
 import type { Sql, SqlRow } from "./sql.ts";

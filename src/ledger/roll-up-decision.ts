@@ -6,8 +6,7 @@ import type { Policy } from "../model/policy.ts";
 import type { Verdict, VerdictCode } from "../model/verdict.ts";
 import { delayAfterGraceMs } from "./close-delay.ts";
 import { recordOutcome } from "./hourly-rollup.ts";
-import { isOpen } from "./runner-record.ts";
-import type { RunnerRecord } from "../model/runner.ts";
+import { isOpen, type RunnerRecord } from "../model/runner.ts";
 import type { Sql } from "./sql.ts";
 
 export interface Decision {

@@ -19,10 +19,11 @@ export interface MetricsInput {
 
 type NamedFamily = Family & { name: MetricName };
 
-export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsInput): NamedFamily[] {
-  const watched = agents ? agents.map((a) => a.cluster) : directCluster !== undefined ? [directCluster] : [];
-  // A counter's samples, with the known label values at 0 until they first count.
-  const counter = (name: string, label?: string, zeroFor: readonly string[] = []): Sample[] => {
+/** A counter's samples from the snapshot, with the known label values at 0 until they first count. */
+type Counter = (name: string, label?: string, zeroFor?: readonly string[]) => Sample[];
+
+function countersOf(snapshot: LedgerSnapshot): Counter {
+  return (name, label, zeroFor = []) => {
     const byKey = new Map<string, Sample>();
     for (const value of zeroFor) byKey.set(JSON.stringify({ [label!]: value }), { labels: { [label!]: value }, value: 0 });
     for (const c of snapshot.counters) {
@@ -31,9 +32,22 @@ export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsIn
     if (!label && byKey.size === 0) byKey.set("{}", { value: 0 });
     return [...byKey.values()];
   };
-  const sweep = snapshot.lastSweep;
-  const fromSweep = (value: number | null | undefined): Sample[] => (sweep && value !== null && value !== undefined ? [{ value }] : []);
-  const families: NamedFamily[] = [
+}
+
+export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsInput): NamedFamily[] {
+  const watched = agents ? agents.map((a) => a.cluster) : directCluster !== undefined ? [directCluster] : [];
+  const counter = countersOf(snapshot);
+  return [
+    ...tallyFamilies(snapshot, counter),
+    ...lastSweepFamilies(snapshot.lastSweep),
+    ...fleetFamilies(snapshot, counter, watched),
+    ...(agents !== null ? agentFamilies(agents, counter) : []),
+  ];
+}
+
+/** The runners by state and what the ledger counted: deletions, holds, errors, sweeps, alarms, deliveries. */
+function tallyFamilies(snapshot: LedgerSnapshot, counter: Counter): NamedFamily[] {
+  return [
     {
       name: "arc_reaper_runners",
       help: "Runners in the ledger by state: running and finished are open; reaped and gone are the history of REAPER_HISTORY_DAYS.",
@@ -66,6 +80,13 @@ export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsIn
       type: "counter",
       samples: counter("arc_reaper_webhook_deliveries_total", "outcome"),
     },
+  ];
+}
+
+/** The last sweep's figures, absent before the first sweep. */
+function lastSweepFamilies(sweep: LedgerSnapshot["lastSweep"]): NamedFamily[] {
+  const fromSweep = (value: number | null | undefined): Sample[] => (sweep && value !== null && value !== undefined ? [{ value }] : []);
+  return [
     {
       name: "arc_reaper_last_sweep_timestamp_seconds",
       help: "When the last sweep ran, in seconds since the epoch.",
@@ -102,6 +123,12 @@ export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsIn
       type: "gauge",
       samples: fromSweep(sweep?.rateLimitLimit),
     },
+  ];
+}
+
+/** Per cluster and per scale set: deletions and errors, the pause, stuck deletions, Failed and idle runners, finishes, runner ids. */
+function fleetFamilies(snapshot: LedgerSnapshot, counter: Counter, watched: readonly string[]): NamedFamily[] {
+  return [
     {
       name: "arc_reaper_cluster_deletions_total",
       help: "EphemeralRunners arc-reaper deleted, by the cluster they lived in.",
@@ -156,34 +183,35 @@ export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsIn
         .map((cluster) => ({ labels: { cluster }, value: snapshot.runnerIdsMatch?.[cluster] !== undefined ? 1 : 0 })),
     },
   ];
-  if (agents !== null) {
-    families.push(
-      {
-        name: "arc_reaper_agent_connected",
-        help: "1 while the cluster's in-cluster agent is connected (agent mode), else 0; every cluster of AGENT_CLUSTERS has a sample.",
-        type: "gauge",
-        samples: agents.map((a) => ({ labels: { cluster: a.cluster }, value: a.connected ? 1 : 0 })),
-      },
-      {
-        name: "arc_reaper_agent_namespace_readable",
-        help: "1 while the cluster's connected agent can read the namespace, 0 while it cannot (its list or watch fails, e.g. 403: its Role removed); its runners are then kept as ambiguous.",
-        type: "gauge",
-        samples: agents
-          .filter((a) => a.connected)
-          .flatMap((a) =>
-            (a.namespaces ?? []).map((namespace) => ({
-              labels: { cluster: a.cluster, namespace },
-              value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1,
-            })),
-          ),
-      },
-      {
-        name: "arc_reaper_agent_refusals_total",
-        help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).",
-        type: "counter",
-        samples: counter("arc_reaper_agent_refusals_total", "cluster"),
-      },
-    );
-  }
-  return families;
+}
+
+/** Agent mode: each cluster's agent connected, each namespace readable, and GET /agent refused. */
+function agentFamilies(agents: NonNullable<MetricsInput["agents"]>, counter: Counter): NamedFamily[] {
+  return [
+    {
+      name: "arc_reaper_agent_connected",
+      help: "1 while the cluster's in-cluster agent is connected (agent mode), else 0; every cluster of AGENT_CLUSTERS has a sample.",
+      type: "gauge",
+      samples: agents.map((a) => ({ labels: { cluster: a.cluster }, value: a.connected ? 1 : 0 })),
+    },
+    {
+      name: "arc_reaper_agent_namespace_readable",
+      help: "1 while the cluster's connected agent can read the namespace, 0 while it cannot (its list or watch fails, e.g. 403: its Role removed); its runners are then kept as ambiguous.",
+      type: "gauge",
+      samples: agents
+        .filter((a) => a.connected)
+        .flatMap((a) =>
+          (a.namespaces ?? []).map((namespace) => ({
+            labels: { cluster: a.cluster, namespace },
+            value: (a.unreadable ?? []).some((u) => u.namespace === namespace) ? 0 : 1,
+          })),
+        ),
+    },
+    {
+      name: "arc_reaper_agent_refusals_total",
+      help: "GET /agent refused before the upgrade (a token that does not admit the cluster), by cluster (other: a name not expected).",
+      type: "counter",
+      samples: counter("arc_reaper_agent_refusals_total", "cluster"),
+    },
+  ];
 }

@@ -71,6 +71,8 @@ export interface TrackedRunner {
 export const RUNNER_STATES = ["running", "finished", "failed", "stuck", "reaped", "gone"] as const;
 export type RunnerState = (typeof RUNNER_STATES)[number];
 export const OPEN_STATES: readonly RunnerState[] = ["running", "finished"];
+/** Whether a row in this state is still open (one of OPEN_STATES): judged, never pruned. */
+export const isOpen = (state: RunnerState): boolean => state === "running" || state === "finished";
 
 /** Where a story entry came from: a delivery GUID, "rest", "cluster", "alarm", "sweep", "admin". */
 export interface StoryEntry {

@@ -1,7 +1,7 @@
 // How the callers look at the cluster: the alarm reads one name in every
 // watched place, the sweep lists every place once. Both answer Lookups with the
 // same meaning (src/model/view.ts), so reconcile judges them one way.
-import type { Cluster } from "../cluster/ephemeral-runners.ts";
+import type { Cluster, DeleteContext, DeleteOutcome } from "../cluster/ephemeral-runners.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Lookup, ClusterNamespace } from "../model/view.ts";
 import { errorText } from "../model/error-text.ts";
@@ -27,6 +27,12 @@ const placeName = (watched: readonly WatchedCluster[], w: WatchedCluster, ns: st
 /** The cluster a runner lives in. */
 export function clusterOf(watched: readonly WatchedCluster[], runner: Pick<ClusterRunner, "cluster">): WatchedCluster | undefined {
   return watched.find((w) => w.name === (runner.cluster ?? "default"));
+}
+
+/** A condemned runner deleted in the watched cluster it was found in; a runner of a cluster not watched is a failed delete. */
+export function deleteInItsCluster(watched: readonly WatchedCluster[], runner: ClusterRunner, context: DeleteContext): Promise<DeleteOutcome> {
+  const w = clusterOf(watched, runner);
+  return w ? w.cluster.deleteRunner(runner, context) : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { CallBudget } from "../github/call-budget.ts";
 import type { Github } from "../github/github-client.ts";
 import type { Policy } from "../model/policy.ts";
 import { SlidingWindow } from "../model/window.ts";
-import { clusterOf, type WatchedCluster } from "./look.ts";
+import { clusterOf, deleteInItsCluster, type WatchedCluster } from "./look.ts";
 import type { LedgerPort } from "./ports.ts";
 import { shareRunReads } from "./recheck-runs.ts";
 import { reconcile, type Caller, type ReconcileInput, type ReconcileContext, type Result } from "./reconcile.ts";
@@ -56,12 +56,7 @@ export async function reconcileAll(items: ReconcileInput[], deps: PassDeps, by: 
       return new SlidingWindow([...deps.githubTimes, ...Array<number>(budget.used).fill(at)], settings.maxGithubCallsPerMinute, at).freeAt(at);
     },
     deletions,
-    deleteRunner: (runner, context) => {
-      const w = clusterOf(deps.watched, runner);
-      return w
-        ? w.cluster.deleteRunner(runner, context)
-        : Promise.resolve({ kind: "failed", status: null, why: `no cluster named ${runner.cluster} is watched` });
-    },
+    deleteRunner: (runner, context) => deleteInItsCluster(deps.watched, runner, context),
     deleteErrorKind: (runner) => clusterOf(deps.watched, runner)?.cluster.errorKind ?? "cluster",
     learn: (facts, runner) => ledger.learn(facts, runner),
     listed: reads.listed,

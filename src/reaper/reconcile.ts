@@ -64,6 +64,7 @@ export interface ReconcileContext {
   /** When GitHub may be asked again after the window's budget ran out. */
   githubFreeAt: () => number;
   deletions: SlidingWindow;
+  /** deleteInItsCluster (look.ts) over the pass's watched clusters; the unit tests hand in a fake cluster's. */
   deleteRunner: (runner: ClusterRunner, context: DeleteContext) => Promise<DeleteOutcome>;
   /** The error kind of a failed delete of this runner (its cluster's: "cluster" or "agent"). */
   deleteErrorKind: (runner: ClusterRunner) => ErrorKind;

@@ -10,7 +10,7 @@
 // when a stack asks for ARC_REAPER_TEST_HOOKS; `npm start` and deploys use src/index.ts.
 import worker from "../../src/index.ts";
 import { settingsFor } from "../../src/config/settings-for.ts";
-import type { WorkerEnv } from "../../src/env.ts";
+import type { WorkerEnv } from "../../src/durable/ledger-for.ts";
 import { constantTimeEqual } from "../../src/http/constant-time.ts";
 import { factsFromWebhook } from "../../src/github/facts-from-webhook.ts";
 import type { Ledger } from "./test-ledger.ts";

@@ -1,7 +1,7 @@
 // Bench only: recorded deliveries made inside the ledger, one after another,
 // through the same path as receive(): the ledger's own rate, without RPC.
 import type { JobStarted } from "../../src/model/facts.ts";
-import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
+import type { SignedDelivery } from "../../src/durable/receive-delivery.ts";
 
 export async function receiveLoop(
   receive: (d: SignedDelivery) => Promise<unknown>,

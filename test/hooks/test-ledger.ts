@@ -7,22 +7,21 @@
 //  - receiveLoop: recorded deliveries made inside the ledger (the bench's ledger rate);
 //  - readOpen: the open rows read whole or to judge, many times (bench/read-open.ts);
 //  - ARC_REAPER_TEST_LOG_BATCH: the bench's log lines several to a console.log (batch-console-logs.ts).
-import { Ledger as ProductionLedger } from "../../src/ledger/ledger.ts";
-import { ledgerPass } from "../../src/ledger/ledger-pass.ts";
+import { Ledger as ProductionLedger, type LedgerEnv } from "../../src/durable/ledger.ts";
+import { ledgerPass } from "../../src/durable/ledger-pass.ts";
 import { MemoryTable } from "../../src/ledger/memory-table.ts";
 import { RunnersTable } from "../../src/ledger/runners-table.ts";
 import { receiveLoop } from "./receive-loop.ts";
-import type { SignedDelivery } from "../../src/ledger/receive-delivery.ts";
+import type { SignedDelivery } from "../../src/durable/receive-delivery.ts";
 import { seedFailedHistory, seedHistory } from "./seed-history.ts";
 import { batchConsoleLogs } from "./batch-console-logs.ts";
-import type { WorkerEnv } from "../../src/env.ts";
 
 /** Still refused unless the env says so, should this class ever be deployed by mistake. */
 const TEST_HOOKS = "ARC_REAPER_TEST_HOOKS";
 const SETTINGS_KEY = "test-settings";
 
 export class Ledger extends ProductionLedger {
-  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+  constructor(ctx: DurableObjectState, env: LedgerEnv) {
     super(ctx, env);
     const batch = env.ARC_REAPER_TEST_LOG_BATCH;
     if (env[TEST_HOOKS] === "on" && typeof batch === "string") batchConsoleLogs(Number(batch));
@@ -35,7 +34,7 @@ export class Ledger extends ProductionLedger {
 
   async alarmAt(now: number): Promise<void> {
     this.refuseUnlessTesting("alarmAt");
-    await this.exclusive(() => ledgerPass(this.host(), "alarm", now));
+    await this.root.exclusive(() => ledgerPass(this.root, "alarm", now));
   }
 
   async seedHistory(from: number, count: number): Promise<number> {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentRequests, READ_TIMEOUT_MS } from "../../../src/agent-link/requests.ts";
 import type { AgentRunner, ReadOrder } from "../../../src/cluster/agent-protocol.ts";
 import { AGENT_API_TIMEOUT_MS } from "../../../src/cluster/agent-protocol.ts";
-import { AgentViewTable } from "../../../src/ledger/agent-view-table.ts";
+import { AgentViewTable } from "../../../src/agent-link/agent-view-table.ts";
 import { migrate } from "../../../src/ledger/schema.ts";
 import { nodeSql } from "../support/node-sql.ts";
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Attachment } from "../../../src/agent-link/attachment.ts";
 import { takeSnapshotPart } from "../../../src/agent-link/snapshot.ts";
 import type { AgentMessage } from "../../../src/cluster/agent-protocol.ts";
-import type { AgentViewTable } from "../../../src/ledger/agent-view-table.ts";
+import type { AgentViewTable } from "../../../src/agent-link/agent-view-table.ts";
 
 type Snapshot = Extract<AgentMessage, { type: "snapshot" }>;
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Settings } from "../../../src/config/settings.ts";
 import { agentUpgrade } from "../../../src/http/agent-route.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import { rig } from "../support/hono-rig.ts";
 
 const SECRET = "agent-secret-0123456789abcdef";

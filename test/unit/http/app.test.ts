@@ -7,7 +7,7 @@ import { PAGE_CSS } from "../../../src/admin/page.tsx";
 import { createApp } from "../../../src/http/app.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
 import { pageHeaders } from "../../../src/http/admin-page-route.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import type { LoginOutcome } from "../../../src/ledger/sessions-table.ts";
 import { rpcTarget } from "../support/hono-rig.ts";
 
@@ -40,12 +40,13 @@ function worker(vars: Record<string, unknown> = VALID, opts: { login?: LoginOutc
   const LEDGER_NAME = `app-${RUN}-${++n}`;
   const calls: unknown[][] = [];
   const batches: DoorBatch[] = [];
-  const sessions = rpcTarget({
+  const sessions = {
     bearer: async () => ({ kind: "accepted" }),
     login: async () => opts.login ?? { kind: "session", expiresAt: 1 },
     checkSession: async () => opts.live ?? false,
     endSession: async (h: string) => void calls.push(["endSession", h]),
-  });
+  };
+
   const admin = rpcTarget({
     runners: async (q: unknown) => {
       calls.push(["runners", q]);
@@ -65,7 +66,7 @@ function worker(vars: Record<string, unknown> = VALID, opts: { login?: LoginOutc
     },
   });
   const ledger = {
-    sessions: () => sessions,
+    ...sessions,
     admin: () => admin,
     countBatch: async (b: DoorBatch) => void batches.push(b),
     receive: async () => ({ outcome: "recorded" }),

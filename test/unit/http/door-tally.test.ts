@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { countAgentRefusal, countAtDoor, flushDoorCounts, type DoorExtras } from "../../../src/http/door-tally.ts";
 import type { DeliveryOutcome } from "../../../src/ledger/count-delivery.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import { rig } from "../support/hono-rig.ts";
 
 let fail = false;

@@ -34,16 +34,16 @@ const logged = () => lines.map(({ at: _at, ...rest }) => rest);
 function health(vars: Record<string, unknown>, outcome: BearerOutcome = { kind: "accepted" }, route = healthz, idleFails = false) {
   const attempts: unknown[] = [];
   const idles: string[] = [];
-  const sessions = rpcTarget({
+  const sessions = {
     bearer: async (a: unknown) => {
       attempts.push(a);
       return outcome;
     },
-  });
+  };
   const r = rig(
     {},
     {
-      sessions: () => sessions,
+      ...sessions,
       idle: async () => {
         idles.push("idle");
         if (idleFails) throw new Error("ledger down");

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Settings } from "../../../src/config/settings.ts";
 import { countAtDoor } from "../../../src/http/door-tally.ts";
 import { serveMetrics } from "../../../src/http/metrics-route.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import type { LedgerSnapshot } from "../../../src/ledger/queries.ts";
 import { rig, rpcTarget } from "../support/hono-rig.ts";
 

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { shedFloods } from "../../../src/http/shed-floods.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import { rig } from "../support/hono-rig.ts";
 
 // Ledger names fresh on each run of the file: the door's pending counts are the module's.

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Settings } from "../../../src/config/settings.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
 import { receiveWebhook } from "../../../src/http/webhook-route.ts";
-import type { DoorBatch } from "../../../src/ledger/ledger.ts";
+import type { DoorBatch } from "../../../src/durable/receive-delivery.ts";
 import { rig } from "../support/hono-rig.ts";
 
 type Json = Record<string, unknown>;

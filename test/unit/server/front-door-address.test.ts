@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readHome } from "../../../src/config/home.ts";
 import { forwardedClient } from "../../../src/http/request-client.ts";
-import { alarmTime } from "../../../src/ledger/sweep-clock.ts";
+import { alarmTime } from "../../../src/durable/sweep-clock.ts";
 import frontDoor from "../../../src/server/front-door-limiter.ts";
 
 describe("forwardedClient", () => {

@@ -5,7 +5,7 @@ import { Hono, type Handler, type MiddlewareHandler } from "hono";
 import type { Settings } from "../../../src/config/settings.ts";
 import type { AppEnv } from "../../../src/http/app-env.ts";
 
-/** An RpcTarget stub: the object's calls plus the dispose withAdmin/withSessions call after. */
+/** An RpcTarget stub: the object's calls plus the dispose withAdmin calls after. */
 export function rpcTarget<T extends object>(calls: T): T & { disposed: number } {
   const target = { ...calls, disposed: 0 } as T & { disposed: number; [Symbol.dispose]: () => void };
   target[Symbol.dispose] = () => {

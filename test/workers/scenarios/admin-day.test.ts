@@ -4,7 +4,7 @@
 // to; and what a page view reads, however long the history behind it.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { readDay } from "../../../src/ledger/day-at-glance.ts";
 import { DELAY_BUCKETS, HOUR_MS, recordOutcome, type Outcome } from "../../../src/ledger/hourly-rollup.ts";
 import { Sql } from "../../../src/ledger/sql.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { runInDurableObject } from "cloudflare:test";
 import { workflowJobPayload, workflowRunPayload } from "../support/payloads.ts";
 import { closeBySweep, jobStartedFact, lastSweep, recordFacts, writeLastSweep } from "../support/seed.ts";

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AGENT_WHOLE_MARGIN_MS } from "../../../src/cluster/agent-cluster.ts";
-import { AgentViewTable, REMOVED_KEPT_MS } from "../../../src/ledger/agent-view-table.ts";
+import { AgentViewTable, REMOVED_KEPT_MS } from "../../../src/agent-link/agent-view-table.ts";
 import { Sql } from "../../../src/ledger/sql.ts";
 import { clusterToken } from "../../../src/http/agent-token.ts";
 import { AGENT_TOKEN, agentEnv, connect, REPO, runner, type Agent } from "../support/fake-agent.ts";

@@ -3,7 +3,7 @@
 // deliveries listed; 200 when every check passed, else 503 naming what failed.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { before, INSTALLATION, NS, REPO, stack } from "../support/stack.ts";
 import { ADMIN_TOKEN, call, configureLedger, ledgerOf } from "../support/worker.ts";
 

@@ -4,9 +4,9 @@
 // route share the login's throttle.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { flushDoorCounts } from "../../../src/http/door-tally.ts";
-import type { Ledger } from "../../../src/ledger/ledger.ts";
+import type { Ledger } from "../../../src/durable/ledger.ts";
 import { agentEnv, dial } from "../support/fake-agent.ts";
 import { workflowJobPayload } from "../support/payloads.ts";
 import { ADMIN_TOKEN, call, configureLedger, ledgerOf, report, signedDelivery, testEnv } from "../support/worker.ts";

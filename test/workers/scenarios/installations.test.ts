@@ -9,11 +9,11 @@ import { newCallBudget } from "../../../src/github/call-budget.ts";
 import { createGithub, GithubError } from "../../../src/github/github-client.ts";
 import { newGithubCache } from "../../../src/github/installation-and-rate-memory.ts";
 import { createGithubTenant } from "../../standins/github/control.ts";
-import { CONFIRM_REPOS_AT_MOST } from "../../../src/ledger/confirm-installation.ts";
+import { CONFIRM_REPOS_AT_MOST } from "../../../src/durable/confirm-installation.ts";
 import { workflowJobPayload } from "../support/payloads.ts";
 import { before, INSTALLATION, REPO, stack } from "../support/stack.ts";
 import { adminRunners, deliver, ledgerOf, testEnv } from "../support/worker.ts";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { NOW } from "../support/kube-calls.ts";
 
 type S = Awaited<ReturnType<typeof stack>>;

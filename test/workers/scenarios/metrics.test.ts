@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import type { LedgerSnapshot } from "../../../src/ledger/queries.ts";
 import { RUNNER_STATES } from "../../../src/model/runner.ts";
 import { arcReaperFamilies } from "../../../src/metrics/arc-reaper-metrics.ts";

@@ -8,7 +8,7 @@ import { agentEnv, completed, connect, runner as agentRunner, untilLedger } from
 import { waitFor } from "../support/wait-for.ts";
 import { before, NS, REPO, stack } from "../support/stack.ts";
 import { adminRunners, alarmAt, configureLedger, ledgerOf, runAlarm, settleAlarms } from "../support/worker.ts";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { deletes } from "../support/kube-calls.ts";
 
 const OTHER = "other-runners";

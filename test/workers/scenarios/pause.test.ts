@@ -3,7 +3,7 @@
 // it outlives any isolate; POST /admin/resume makes them due now and the alarm
 // reaps them at once.
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { before, NS, stack } from "../support/stack.ts";
 import { waitFor } from "../support/wait-for.ts";
 import { ADMIN_TOKEN, adminRunners, alarmAt, call, evictLedger, runAlarm, settleAlarms } from "../support/worker.ts";

@@ -2,7 +2,7 @@
 // address) and the Origin check on every POST route.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { clientAddress } from "../../../src/http/client-address.ts";
 import { SCHEMA_VERSION } from "../../../src/ledger/schema.ts";
 import { ADMIN_TOKEN, call, configureLedger, evictLedger, ledgerOf, testEnv } from "../support/worker.ts";

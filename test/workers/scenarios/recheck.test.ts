@@ -151,9 +151,7 @@ describe("GitHub's 403 secondary rate limit", () => {
     expect((await s.github.calls()).filter((c) => c.path.includes("/actions/")).map((c) => `${c.path} ${c.status}`)).toEqual([
       `/repos/${REPO}/actions/runs 403`,
     ]);
-    const blockedUntil = await runInDurableObject(ledgerOf(s.env), (_i, state) =>
-      new MemoryTable(new Sql(state.storage.sql)).get<number>(`backoff/${INSTALLATION}`),
-    );
+    const blockedUntil = await runInDurableObject(ledgerOf(s.env), (_i, state) => new MemoryTable(new Sql(state.storage.sql)).get(`backoff/${INSTALLATION}`));
     expect(blockedUntil).toBeGreaterThanOrEqual(sent + 60_000);
 
     await s.sweep(NOW + 60_000); // seconds later on the clock: still within the back-off

@@ -4,7 +4,7 @@
 // facts about a job that started before the history are ignored and counted.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { workflowJobPayload } from "../support/payloads.ts";
 import { configureLedger, deliver, ledgerOf, ledgerRows, testEnv } from "../support/worker.ts";
 

@@ -3,9 +3,9 @@
 // the stand-ins, and only the last sweep's figures written straight into the
 // ledger's memory (where the sweep itself keeps them).
 import { runInDurableObject } from "cloudflare:test";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import { MemoryTable } from "../../../src/ledger/memory-table.ts";
-import type { LastSweep } from "../../../src/ledger/queries.ts";
+import type { LastSweep } from "../../../src/ledger/memory-table.ts";
 import { Sql } from "../../../src/ledger/sql.ts";
 import type { Fact, JobStarted } from "../../../src/model/facts.ts";
 import { before, type Stack } from "./stack.ts";

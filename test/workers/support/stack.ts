@@ -6,7 +6,7 @@ import { createGithubTenant, type GithubTenant, type TenantOptions } from "../..
 import { createKubeTenant, makeEphemeralRunner, type ArcVersion, type KubeTenant, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { deliver, runScheduled, testEnv } from "./worker.ts";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 
 export const REPO = "octo-org/octo-repo";
 export const NS = "arc-runners";

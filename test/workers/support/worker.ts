@@ -12,7 +12,7 @@ import {
 } from "cloudflare:test";
 import { Webhooks } from "@octokit/webhooks";
 import worker from "../../../src/index.ts";
-import type { WorkerEnv } from "../../../src/env.ts";
+import type { WorkerEnv } from "../../../src/durable/ledger-for.ts";
 import type { Ledger as TestLedger } from "../../hooks/test-ledger.ts";
 
 const WEBHOOK_SECRET = "test-webhook-secret-0123456789";

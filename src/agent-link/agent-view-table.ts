@@ -8,7 +8,7 @@
 import type { AgentArcFields, AgentRunner, NamespaceFreshness } from "../cluster/agent-protocol.ts";
 import { fromAgentArcFields } from "../cluster/arc-failure.ts";
 import type { ClusterRunner } from "../model/runner.ts";
-import type { Sql, SqlValue } from "./sql.ts";
+import type { Sql, SqlValue } from "../ledger/sql.ts";
 
 interface ViewRow {
   [column: string]: SqlStorageValue;

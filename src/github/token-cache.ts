@@ -1,7 +1,7 @@
 // Installation tokens are the one thing an isolate keeps: a cache, per App,
 // that costs one mint when it is lost. Everything else lives in the ledger.
 import type { Settings } from "../config/settings.ts";
-import type { GithubCache } from "../github/installation-and-rate-memory.ts";
+import type { GithubCache } from "./installation-and-rate-memory.ts";
 
 const caches = new Map<string, GithubCache["tokens"]>();
 

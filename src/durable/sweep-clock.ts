@@ -5,19 +5,17 @@
 // sweep's start is kept in the ledger, so the clock survives a restart, and a
 // sweep due while the process was down runs as soon as the alarm fires again.
 // On Cloudflare (no ARC_REAPER_HOME) the clock is off and the cron sweeps.
-import { homeOf } from "../config/home.ts";
-import { SWEEP_RAN_KEY } from "./ledger-pass.ts";
-import type { MemoryTable } from "./memory-table.ts";
+import type { Home } from "../config/home.ts";
+import type { MemoryTable } from "../ledger/memory-table.ts";
 
-/** The sweep period in ms when the ledger drives its own sweeps, else undefined. */
-export function sweepEveryMs(env: object): number | undefined {
-  const home = homeOf(env);
-  return home.ok && home.home.kind === "cluster" ? home.home.sweepEverySeconds * 1000 : undefined;
+/** The sweep period in ms when the ledger drives its own sweeps (in the cluster), else undefined. */
+export function sweepEveryMs(home: Home | undefined): number | undefined {
+  return home?.kind === "cluster" ? home.sweepEverySeconds * 1000 : undefined;
 }
 
 /** When the next sweep is due: the last one's start plus the period (now, before the first). */
 export function nextSweepAt(memory: MemoryTable, everyMs: number, now: number): number {
-  const ranAt = memory.get<number>(SWEEP_RAN_KEY);
+  const ranAt = memory.get("sweep-ran-at");
   return ranAt === undefined ? now : ranAt + everyMs;
 }
 
@@ -25,4 +23,9 @@ export function nextSweepAt(memory: MemoryTable, everyMs: number, now: number): 
 export function alarmTime(nextDue: number | null, sweepAt: number | undefined): number | null {
   if (sweepAt === undefined) return nextDue;
   return nextDue === null ? sweepAt : Math.min(nextDue, sweepAt);
+}
+
+/** In the cluster the alarm is also the sweep's clock: a ledger woken with none set starts it. */
+export async function startSweepClock(storage: DurableObjectStorage, everyMs: number | undefined): Promise<void> {
+  if (everyMs !== undefined && (await storage.getAlarm()) === null) await storage.setAlarm(Date.now());
 }

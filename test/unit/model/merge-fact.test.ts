@@ -1,12 +1,11 @@
-// Folding facts into a runner's record (src/ledger/merge-fact.ts), and the
-// delay after the grace (close-delay.ts): pure, so the unit project (and
+// Folding facts into a runner's record (src/model/merge-fact.ts), and the
+// delay after the grace (src/ledger/close-delay.ts): pure, so the unit project (and
 // Stryker) holds them, not only the workers tests.
 import { describe, expect, it } from "vitest";
 import { delayAfterGraceMs } from "../../../src/ledger/close-delay.ts";
-import { mergeJobFact, mergeRunCompletion } from "../../../src/ledger/merge-fact.ts";
-import { isOpen } from "../../../src/ledger/runner-record.ts";
+import { mergeJobFact, mergeRunCompletion } from "../../../src/model/merge-fact.ts";
 import type { JobCompleted, JobStarted, RunCompleted } from "../../../src/model/facts.ts";
-import { withStory, type RunnerRecord } from "../../../src/model/runner.ts";
+import { isOpen, withStory, type RunnerRecord } from "../../../src/model/runner.ts";
 
 const NOW = "2026-12-03T07:00:00.000Z";
 const started: JobStarted = {

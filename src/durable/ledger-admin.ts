@@ -2,56 +2,43 @@
 // (`ledger.admin()`): the runners' pages and stories, the snapshot for
 // /metrics, the agents' statuses, pause and resume, and the deep health check.
 import { RpcTarget } from "cloudflare:workers";
-import type { Settings, SettingsResult } from "../config/settings.ts";
 import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
-import { adminView, type AdminView } from "./admin-view.ts";
-import { knownInstallations } from "./known-installations.ts";
-import type { LedgerStore } from "./ledger-store.ts";
-import type { PassHost } from "./ledger-pass.ts";
-import { pause, resume, type PausedBy, type PauseState } from "./pause-switch.ts";
-import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "./queries.ts";
-import type { Sql } from "./sql.ts";
-
-/** What the admin calls need of the Durable Object. */
-export interface AdminHost extends Pick<PassHost, "clients" | "rearm" | "log"> {
-  sql: Sql;
-  storage: DurableObjectStorage;
-  settingsResult(): SettingsResult;
-  settings(): Settings;
-  state(settings: Settings): LedgerStore;
-  agentStatuses(settings: Settings): AgentStatus[];
-  idle(): Promise<void>;
-}
+import { adminView, type AdminView } from "../ledger/admin-view.ts";
+import { knownInstallations } from "../ledger/known-installations.ts";
+import type { PausedBy, PauseState } from "../ledger/memory-table.ts";
+import { pause, resume } from "../ledger/pause-switch.ts";
+import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "../ledger/queries.ts";
+import type { LedgerRoot } from "./ledger-root.ts";
 
 export class LedgerAdmin extends RpcTarget {
-  readonly #host: AdminHost;
+  readonly #root: LedgerRoot;
 
-  constructor(host: AdminHost) {
+  constructor(root: LedgerRoot) {
     super();
-    this.#host = host;
+    this.#root = root;
   }
 
   runners(query: RunnerQuery): RunnerPage {
-    return ledgerQueries(this.#host.sql).page(query);
+    return ledgerQueries(this.#root.sql).page(query);
   }
 
   story(name: string): ReturnType<ReturnType<typeof ledgerQueries>["story"]> {
-    return ledgerQueries(this.#host.sql).story(name);
+    return ledgerQueries(this.#root.sql).story(name);
   }
 
   /** GET /admin: the page of runners, the snapshot and the day at a glance, with the rows read for them. */
   adminView(query: RunnerQuery, now: number): Promise<AdminView> {
-    return adminView(this.#host.sql, this.#host.storage, query, now);
+    return adminView(this.#root.sql, this.#root.storage, query, now);
   }
 
   snapshot(): Promise<LedgerSnapshot> {
-    return ledgerQueries(this.#host.sql).snapshot(this.#host.storage);
+    return ledgerQueries(this.#root.sql).snapshot(this.#root.storage);
   }
 
   /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode: /metrics, /admin, /healthz/deep). */
   agentStatuses(): AgentStatus[] {
-    return this.#host.agentStatuses(this.#host.settings());
+    return this.#root.agentStatuses(this.#root.settings());
   }
 
   /**
@@ -60,38 +47,38 @@ export class LedgerAdmin extends RpcTarget {
    * already deleting (it read the switch before it was set) has finished, so the answer means it.
    */
   async pause(by: PausedBy): Promise<PauseState> {
-    const state = pause(this.#host.sql, by, Date.now());
-    this.#host.log({ msg: "paused", since: state.since, by: state.by });
-    await this.#host.idle();
+    const state = pause(this.#root.sql, by, Date.now());
+    this.#root.log({ msg: "paused", since: state.since, by: state.by });
+    await this.#root.idle();
     return state;
   }
 
   /** POST /admin/resume: the runners the pause kept are due now, and the alarm is set for them. */
   async resume(by: PausedBy): Promise<{ wasPaused: boolean; madeDue: number }> {
-    const { wasPaused } = resume(this.#host.sql);
-    const settings = this.#host.settingsResult();
+    const { wasPaused } = resume(this.#root.sql);
+    const settings = this.#root.settingsResult();
     let madeDue = 0;
     if (settings.ok) {
-      const state = this.#host.state(settings.settings);
+      const state = this.#root.store(settings.settings);
       madeDue = state.release("paused", Date.now());
-      await this.#host.rearm(state);
+      await this.#root.rearm(state);
     }
-    this.#host.log({ msg: "resumed", by, wasPaused, madeDue });
+    this.#root.log({ msg: "resumed", by, wasPaused, madeDue });
     return { wasPaused, madeDue };
   }
 
   /** GET /healthz/deep: each namespace listed, a token minted per known installation, the deliveries listed. */
   async deepHealth(): Promise<DeepHealth> {
-    const settings = this.#host.settings();
-    const state = this.#host.state(settings);
+    const settings = this.#root.settings();
+    const state = this.#root.store(settings);
     // A fresh token cache, so that each installation's token is really minted. Its GitHub calls come out of the
     // window the sweep and the alarm share (setup polls this every 2 s): never more than the cap in any 60 s.
     const limit = settings.maxGithubCallsPerMinute;
     const spent = state.githubTimes(Date.now(), limit).length;
-    const { watched, github, budget } = this.#host.clients(settings, state, new Map(), limit - spent);
+    const { watched, github, budget } = this.#root.clients(settings, state, new Map(), limit - spent);
     const connected =
       settings.cluster.mode === "agent"
-        ? this.#host
+        ? this.#root
             .agentStatuses(settings)
             .filter((a) => a.connected)
             .map((a) => a.cluster)
@@ -105,13 +92,13 @@ export class LedgerAdmin extends RpcTarget {
       clusters: watched,
       connected,
       github,
-      installations: knownInstallations(this.#host.sql),
+      installations: knownInstallations(this.#root.sql),
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
       ...(settings.cluster.mode === "direct" ? { listShape: (cluster: string) => state.memory.listShape(cluster).note() } : {}),
     });
     state.spendGithubCalls(Date.now(), budget.used, limit);
-    this.#host.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok), githubCalls: budget.used });
+    this.#root.log({ msg: "deep health", ok: health.ok, failed: health.checks.filter((c) => !c.ok), githubCalls: budget.used });
     return health;
   }
 }

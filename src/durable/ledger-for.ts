@@ -1,7 +1,13 @@
-import type { WorkerEnv } from "../env.ts";
+import type { Ledger } from "./ledger.ts";
+
+/** The Worker's bindings: the ledger plus the settings as vars and secrets. */
+export interface WorkerEnv {
+  LEDGER: DurableObjectNamespace<Ledger>;
+  [setting: string]: unknown;
+}
 
 /** The one ledger, by name (LEDGER_NAME, "ledger" unless set). */
-export function ledgerFor(env: WorkerEnv, name: string): DurableObjectStub<import("./ledger.ts").Ledger> {
+export function ledgerFor(env: WorkerEnv, name: string): DurableObjectStub<Ledger> {
   return env.LEDGER.get(env.LEDGER.idFromName(name));
 }
 
@@ -11,9 +17,8 @@ export function rawLedgerName(env: WorkerEnv): string {
   return typeof name === "string" && /^[a-z0-9][-a-z0-9]{0,62}$/.test(name) ? name : "ledger";
 }
 
-type LedgerStub = DurableObjectStub<import("./ledger.ts").Ledger>;
+type LedgerStub = DurableObjectStub<Ledger>;
 type AdminStub = Awaited<ReturnType<LedgerStub["admin"]>>;
-type SessionsStub = Awaited<ReturnType<LedgerStub["sessions"]>>;
 
 /** Calls on the ledger's admin RpcTarget; its stub is disposed after (an undisposed stub keeps the object busy). */
 export async function withAdmin<T>(ledger: LedgerStub, call: (admin: AdminStub) => Promise<T>): Promise<T> {
@@ -22,15 +27,5 @@ export async function withAdmin<T>(ledger: LedgerStub, call: (admin: AdminStub) 
     return await call(admin);
   } finally {
     admin[Symbol.dispose]();
-  }
-}
-
-/** Calls on the ledger's sessions RpcTarget; its stub is disposed after. */
-export async function withSessions<T>(ledger: LedgerStub, call: (sessions: SessionsStub) => Promise<T>): Promise<T> {
-  const sessions = await ledger.sessions();
-  try {
-    return await call(sessions);
-  } finally {
-    sessions[Symbol.dispose]();
   }
 }

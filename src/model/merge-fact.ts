@@ -1,9 +1,8 @@
 // Folding one fact into a runner's record. Pure and commutative: any order of
 // the same facts gives the same fields, and a fact already folded in changes
 // nothing, so a duplicated or reordered delivery writes no row.
-import type { JobCompleted, JobNames, JobStarted, RunCompleted } from "../model/facts.ts";
-import { isOpen } from "./runner-record.ts";
-import { withStory, type RunnerRecord } from "../model/runner.ts";
+import type { JobCompleted, JobNames, JobStarted, RunCompleted } from "./facts.ts";
+import { isOpen, withStory, type RunnerRecord } from "./runner.ts";
 
 const SAME_FIELDS = ["startedAt", "runnerId", "installationId", "jobCompleted", "runCompleted", "state"] as const;
 

@@ -6,7 +6,7 @@
 // a token mint that answers 404 later drops the installation anyway.
 import type { InstallationChange } from "../github/installation-from-webhook.ts";
 import type { Github } from "../github/github-client.ts";
-import type { MemoryTable } from "./memory-table.ts";
+import type { MemoryTable } from "../ledger/memory-table.ts";
 import { errorText } from "../model/error-text.ts";
 
 /** An uninstalled installation's id never comes back; a suspended one is tried again after an hour. */
@@ -22,7 +22,7 @@ export const CONFIRM_REPOS_AT_MOST = 10;
 
 type Confirmation = { kind: "applied"; change: InstallationChange; forgot: string[] } | { kind: "kept"; why: string };
 
-const checkedKey = (change: { kind: string; id: number }) => `github-checked/installation/${change.id}/${change.kind}`;
+const checkedKey = (change: { kind: string; id: number }) => `github-checked/installation/${change.id}/${change.kind}` as const;
 
 /** Asks GitHub about the change a delivery claims and applies what it confirms. Never throws. */
 export async function confirmInstallationChange(
@@ -33,9 +33,9 @@ export async function confirmInstallationChange(
   historyDays: number,
 ): Promise<Confirmation> {
   if (github instanceof Error) return { kind: "kept", why: `GitHub cannot be asked: ${github.message}` };
-  if (change.kind === "revoked" && (memory.get<number>(`installation-revoked/${change.id}`) ?? 0) > now)
+  if (change.kind === "revoked" && (memory.get(`installation-revoked/${change.id}`) ?? 0) > now)
     return { kind: "kept", why: `installation ${change.id} is already forgotten` };
-  const lastChecked = memory.get<number>(checkedKey(change)) ?? 0;
+  const lastChecked = memory.get(checkedKey(change)) ?? 0;
   if (now - lastChecked < CONFIRM_EVERY_MS)
     return { kind: "kept", why: `GitHub was asked about installation ${change.id} less than ${CONFIRM_EVERY_MS / 1000}s ago` };
   // Recorded before asking: a claim whose asking fails midway (the budget spent, an error) is not asked again within the minute.
@@ -51,7 +51,7 @@ export async function confirmInstallationChange(
     }
     const forgot: string[] = [];
     // Only repositories remembered with this installation need a word from GitHub, and at most a few of them.
-    const remembered = change.repos.filter((r) => memory.get<number>(`installation/${r}`) === change.id);
+    const remembered = change.repos.filter((r) => memory.get(`installation/${r}`) === change.id);
     const unasked = remembered.length - CONFIRM_REPOS_AT_MOST;
     for (const repo of remembered.slice(0, CONFIRM_REPOS_AT_MOST)) {
       const covering = await github.repositoryInstallation(repo);

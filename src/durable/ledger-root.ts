@@ -1,0 +1,170 @@
+// The ledger's composition root: what one Durable Object builds from its env and
+// storage, in one place. The settings (read once per instance, the test ledger's
+// laid over them), the store (src/ledger) with the reaper's decisions handed in,
+// the clients of one invocation (the clusters, GitHub, the budget), the alarm,
+// and the one queue sweeps and alarms take their turns in. Every function handed
+// to a lower layer is built here and nowhere else; the test ledger
+// (test/hooks/test-ledger.ts) overrides settingsOverrides() and nothing more.
+import { agentCluster } from "../cluster/agent-cluster.ts";
+import { clusterFor } from "../cluster/cluster-for.ts";
+import { settingsFor } from "../config/settings-for.ts";
+import { homeOf, type Settings, type SettingsResult } from "../config/settings.ts";
+import { newCallBudget, type CallBudget } from "../github/call-budget.ts";
+import { createGithub, type Github } from "../github/github-client.ts";
+import type { GithubCache } from "../github/installation-and-rate-memory.ts";
+import { logLine } from "../log.ts";
+import type { DecisionLine } from "../reaper/log-lines.ts";
+import type { WatchedCluster } from "../reaper/look.ts";
+import { nextLook } from "../reaper/next-look.ts";
+import { policyOf } from "../reaper/reconcile-all.ts";
+import { scheduleFromFacts } from "../reaper/schedule-facts.ts";
+import { transition } from "../reaper/transition.ts";
+import { AgentLink, type AgentStatus } from "../agent-link/agent-link.ts";
+import { LedgerStore } from "../ledger/ledger-store.ts";
+import { Sql, type SqlCost } from "../ledger/sql.ts";
+import { errorText } from "../model/error-text.ts";
+import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
+
+/** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
+export interface PassClients {
+  watched: WatchedCluster[];
+  github: Github | Error;
+  budget: CallBudget;
+  clusterCalls: () => number;
+  /** Whether a cluster is retired as of a time (agent mode with AGENT_CLUSTERS; AgentLink.retired). */
+  retired?: (cluster: string, now: number) => boolean;
+}
+
+export class LedgerRoot {
+  readonly sql: Sql;
+  readonly storage: DurableObjectStorage;
+  readonly log: (line: Record<string, unknown>) => void = logLine;
+  /** Agent mode: the in-cluster agents' WebSockets, their views and the orders awaiting reports. */
+  readonly agent: AgentLink;
+  private readonly env: Readonly<Record<string, unknown>>;
+  private readonly overrides: () => string;
+  /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
+  private acting: Promise<unknown> = Promise.resolve();
+
+  /** `overrides`: settings laid over the env's, as JSON ("" for none); only the test ledger has any. */
+  constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>, overrides: () => string) {
+    this.storage = ctx.storage;
+    this.env = env;
+    this.sql = new Sql(ctx.storage.sql);
+    this.agent = new AgentLink(ctx, this.sql, logLine, { onViewComplete: (cluster) => void this.wakeAfterAgent(cluster) });
+    this.overrides = overrides;
+  }
+
+  /** Read and validated once per env (settingsFor), not once per delivery; the Worker logged their warnings. */
+  settingsResult(): SettingsResult {
+    return settingsFor(this.env, { overrides: this.overrides(), quiet: true });
+  }
+
+  settings(): Settings {
+    const result = this.settingsResult();
+    if (!result.ok) throw new Error(`arc-reaper is misconfigured: ${result.errors.join("; ")}`);
+    return result.settings;
+  }
+
+  /** The sweep period in ms when the ledger drives its own sweeps (in the cluster), else undefined. */
+  sweepEveryMs(): number | undefined {
+    return sweepEveryMs(homeOf(this.settingsResult()));
+  }
+
+  /** The tables, their lines logged through `log` (a pass's log budget); the reaper's decisions handed in. */
+  store(settings: Settings, log: (line: DecisionLine) => void = logLine): LedgerStore {
+    const policy = policyOf(settings);
+    return new LedgerStore(this.sql, {
+      schedule: (record) => scheduleFromFacts(record, Date.now(), policy),
+      look: nextLook,
+      policy,
+      historyDays: settings.historyDays,
+      stuckSeconds: settings.stuckSeconds,
+      maxDeletionsPerMinute: settings.maxDeletionsPerMinute,
+      log,
+      transition,
+    });
+  }
+
+  /** The clients of one invocation, with a GitHub budget of `githubCalls` requests. */
+  clients(settings: Settings, store: LedgerStore, tokens: GithubCache["tokens"], githubCalls: number, timeoutMs?: number): PassClients {
+    let calls = 0;
+    const budget = newCallBudget(Math.max(0, githubCalls));
+    // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
+    const idsMatch = store.memory.runnerIdsMatch();
+    const watched: WatchedCluster[] = (
+      settings.cluster.mode === "direct"
+        ? [
+            {
+              name: settings.cluster.name,
+              cluster: clusterFor(settings.cluster, {
+                onRequest: () => calls++,
+                tables: { idleAlertSeconds: settings.idleAlertSeconds, memory: store.memory.listShape(settings.cluster.name) },
+              }),
+              namespaces: settings.namespaces,
+            },
+          ]
+        : this.agent
+            .clusters(settings.cluster.expectedClusters)
+            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }))
+    ).map((w) => ({ ...w, idsMatch: idsMatch[w.name] !== undefined }));
+    let github: Github | Error;
+    try {
+      github = createGithub({
+        apiUrl: settings.githubApiUrl,
+        appId: settings.appId,
+        privateKey: settings.privateKey,
+        budget,
+        cache: { tokens, memory: store.memory.github() },
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      });
+    } catch (e) {
+      github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
+    }
+    const retired = settings.cluster.mode === "agent" ? this.agent.retired(settings.cluster.expectedClusters) : undefined;
+    return { watched, github, budget, clusterCalls: () => calls, ...(retired ? { retired } : {}) };
+  }
+
+  /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode). */
+  agentStatuses(settings: Settings): AgentStatus[] {
+    return this.agent.statuses(settings.cluster.mode === "agent" ? settings.cluster.expectedClusters : []);
+  }
+
+  /** Ensures the alarm is at the earliest due time (now when already due), or the next sweep's in the cluster. */
+  async rearm(store: LedgerStore): Promise<void> {
+    const every = this.sweepEveryMs();
+    const next = alarmTime(store.nextDue(), every === undefined ? undefined : nextSweepAt(store.memory, every, Date.now()));
+    const current = await this.storage.getAlarm();
+    if (next === null) {
+      if (current !== null) await this.storage.deleteAlarm();
+      return;
+    }
+    if (current !== next) await this.storage.setAlarm(next);
+  }
+
+  /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */
+  private async wakeAfterAgent(cluster: string): Promise<void> {
+    try {
+      const store = this.store(this.settings());
+      if (store.release("agent", Date.now(), cluster) > 0) await this.rearm(store);
+    } catch (e) {
+      this.log({ msg: "waking runners after the agent's snapshot failed", error: errorText(e) });
+    }
+  }
+
+  /** Runs `run` after every sweep and alarm queued before it. */
+  exclusive<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.acting.then(run, run);
+    this.acting = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Resolves once no sweep or alarm is running. */
+  async idle(): Promise<void> {
+    await this.exclusive(async () => undefined);
+  }
+
+  cost(): SqlCost {
+    return { ...this.sql.cost };
+  }
+}
