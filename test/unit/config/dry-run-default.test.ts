@@ -39,6 +39,6 @@ describe("REAPER_DRY_RUN", () => {
 
   it("anything else is refused, by name", () => {
     const result = readSettings({ ...BASE, REAPER_DRY_RUN: "maybe" });
-    expect(result).toEqual({ ok: false, errors: ["REAPER_DRY_RUN must be true or false"] });
+    expect(result).toMatchObject({ ok: false, errors: ["REAPER_DRY_RUN must be true or false"] });
   });
 });
