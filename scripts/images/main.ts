@@ -108,25 +108,23 @@ async function main(): Promise<void> {
     }
   });
   const baseOf = (f: ImageFacts) => facts(`${f.labels["org.opencontainers.image.base.name"]}@${f.labels["org.opencontainers.image.base.digest"]}`).layers;
+  const row = (image: string, f: ImageFacts, buildSeconds: number, check: string): ImageReport => ({
+    image,
+    sizeMB: f.bytes / 1e6,
+    compressedMB: compressedSize(image) / 1e6,
+    layers: f.layers,
+    baseLayers: baseOf(f),
+    buildSeconds,
+    check,
+  });
   const rows: ImageReport[] = [
-    {
-      image: agent,
-      sizeMB: agentFacts.bytes / 1e6,
-      compressedMB: compressedSize(agent) / 1e6,
-      layers: agentFacts.layers,
-      baseLayers: baseOf(agentFacts),
-      buildSeconds: agentSeconds,
-      check: `/livez 200 in ${agentStart.liveMs} ms (uid ${agentStart.process.uid}, no capabilities, read-only root)`,
-    },
-    {
-      image: server,
-      sizeMB: serverFacts.bytes / 1e6,
-      compressedMB: compressedSize(server) / 1e6,
-      layers: serverFacts.layers,
-      baseLayers: baseOf(serverFacts),
-      buildSeconds: serverSeconds,
-      check: `/healthz 200 in ${proof.readyMs} ms; runner DELETEd ${proof.webhookToDeleteMs} ms after its webhook (uid ${proof.process.uid}, no capabilities, read-only root)`,
-    },
+    row(agent, agentFacts, agentSeconds, `/livez 200 in ${agentStart.liveMs} ms (uid ${agentStart.process.uid}, no capabilities, read-only root)`),
+    row(
+      server,
+      serverFacts,
+      serverSeconds,
+      `/healthz 200 in ${proof.readyMs} ms; runner DELETEd ${proof.webhookToDeleteMs} ms after its webhook (uid ${proof.process.uid}, no capabilities, read-only root)`,
+    ),
   ];
   process.stdout.write(`${reportTable(rows)}\n`);
   for (const b of standins) process.stdout.write(`${b.name}: ${b.made ? `made in ${b.seconds.toFixed(1)} s` : "present"}\n`);

@@ -25,6 +25,7 @@ import { ROOT } from "../server/build.ts";
 import { imageRootfs } from "./image-rootfs.ts";
 import { processStatus, type ProcessStatus } from "./process-status.ts";
 import { runInRootfs } from "./run-in-rootfs.ts";
+import { stopRun } from "./stop-run.ts";
 
 const NAMESPACE = "arc-runners";
 const REPO = "octo-org/octo-repo";
@@ -202,13 +203,7 @@ export async function proveServerImage(image: string): Promise<ServerProof> {
     const tail = output.slice(-20).join("\n");
     throw new Error(`${(e as Error).message}${tail ? `\nthe server's last lines:\n${tail}` : ""}`);
   } finally {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((resolve) => child?.once("exit", resolve));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child?.kill("SIGKILL"), 5_000);
-      await gone;
-      clearTimeout(timer);
-    }
+    await stopRun(child);
     rootfs.remove();
     await Promise.all([githubStandin.close(), kubeStandin.close()]);
     rmSync(work, { recursive: true, force: true });

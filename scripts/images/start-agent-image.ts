@@ -16,6 +16,7 @@ import { freePort, waitFor } from "../lib/local-stack.ts";
 import { imageRootfs } from "./image-rootfs.ts";
 import { processStatus, type ProcessStatus } from "./process-status.ts";
 import { runInRootfs } from "./run-in-rootfs.ts";
+import { stopRun } from "./stop-run.ts";
 
 const SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -94,13 +95,7 @@ export async function startAgentImage(image: string): Promise<AgentStart> {
     const tail = output.slice(-20).join("\n");
     throw new Error(`${(e as Error).message}${tail ? `\nthe agent's last lines:\n${tail}` : ""}`);
   } finally {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((resolve) => child?.once("exit", resolve));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child?.kill("SIGKILL"), 5_000);
-      await gone;
-      clearTimeout(timer);
-    }
+    await stopRun(child);
     rootfs.remove();
     rmSync(work, { recursive: true, force: true });
   }

@@ -5,8 +5,9 @@
 // in any of it (the Secret goes through kubectl's stdin, server-side).
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
-import { parse, stringify } from "yaml";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { pointRemoteBasesAt } from "../lib/remote-bases.ts";
 import { readRelease } from "../lib/release.ts";
 
 export interface ServerOverlay {
@@ -21,8 +22,6 @@ export interface ServerOverlay {
 
 const PLACEHOLDER_HOST = "arc-reaper.example.invalid";
 const HEADER = "# Made by npm run setup -- --target cluster: no secrets in here. Commit it; apply it with kubectl apply -k on the directory above.\n";
-/** A base of arc-reaper's by URL at a release tag, as the overlay names it. */
-const REMOTE = /https:\/\/github\.com\/[^/\s]+\/[^/\s]+\/\/([^?\s]+)\?ref=\S+/g;
 
 const yaml = (v: unknown) => HEADER + stringify(v, { lineWidth: 0 });
 
@@ -93,29 +92,15 @@ export function writeServerOverlay(root: string, dir: string, o: ServerOverlay):
 }
 
 /**
- * A copy of the overlay in a scratch directory whose bases are this checkout's files at the
- * same paths (setup runs from a clone of the release it names), so rendering needs no network.
- * The caller renders it and removes it with `done()`.
+ * A copy of the overlay in a scratch directory whose bases are this checkout's files at the same paths (setup
+ * runs from a clone of the release it names), so rendering needs no network. The caller removes it with `done()`.
  */
 export function localOverlayCopy(root: string, dir: string): { dir: string; done(): void } {
   const scratch = mkdtempSync(join(tmpdir(), "arc-reaper-setup-overlay-"));
   const copy = join(scratch, "overlay");
   cpSync(dir, copy, { recursive: true });
-  for (const file of kustomizations(copy)) {
-    const text = readFileSync(file, "utf8");
-    writeFileSync(
-      file,
-      text.replace(REMOTE, (_m, path: string) => relative(dirname(file), join(root, path))),
-    );
-  }
+  pointRemoteBasesAt(copy, root);
   return { dir: copy, done: () => rmSync(scratch, { recursive: true, force: true }) };
-}
-
-/** The overlay's kustomization files: the top one and each directory it lists. */
-function kustomizations(dir: string): string[] {
-  const top = join(dir, "kustomization.yaml");
-  const { resources = [] } = parse(readFileSync(top, "utf8")) as { resources?: string[] };
-  return [top, ...resources.map((d) => join(dir, d, "kustomization.yaml"))];
 }
 
 /** The Secret the server reads its secrets from, as JSON for `kubectl apply --server-side -f -` (stdin only). */

@@ -2,11 +2,11 @@
 // precondition's (the name now belongs to another object): direct mode's reading,
 // shared (src/cluster/delete-runner.ts). Any other conflict (an admission webhook, a
 // proxy) says nothing of the object: a failure, tried again, never gone.
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeRunners } from "../../../src/agent/kube-runners.ts";
 import { createKubeTenant, makeEphemeralRunner, type KubeTenant } from "../../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
+import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
 const NS = "arc-runners";
 let standin: KubeStandin;
@@ -18,13 +18,7 @@ afterAll(async () => {
 });
 
 function runnersOf(t: KubeTenant) {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "standin", server: t.baseUrl, skipTLSVerify: true }],
-    users: [{ name: "agent", token: t.adminToken }],
-    contexts: [{ name: "standin", cluster: "standin", user: "agent" }],
-    currentContext: "standin",
-  });
+  const kc = standinKubeConfig(t.baseUrl, t.adminToken);
   return kubeRunners(kc, () => {}, 5_000);
 }
 

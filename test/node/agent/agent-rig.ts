@@ -1,7 +1,6 @@
 // The agent's test rig: a Kubernetes stand-in tenant with the agent's
 // ServiceAccount bound by infra/agent's Role, a stand-in ledger, and the agent
 // (started in-process with short back-offs), plus readers of what the ledger got.
-import { KubeConfig } from "@kubernetes/client-node";
 import type { AgentMessage, AgentRunner } from "../../../src/cluster/agent-protocol.ts";
 import { startAgent, type RunningAgent } from "../../../src/agent/agent.ts";
 import { toAgentRunner } from "../../../src/agent/runner-view.ts";
@@ -18,6 +17,7 @@ import {
 import type { KubeStandin } from "../../standins/kube/server.ts";
 import { loadAgentFinishRbac, loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
+import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
 export const NS = "arc-runners";
 export const NS2 = "team-b-runners";
@@ -70,13 +70,7 @@ export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Pro
     ...(opts.cluster ? { AGENT_CLUSTER: opts.cluster } : {}),
   });
   if (!settings.ok) throw new Error(settings.problems.join("; "));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "standin", server: tenant.baseUrl, skipTLSVerify: true }],
-    users: [{ name: "agent", token: SA_TOKEN }],
-    contexts: [{ name: "standin", cluster: "standin", user: "agent" }],
-    currentContext: "standin",
-  });
+  const kc = standinKubeConfig(tenant.baseUrl, SA_TOKEN);
   const logs: Rig["logs"] = [];
   const log: Log = (level, msg, fields = {}) => {
     logs.push({ level, msg, fields });

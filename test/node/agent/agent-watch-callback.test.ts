@@ -2,7 +2,6 @@
 // drops what it throws. An error in the agent's handling of an event is never
 // lost: the watch ends as failed (logged, counted as the namespace's failure)
 // and the namespace is listed again, so the cache behind it is whole once more.
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentRunner } from "../../../src/cluster/agent-protocol.ts";
 import { kubeRunners } from "../../../src/agent/kube-runners.ts";
@@ -11,6 +10,7 @@ import { NamespaceWatch, type RunnerEvents } from "../../../src/agent/watch-runn
 import { createKubeTenant, makeEphemeralRunner } from "../../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
 import { waitFor } from "./agent-ledger-standin.ts";
+import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
 const NS = "arc-runners";
 let standin: KubeStandin;
@@ -25,13 +25,7 @@ describe("agent: an error thrown while handling a watch event", () => {
   it("ends the watch as failed, says so, and lists the namespace again", async () => {
     const t = await createKubeTenant(standin.url, { namespaces: [NS] });
     await t.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: "arc-runners-abcde-first", workflowRunId: 1 }));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "standin", server: t.baseUrl, skipTLSVerify: true }],
-      users: [{ name: "agent", token: t.adminToken }],
-      contexts: [{ name: "standin", cluster: "standin", user: "agent" }],
-      currentContext: "standin",
-    });
+    const kc = standinKubeConfig(t.baseUrl, t.adminToken);
     const lines: { msg: string; fields?: Parameters<Log>[2] }[] = [];
     const listed: string[][] = [];
     const failed: string[] = [];

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ApiException, ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { ApiException, ApiextensionsV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ACTIONABLE_REVISION_ANNOTATION,
@@ -21,6 +21,7 @@ import {
   type KubeTenant,
 } from "../../standins/kube/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
+import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
 const G = "actions.github.com";
 const V = "v1alpha1";
@@ -36,13 +37,7 @@ afterAll(async () => {
 });
 
 function clients(t: KubeTenant): { custom: CustomObjectsApi; crds: ApiextensionsV1Api } {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "standin", server: t.baseUrl, skipTLSVerify: true }],
-    users: [{ name: "reaper", token: t.adminToken }],
-    contexts: [{ name: "standin", cluster: "standin", user: "reaper" }],
-    currentContext: "standin",
-  });
+  const kc = standinKubeConfig(t.baseUrl, t.adminToken);
   return { custom: kc.makeApiClient(CustomObjectsApi), crds: kc.makeApiClient(ApiextensionsV1Api) };
 }
 

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createKubeTenant,
@@ -18,6 +18,7 @@ import {
 } from "../../standins/kube/control.ts";
 import { validate, type Schema } from "../../standins/kube/crd-schema.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
+import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
 const G = "actions.github.com";
 const V = "v1alpha1";
@@ -33,13 +34,7 @@ afterAll(async () => {
 });
 
 function clients(baseUrl: string, token: string): { custom: CustomObjectsApi; core: CoreV1Api } {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "standin", server: baseUrl, skipTLSVerify: true }],
-    users: [{ name: "reaper", token }],
-    contexts: [{ name: "standin", cluster: "standin", user: "reaper" }],
-    currentContext: "standin",
-  });
+  const kc = standinKubeConfig(baseUrl, token);
   return { custom: kc.makeApiClient(CustomObjectsApi), core: kc.makeApiClient(CoreV1Api) };
 }
 
