@@ -153,4 +153,41 @@ describe("the stand-in's Tables", () => {
     const names = ((await list(t, TABLE)).body["columnDefinitions"] as { name: string }[]).map((c) => c.name);
     expect(names).toEqual(["Name", "GitHub Config URL", "RunnerId", "Status", "JobRepository", "JobWorkflowRef", "JobDisplayName", "JobId", "Age"]);
   });
+
+  it("as a broken proxy on a fault's mangle: a row cut short, numbers as text, a page cut with more said to come; each call marked", async () => {
+    const t = await createKubeTenant(standin.url, { namespaces: [NS] });
+    for (const [n, id] of [
+      ["a", 11],
+      ["b", 12],
+      ["c", 13],
+    ] as const)
+      await t.seed(makeEphemeralRunner({ namespace: NS, scaleSet: "arc-runners", name: `arc-runners-x-runner-${n}`, runnerId: id }));
+    const real = await list(t, TABLE);
+    const rows = (b: Record<string, unknown>) => b["rows"] as { cells: unknown[] }[];
+    const columns = (real.body["columnDefinitions"] as unknown[]).length;
+    expect(rows(real.body).every((r) => r.cells.length === columns)).toBe(true);
+
+    await t.addFault({ match: { verb: "list" }, mangle: "short-row", times: 1 });
+    expect(rows((await list(t, TABLE)).body).map((r) => r.cells.length)).toEqual([2, columns, columns]);
+
+    await t.addFault({ match: { verb: "list" }, mangle: "mistyped-cells", times: 1 });
+    const mistyped = rows((await list(t, TABLE)).body).map((r) => r.cells[2]);
+    expect(mistyped).toEqual(["11", "12", "13"]);
+
+    await t.addFault({ match: { verb: "list" }, mangle: "cut-page", times: 2 });
+    const cut = await list(t, TABLE);
+    expect(rows(cut.body).map((r) => r.cells[0])).toEqual(["arc-runners-x-runner-a", "arc-runners-x-runner-b"]);
+    expect(cut.body["metadata"]).toEqual({ resourceVersion: expect.any(String), remainingItemCount: 1 });
+    const cutList = await list(t, "application/json");
+    expect((cutList.body["items"] as unknown[]).length).toBe(2);
+    expect((cutList.body["metadata"] as { remainingItemCount?: number; continue?: string }).continue).toBeUndefined();
+
+    // Spent: the real answer again; the calls say which answers a mangle changed.
+    expect(await list(t, TABLE)).toEqual(real);
+    const marked = (await t.calls()).map((c) => c.mangled ?? null);
+    expect(marked).toEqual([null, "short-row", "mistyped-cells", "cut-page", "cut-page", null]);
+    await expect(t.addFault({ match: { verb: "list" }, mangle: "half-row" as "short-row" })).rejects.toThrow(
+      /fault.mangle must be one of short-row, mistyped-cells, cut-page/,
+    );
+  });
 });

@@ -22,6 +22,7 @@ import {
   type FieldError,
 } from "./status.ts";
 import { Tenant, type DeleteOptions, type WriteMode } from "./store.ts";
+import { MANGLES, mangled, type Mangle } from "./proxy-mangle.ts";
 import { notAcceptable, printerColumns, tableOf, wantedShape } from "./table.ts";
 import type { Json, JsonObject, KubeCall, KubeFault, KubeTenantInfo, ObjectRef, RbacBinding, ServiceAccountSpec } from "./types.ts";
 
@@ -411,6 +412,13 @@ async function handleApi(
   try {
     if (over) throw tooLarge(MAX_BODY_BYTES);
     answer = serveApi(tenant, auth, info, method, q, text, contentType, req.headers.accept);
+    if (fault?.mangle && answer.code === 200 && isPlainObject(answer.body)) {
+      const body = mangled(answer.body as JsonObject, fault.mangle);
+      if (body) {
+        call.mangled = fault.mangle;
+        answer = { ...answer, body };
+      }
+    }
   } catch (e) {
     finish(sendError(res, e));
     return;
@@ -444,7 +452,7 @@ function int(v: unknown, what: string, min: number, max: number): number | undef
 
 function parseFault(body: unknown): KubeFault {
   if (!isPlainObject(body)) throw badRequest("a fault must be a JSON object");
-  onlyKeys(body, ["match", "status", "retryAfterSeconds", "delayMs", "dropConnection", "rawBody", "times"], "fault");
+  onlyKeys(body, ["match", "status", "retryAfterSeconds", "delayMs", "dropConnection", "rawBody", "mangle", "times"], "fault");
   const match = body["match"] ?? {};
   if (!isPlainObject(match)) throw badRequest("fault.match must be an object");
   onlyKeys(match, ["method", "pathIncludes", "verb"], "fault.match");
@@ -477,8 +485,14 @@ function parseFault(body: unknown): KubeFault {
     if (typeof body["rawBody"] !== "string" || body["rawBody"].length > 65536) throw badRequest("fault.rawBody must be a string of at most 64 KiB");
     f.rawBody = body["rawBody"];
   }
-  if (f.status === undefined && f.delayMs === undefined && !f.dropConnection && f.rawBody === undefined) {
-    throw badRequest("a fault needs status, delayMs, dropConnection or rawBody");
+  if (body["mangle"] !== undefined) {
+    if (typeof body["mangle"] !== "string" || !(MANGLES as readonly string[]).includes(body["mangle"])) {
+      throw badRequest(`fault.mangle must be one of ${MANGLES.join(", ")}`);
+    }
+    f.mangle = body["mangle"] as Mangle;
+  }
+  if (f.status === undefined && f.delayMs === undefined && !f.dropConnection && f.rawBody === undefined && f.mangle === undefined) {
+    throw badRequest("a fault needs status, delayMs, dropConnection, rawBody or mangle");
   }
   return f;
 }

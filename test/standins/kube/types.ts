@@ -1,6 +1,8 @@
 // Wire shapes shared by the Kubernetes stand-in (Node) and its control client
 // (which runs inside workerd), so this file imports nothing.
 
+import type { Mangle } from "./proxy-mangle.ts";
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
@@ -173,6 +175,8 @@ export interface KubeFault {
   dropConnection?: boolean;
   /** Answer with this raw body (status defaults to 200), e.g. to test unreadable answers. */
   rawBody?: string;
+  /** Send the real answer as a broken proxy would change it (proxy-mangle.ts). */
+  mangle?: Mangle;
   /** How many matching requests this fault applies to; unlimited when absent. */
   times?: number;
 }
@@ -201,6 +205,8 @@ export interface KubeCall {
   body?: Json;
   contentType?: string;
   faultId?: number;
+  /** The real answer went out as a broken proxy changed it (a fault's mangle). */
+  mangled?: Mangle;
   durationMs: number;
 }
 

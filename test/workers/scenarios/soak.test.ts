@@ -45,6 +45,9 @@ it(`soak: 2,000 lifecycles with drops and faults, Failed runners and held deleti
   expect(figures.lostCompletions).toBeGreaterThan(0);
   expect(figures.accessFaults).toBeGreaterThan(0);
   expect(figures.accessAnsweredDeletes).toBeGreaterThan(0);
+  // A broken proxy's lists (issue 46): read as unreadable namespaces, never as runners absent or idle.
+  expect(figures.malformedTables).toBeGreaterThan(0);
+  expect(figures.shortPages).toBeGreaterThan(0);
   expect(figures.secondaryLimits).toBeGreaterThan(0);
   expect(figures.mostGithubCallsInOneSweep).toBeLessThanOrEqual(figures.githubBudget);
   expect(figures.drops).toBeGreaterThan(0);

@@ -18,6 +18,9 @@ export class FleetAudit {
   blockedUntil = 0;
   secondaryLimits = 0;
   accessAnsweredDeletes = 0;
+  /** List answers a broken proxy changed (issue 46): Table rows cut short or mistyped, pages cut with more said to come. */
+  malformedTables = 0;
+  shortPages = 0;
   deletedTwice = 0;
   failedDeletedTwice = 0;
   /** When each uid was deleted (simulated). */
@@ -67,6 +70,8 @@ export class FleetAudit {
     }
     const objects = new Map(this.p.runners.filter((r) => r.uid).map((r) => [r.uid!, r]));
     for (const c of await this.s.kube.calls()) {
+      if (c.mangled === "cut-page") this.shortPages++;
+      else if (c.mangled) this.malformedTables++;
       if (c.method !== "DELETE" || c.status !== 200) continue;
       const name = c.path.split("/").pop()!;
       const namespace = /\/namespaces\/([^/]+)\//.exec(c.path)?.[1] ?? NS;

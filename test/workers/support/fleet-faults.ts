@@ -1,8 +1,9 @@
 // The faults of the fleet's fault sweeps (fleet.ts): 5xx, 429 and slow answers on both stand-ins,
-// Cloudflare Access answers in front of the API server, and 403 secondary rate limits.
+// Cloudflare Access answers in front of the API server, a broken proxy's lists, and 403 secondary rate limits.
 import type { AccessAnswer, accessFaults } from "../../standins/kube/access-faults-client.ts";
-import type { FleetOptions } from "./fleet-types.ts";
-import type { Stack } from "./stack.ts";
+import { MANGLES } from "../../standins/kube/proxy-mangle.ts";
+import { type FleetOptions, OTHER_NS } from "./fleet-types.ts";
+import { NS, type Stack } from "./stack.ts";
 
 const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
 const ACCESS_ANSWERS: AccessAnswer[] = ["access-login", "access-login-local", "redirect-local", "html-200", "empty-object-200", "html-404"];
@@ -34,8 +35,18 @@ export async function injectFaults(
   // Cloudflare Access in front of the API server (an expired service token): on list, read and delete,
   // every kind of answer on every verb over the fault sweeps (direct mode: the agent talks to the API server itself).
   for (const [v, verb] of (o.agent ? [] : ["list", "get", "delete"]).entries()) {
-    await access.add({ answer: ACCESS_ANSWERS[(k + v) % ACCESS_ANSWERS.length]!, match: { verb }, times: 1 + Math.floor(random() * 3) });
+    // Lists in the first namespace only: the second's go through a broken proxy (below), which Access would answer first.
+    const match = verb === "list" ? { verb, namespace: NS } : { verb };
+    await access.add({ answer: ACCESS_ANSWERS[(k + v) % ACCESS_ANSWERS.length]!, match, times: 1 + Math.floor(random() * 3) });
     accessInjected++;
+  }
+  // A broken proxy in front of the API server (issue 46, direct mode), on the second namespace's lists: a Table with a
+  // row cut short or numbers sent as text, or a page cut with remainingItemCount saying more is coming and no continue.
+  // Each is an unreadable namespace: its runners are never absent, never idle.
+  if (!o.agent) {
+    const mangle = MANGLES[k % MANGLES.length]!;
+    await s.kube.addFault({ match: { verb: "list", pathIncludes: `/namespaces/${OTHER_NS}/` }, mangle, times: 1 + Math.floor(random() * 3) });
+    faultsInjected++;
   }
   // A secondary rate limit: 403, no Retry-After (every other fault sweep).
   if (k % 2 === 0) {

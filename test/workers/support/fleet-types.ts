@@ -52,6 +52,9 @@ export interface FleetFigures {
   /** Jobs whose completion was never delivered nor listed (beyond the look-back). */
   lostCompletions: number;
   accessFaults: number;
+  /** List answers a broken proxy changed: Tables with a row cut short or numbers as text; pages cut with more said to come. */
+  malformedTables: number;
+  shortPages: number;
   /** DELETEs an Access page answered 200 (nothing deleted): must not count as reaped. */
   accessAnsweredDeletes: number;
   /** 403 secondary rate limits GitHub answered. */

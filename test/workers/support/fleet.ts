@@ -242,6 +242,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     lostCompletions: runners.filter((r) => r.kind === "lost").length,
     accessFaults: accessInjected,
     accessAnsweredDeletes: audit.accessAnsweredDeletes,
+    malformedTables: audit.malformedTables,
+    shortPages: audit.shortPages,
     secondaryLimits: audit.secondaryLimits,
     deletions: deletedAt.size,
     wrongfulDeletions: audit.wrongful.length,
