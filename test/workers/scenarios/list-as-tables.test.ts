@@ -45,6 +45,10 @@ const notes = (s: Stack) =>
   runInDurableObject(ledgerOf(s.env), (_i, state) =>
     new Sql(state.storage.sql).all<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key LIKE 'list-shape/%'"),
   );
+const metricLine = async (s: Stack, prefix: string): Promise<string | undefined> =>
+  (await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text())
+    .split("\n")
+    .find((l) => l.startsWith(prefix));
 const namespaceCheck = async (s: Stack) =>
   (
     (await (await call(s.env, new Request("https://arc-reaper.test/healthz/deep", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).json()) as {
@@ -122,4 +126,57 @@ describe("listing as Tables", () => {
     expect((await listCalls(s)).slice(3).map((c) => [c.status, c.query["includeObject"] ?? "full"])).toEqual([[200, "Metadata"]]);
     expect(await notes(s)).toEqual([]);
   });
+
+  it.each(["short-row", "mistyped-cells", "cut-page"] as const)(
+    "a broken proxy's list (%s) leaves the namespace unreadable: nothing closed or deleted, /healthz/deep says why; once it answers right, reaped",
+    async (mangle) => {
+      const s = await stack(SETTINGS, { namespaces: [NS] });
+      const seed = (name: string, runId: number, runnerId: number) =>
+        s.kube.seed(
+          makeEphemeralRunner({
+            namespace: NS,
+            scaleSet: "arc-runners",
+            name,
+            runnerId,
+            workflowRunId: runId,
+            jobRepositoryName: REPO,
+            creationTimestamp: at(NOW - 7200_000),
+          }),
+        );
+      // A busy runner (its job runs) and one whose job completed: the first row of the Table, and the second.
+      await seed("arc-runners-x-runner-busy1", 600, 61);
+      await s.jobStarted({ runner: "arc-runners-x-runner-busy1", runId: 600, jobId: 9601, startedAt: before(NOW, 3600) });
+      await seed("arc-runners-x-runner-done1", 601, 62);
+      await s.jobStarted({ runner: "arc-runners-x-runner-done1", runId: 601, jobId: 9602, startedAt: before(NOW, 3600) });
+      await s.jobCompleted({
+        runner: "arc-runners-x-runner-done1",
+        runId: 601,
+        jobId: 9602,
+        startedAt: before(NOW, 3600),
+        completedAt: before(NOW, 900),
+        conclusion: "success",
+      });
+      // The sweep's list and /healthz/deep's own list, both through the proxy.
+      await s.kube.addFault({ match: { verb: "list" }, mangle, times: 2 });
+      await s.sweep(NOW);
+      const health = await namespaceCheck(s);
+      expect((await listCalls(s)).filter((c) => c.mangled === mangle)).toHaveLength(2);
+      expect(health).toMatch(
+        {
+          "short-row": /^listing ephemeralrunners in arc-runners: HTTP 200: Table\.rows\[0\]\.cells: 2 cells for \d+ columns/,
+          "mistyped-cells": /^listing ephemeralrunners in arc-runners: HTTP 200: Table\.rows\[0\]\.cells\[2\] \(RunnerId\): string, not its column's number$/,
+          "cut-page": /^listing ephemeralrunners in arc-runners: HTTP 200: Table says 1 more items remain but carries no continue token$/,
+        }[mangle],
+      );
+      expect(await metricLine(s, 'arc_reaper_last_sweep_errors{kind="cluster"}')).toMatch(/^arc_reaper_last_sweep_errors\{kind="cluster"\} [1-9]/);
+      const open = async () => (await adminRunners(s.env)).runners.map((r) => [r["name"], r["state"]]).sort();
+      expect((await open()).map(([name]) => name)).toEqual(["arc-runners-x-runner-busy1", "arc-runners-x-runner-done1"]);
+      // Whatever the proxy sent, the busy runner was never read as absent or idle: no DELETE, no row closed.
+      expect(await deleted(s)).toEqual([]);
+      expect(await notes(s)).toEqual([]); // merely unreadable: Tables are not given up
+      await s.sweep(NOW + 60_000);
+      expect(await deleted(s)).toEqual(["arc-runners-x-runner-done1"]);
+      expect((await listCalls(s)).at(-1)?.query["includeObject"]).toBe("Metadata");
+    },
+  );
 });
