@@ -70,13 +70,15 @@ export class Ledger extends ProductionLedger {
   /**
    * The wall clock stepped by `ms` (negative: back), as the ledger's storage sees it: the stamps it wrote from
    * that clock move by -ms. That is the sweep clock's start (`sweep-ran-at`: after a step back, a start in the
-   * future) and the alarm's time. Answers the stamp and the alarm after the step.
+   * future), the last sweep's completion (`last-sweep`: /metrics, /healthz/deep) and the alarm's time. Answers the stamp and the alarm after the step.
    */
   async stepClock(ms: number): Promise<{ sweepRanAt: number | null; alarm: number | null }> {
     this.refuseUnlessTesting("stepClock");
     const memory = new MemoryTable(this.sql);
     const ranAt = memory.get("sweep-ran-at");
     if (ranAt !== undefined) memory.set("sweep-ran-at", ranAt - ms);
+    const last = memory.get("last-sweep");
+    if (last) memory.set("last-sweep", { ...last, at: new Date(Date.parse(last.at) - ms).toISOString() });
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm !== null) await this.ctx.storage.setAlarm(alarm - ms);
     return { sweepRanAt: ranAt === undefined ? null : ranAt - ms, alarm: alarm === null ? null : alarm - ms };

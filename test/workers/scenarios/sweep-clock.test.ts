@@ -11,11 +11,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { before, stack } from "../support/stack.ts";
 import { waitFor } from "../support/wait-for.ts";
-import { adminRunners, alarmAt, configureLedger, evictLedger, ledgerOf, runAlarm } from "../support/worker.ts";
+import { ADMIN_TOKEN, adminRunners, alarmAt, call, configureLedger, evictLedger, ledgerOf, runAlarm } from "../support/worker.ts";
 import { withAdmin, type WorkerEnv } from "../../../src/durable/ledger-for.ts";
 
 const DAY = 86_400_000;
 const PERIOD = 60_000;
+const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const IN_THE_CLUSTER = { ARC_REAPER_HOME: "cluster", REAPER_SWEEP_EVERY_SECONDS: "60", REAPER_CLIENT_ADDRESS_HEADER: "X-Forwarded-For" };
 
 afterEach(() => vi.restoreAllMocks());
@@ -56,6 +57,23 @@ describe("the sweep clock after the wall clock steps back", () => {
       expect.objectContaining({ reason: "AlarmLate", at: new Date(alarm!).toISOString() }),
     ]);
 
+    // /healthz/deep and /metrics say when the last sweep completed (read as now) and that the ledger's alarm drives it.
+    const health = (await (await call(s.env, new Request("https://arc-reaper.test/healthz/deep", { headers: bearer }))).json()) as {
+      checks: { name: string; ok: boolean; detail: string }[];
+    };
+    expect(health.checks.find((c) => c.name === "sweep")).toEqual({
+      name: "sweep",
+      ok: true,
+      detail: expect.stringMatching(
+        new RegExp(
+          `\\(0 s ago\\); sweeps are driven by the ledger's alarm every 60 s \\(in the cluster; the alarm is set for ${new Date(alarm!).toISOString()}\\)$`,
+        ),
+      ),
+    });
+    const metrics = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: bearer }))).text();
+    expect(metrics).toMatch(/^arc_reaper_last_sweep_age_seconds\{home="cluster",driven_by="alarm"\} 0$/m);
+    expect(metrics).toMatch(/^arc_reaper_sweep_every_seconds\{home="cluster",driven_by="alarm"\} 60$/m);
+
     // A period later (the stamp moved back by a period, as time passing would) the alarm sweeps again.
     await ledgerOf(s.env).stepClock(PERIOD);
     expect(await runAlarm(s.env)).toBe(true);
@@ -70,6 +88,9 @@ describe("the sweep clock after the wall clock steps back", () => {
     await s.sweep(Date.now()); // read as now: a sweep ran "now", after this one's scheduled time
     await s.sweep(Date.now() + PERIOD); // the next minute's runs
     expect(await sweeps(s.env)).toBe(2);
+    const metrics = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: bearer }))).text();
+    expect(metrics).toMatch(/^arc_reaper_sweep_every_seconds\{home="cloudflare",driven_by="cron"\} 60$/m);
+    expect(metrics).toMatch(/^arc_reaper_last_sweep_age_seconds\{home="cloudflare",driven_by="cron"\} 0$/m); // completed at its scheduled time, a minute ahead
   });
 });
 
