@@ -47,8 +47,13 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   const before = root.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls, retired } = root.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
-  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, ...(retired ? { retired } : {}) });
+  const { watched, github, budget, clusterCalls, retired, unwatched } = root.clients(
+    settings,
+    state,
+    tokens,
+    settings.maxGithubCallsPerMinute - githubTimes.length,
+  );
+  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, unwatched, ...(retired ? { retired } : {}) });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {
     const pruneMark = state.memory.get("pruned-at") ?? 0;

@@ -36,6 +36,8 @@ export interface PassClients {
   clusterCalls: () => number;
   /** Whether a cluster is retired as of a time (agent mode with AGENT_CLUSTERS; AgentLink.retired). */
   retired?: (cluster: string, now: number) => boolean;
+  /** How a cluster is not watched now (undefined: it is): its rows close after the history window (src/reaper/unwatched-rows.ts). */
+  unwatched: (cluster: string) => string | undefined;
 }
 
 export class LedgerRoot {
@@ -131,7 +133,12 @@ export class LedgerRoot {
       github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
     const retired = settings.cluster.mode === "agent" ? this.agent.retired(settings.cluster.expectedClusters) : undefined;
-    return { watched, github, budget, clusterCalls: () => calls, ...(retired ? { retired } : {}) };
+    const direct = settings.cluster.mode === "direct" ? settings.cluster.name : undefined;
+    const unwatched = (cluster: string): string | undefined => {
+      if (direct !== undefined) return cluster === direct ? undefined : `direct mode watches ${direct} alone (KUBE_CLUSTER_NAME)`;
+      return this.agent.connected(cluster) ? undefined : "no agent of it is connected";
+    };
+    return { watched, github, budget, clusterCalls: () => calls, unwatched, ...(retired ? { retired } : {}) };
   }
 
   /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode). */
