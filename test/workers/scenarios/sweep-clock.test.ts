@@ -33,7 +33,7 @@ describe("the sweep clock after the wall clock steps back", () => {
   it("in the cluster: a start in the future is read as now, so the next sweep is due a period from now, logged once", async () => {
     const s = await stack(IN_THE_CLUSTER);
     await configureLedger(s.env); // the woken ledger starts its sweep clock: the runtime runs the first alarm, which sweeps
-    await waitFor("the first sweep", async () => (await sweeps(s.env)) === 1);
+    await waitFor("the first sweep", async () => (await sweeps(s.env)) === 1, { timeoutMs: 20_000 });
     await ledgerOf(s.env).idle();
 
     // The clock steps back a day: the stamp of that sweep, and the alarm set from it, are a day ahead.
