@@ -230,6 +230,11 @@ export class AgentLink {
       !expected.includes(cluster) && this.current(cluster) === undefined && now - (this.memory.get(disconnectedKey(cluster)) ?? 0) >= RETIRED_AFTER_MS;
   }
 
+  /** Whether an agent of `cluster` is connected now. */
+  connected(cluster: string): boolean {
+    return this.current(cluster) !== undefined;
+  }
+
   /** Each watched cluster's agent (AGENT_CLUSTERS, connected, known), by name. */
   statuses(expected: readonly string[]): AgentStatus[] {
     return this.clusters(expected).map((c) => this.status(c, expected.includes(c)));

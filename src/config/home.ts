@@ -62,3 +62,19 @@ export function readHome(env: Readonly<Record<string, unknown>>): HomeResult {
     warnings: header === "" ? [ADDRESS_NOT_SET] : [],
   };
 }
+
+/** What drives the sweep in a home, and how often: the cron trigger on Cloudflare (wrangler.toml's `* * * * *`), the ledger's alarm in the cluster. */
+export interface SweepDriver {
+  home: Home["kind"];
+  drivenBy: "cron" | "alarm";
+  everySeconds: number;
+}
+
+/** Sweeps are late when none completed for their period and this long besides (the alert ArcReaperNoSweep's threshold). */
+export const SWEEP_SLACK_SECONDS = 240;
+
+export function sweepDriver(home: Home): SweepDriver {
+  return home.kind === "cluster"
+    ? { home: "cluster", drivenBy: "alarm", everySeconds: home.sweepEverySeconds }
+    : { home: "cloudflare", drivenBy: "cron", everySeconds: 60 };
+}

@@ -6,10 +6,19 @@ import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "../ledger/admin-view.ts";
 import { knownInstallations } from "../ledger/known-installations.ts";
-import type { PausedBy, PauseState } from "../ledger/memory-table.ts";
+import type { MemoryTable, PausedBy, PauseState } from "../ledger/memory-table.ts";
+import { sweepDriver } from "../config/home.ts";
+import type { Settings } from "../config/settings.ts";
+import type { SweepState } from "../health/sweep-check.ts";
 import { pause, resume } from "../ledger/pause-switch.ts";
 import { ledgerQueries, type LedgerSnapshot, type RunnerPage, type RunnerQuery } from "../ledger/queries.ts";
 import type { LedgerRoot } from "./ledger-root.ts";
+
+/** When the last sweep completed, what drives it, and where the alarm stands (the deep health's sweep check). */
+async function sweepState(root: LedgerRoot, settings: Settings, memory: MemoryTable): Promise<SweepState> {
+  const last = memory.get("last-sweep");
+  return { driver: sweepDriver(settings.home), lastAt: last ? Date.parse(last.at) : null, alarmAt: await root.storage.getAlarm(), now: Date.now() };
+}
 
 export class LedgerAdmin extends RpcTarget {
   readonly #root: LedgerRoot;
@@ -95,6 +104,7 @@ export class LedgerAdmin extends RpcTarget {
       installations: knownInstallations(this.#root.sql),
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
+      sweep: await sweepState(this.#root, settings, state.memory),
       ...(settings.cluster.mode === "direct" ? { listShape: (cluster: string) => state.memory.listShape(cluster).note() } : {}),
     });
     state.spendGithubCalls(Date.now(), budget.used, limit);

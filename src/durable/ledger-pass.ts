@@ -14,7 +14,7 @@ import { logBudget } from "../log.ts";
 import type { SweepLine } from "../reaper/log-lines.ts";
 import { runPass, type PassKind, type PassSummary } from "../reaper/run-pass.ts";
 import type { LedgerRoot } from "./ledger-root.ts";
-import { nextSweepAt } from "./sweep-clock.ts";
+import { nextSweepAt, sweepRanAt } from "./sweep-clock.ts";
 
 const PRUNE_EVERY_MS = 3_600_000;
 export type PassOutcome = { skipped: string } | (PassSummary & { cost: SqlCost; clusterCalls: number; durationMs: number });
@@ -35,7 +35,8 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   // The windows are stamped with the real clock at each call (in tests, a simulated future time may lead it).
   const clock = (): number => Math.max(now, Date.now());
   if (kind === "sweep") {
-    const ranAt = state.memory.get("sweep-ran-at");
+    // A stamp in the future (the clock stepped back) reads as now: at most this one sweep is skipped, never all until real time passes it.
+    const ranAt = sweepRanAt(state.memory, started, root.log);
     if (ranAt !== undefined && ranAt >= scheduledTime) {
       const why = `a sweep already ran at ${new Date(ranAt).toISOString()}, after this one's scheduled time ${new Date(scheduledTime).toISOString()}`;
       root.log({ msg: "sweep skipped: it queued behind a pass", scheduledTime: new Date(scheduledTime).toISOString(), ranAt: new Date(ranAt).toISOString() });
@@ -46,8 +47,13 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   const before = root.cost();
   const githubTimes = state.githubTimes(clock(), settings.maxGithubCallsPerMinute);
   const tokens = tokenCacheFor(settings);
-  const { watched, github, budget, clusterCalls, retired } = root.clients(settings, state, tokens, settings.maxGithubCallsPerMinute - githubTimes.length);
-  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, ...(retired ? { retired } : {}) });
+  const { watched, github, budget, clusterCalls, retired, unwatched } = root.clients(
+    settings,
+    state,
+    tokens,
+    settings.maxGithubCallsPerMinute - githubTimes.length,
+  );
+  const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, unwatched, ...(retired ? { retired } : {}) });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
   if (kind === "sweep") {
     const pruneMark = state.memory.get("pruned-at") ?? 0;
@@ -107,5 +113,5 @@ function logPass(
 export async function alarmPass(root: LedgerRoot): Promise<void> {
   await ledgerPass(root, "alarm", Date.now());
   const every = root.sweepEveryMs();
-  if (every !== undefined && Date.now() >= nextSweepAt(new MemoryTable(root.sql), every, Date.now())) await ledgerPass(root, "sweep", Date.now());
+  if (every !== undefined && Date.now() >= nextSweepAt(new MemoryTable(root.sql), every, Date.now(), root.log)) await ledgerPass(root, "sweep", Date.now());
 }

@@ -25,6 +25,9 @@ import { Sql, type SqlCost } from "../ledger/sql.ts";
 import { errorText } from "../model/error-text.ts";
 import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
 
+/** A request re-asserts the ledger's alarm at most this often (per instance). */
+const REASSERT_EVERY_MS = 60_000;
+
 /** The clients of one invocation: the watched clusters, GitHub (or why it could not be built), the GitHub budget, and a count of cluster calls. */
 export interface PassClients {
   watched: WatchedCluster[];
@@ -33,6 +36,8 @@ export interface PassClients {
   clusterCalls: () => number;
   /** Whether a cluster is retired as of a time (agent mode with AGENT_CLUSTERS; AgentLink.retired). */
   retired?: (cluster: string, now: number) => boolean;
+  /** How a cluster is not watched now (undefined: it is): its rows close after the history window (src/reaper/unwatched-rows.ts). */
+  unwatched: (cluster: string) => string | undefined;
 }
 
 export class LedgerRoot {
@@ -45,6 +50,12 @@ export class LedgerRoot {
   private readonly overrides: () => string;
   /** Sweeps and alarms judge and act one at a time, so no runner is judged twice at once. */
   private acting: Promise<unknown> = Promise.resolve();
+  /**
+   * When this instance last re-asserted the alarm (reassertAlarm). Instance memory, not state: the throttle
+   * only saves work (a fresh instance re-asserts once more, which is harmless), and it needs no write, which is
+   * what fails when the volume is full.
+   */
+  private alarmAssertedAt: number | undefined;
 
   /** `overrides`: settings laid over the env's, as JSON ("" for none); only the test ledger has any. */
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>, overrides: () => string) {
@@ -122,7 +133,12 @@ export class LedgerRoot {
       github = e instanceof Error ? e : new Error(errorText(e), { cause: e });
     }
     const retired = settings.cluster.mode === "agent" ? this.agent.retired(settings.cluster.expectedClusters) : undefined;
-    return { watched, github, budget, clusterCalls: () => calls, ...(retired ? { retired } : {}) };
+    const direct = settings.cluster.mode === "direct" ? settings.cluster.name : undefined;
+    const unwatched = (cluster: string): string | undefined => {
+      if (direct !== undefined) return cluster === direct ? undefined : `direct mode watches ${direct} alone (KUBE_CLUSTER_NAME)`;
+      return this.agent.connected(cluster) ? undefined : "no agent of it is connected";
+    };
+    return { watched, github, budget, clusterCalls: () => calls, unwatched, ...(retired ? { retired } : {}) };
   }
 
   /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode). */
@@ -133,13 +149,45 @@ export class LedgerRoot {
   /** Ensures the alarm is at the earliest due time (now when already due), or the next sweep's in the cluster. */
   async rearm(store: LedgerStore): Promise<void> {
     const every = this.sweepEveryMs();
-    const next = alarmTime(store.nextDue(), every === undefined ? undefined : nextSweepAt(store.memory, every, Date.now()));
+    const next = alarmTime(store.nextDue(), every === undefined ? undefined : nextSweepAt(store.memory, every, Date.now(), this.log));
     const current = await this.storage.getAlarm();
     if (next === null) {
       if (current !== null) await this.storage.deleteAlarm();
       return;
     }
     if (current !== next) await this.storage.setAlarm(next);
+  }
+
+  /**
+   * Any request that reaches the ledger re-asserts its alarm, at most once a minute per instance: an alarm the
+   * runtime gave up after its retries (an alarm() that kept throwing, e.g. a full volume) is set again at the
+   * earliest due time or the next sweep, whichever comes first. Only ever earlier: an alarm set early finds
+   * nothing due and re-arms. A throttle stamp in the future (the clock stepped back) is expired. Never throws.
+   */
+  async reassertAlarm(): Promise<void> {
+    const now = Date.now();
+    const last = this.alarmAssertedAt;
+    if (last !== undefined && now >= last && now - last < REASSERT_EVERY_MS) return;
+    this.alarmAssertedAt = now;
+    try {
+      const result = this.settingsResult();
+      if (!result.ok) return; // a misconfigured ledger runs no pass: nothing to schedule
+      const store = this.store(result.settings);
+      const every = this.sweepEveryMs();
+      const wanted = alarmTime(store.nextDue(), every === undefined ? undefined : nextSweepAt(store.memory, every, now, this.log));
+      if (wanted === null) return;
+      const current = await this.storage.getAlarm();
+      if (current !== null && current <= wanted) return;
+      await this.storage.setAlarm(wanted);
+      this.log({
+        msg: "alarm re-asserted",
+        reason: current === null ? "AlarmMissing" : "AlarmLate",
+        at: new Date(wanted).toISOString(),
+        ...(current === null ? {} : { was: new Date(current).toISOString() }),
+      });
+    } catch (e) {
+      this.log({ msg: "re-asserting the alarm failed", error: errorText(e) });
+    }
   }
 
   /** A cluster's agent view is whole again: what was held for want of it is judged now, by the alarm. */

@@ -5,7 +5,10 @@
 // the RpcTarget admin() returns. Each method is one call into the file that
 // does it; what they share is built once, in the composition root
 // (ledger-root.ts). Instance fields are only caches: any call may meet a fresh
-// instance.
+// instance. Every way in that a request takes (a delivery, the door's batch, the
+// cron's sweep, admin, metrics and health, the agent's WebSocket, logins) first
+// or last re-asserts the alarm, at most once a minute (LedgerRoot.reassertAlarm):
+// an alarm the runtime gave up is set again by the next request.
 import { DurableObject } from "cloudflare:workers";
 import type { AgentLink, AgentStatus } from "../agent-link/agent-link.ts";
 import { migrate } from "../ledger/schema.ts";
@@ -39,16 +42,20 @@ export class Ledger extends DurableObject<LedgerEnv> {
 
   /** A signed delivery: a replay is only counted; its facts are recorded idempotently, and the delivery counted. */
   async receive(delivery: SignedDelivery): Promise<Receipt> {
-    return receiveDelivery(this.root, delivery);
+    const receipt = await receiveDelivery(this.root, delivery);
+    await this.root.reassertAlarm();
+    return receipt;
   }
 
   /** Deliveries the Worker answered without the ledger, counted in its isolate and sent here at most every 10 s. */
   async countBatch(batch: DoorBatch): Promise<void> {
     countDoorBatch(this.sql, batch, Date.now());
+    await this.root.reassertAlarm();
   }
 
   /** One sweep at the cron's scheduled time (one pass; skipped when a sweep already ran after that time). */
   async sweep(scheduledTime: number): Promise<PassOutcome> {
+    await this.root.reassertAlarm();
     return this.root.exclusive(() => ledgerPass(this.root, "sweep", scheduledTime));
   }
 
@@ -59,16 +66,19 @@ export class Ledger extends DurableObject<LedgerEnv> {
 
   /** Resolves once no sweep or alarm is running (tests and the local demo wait on it). */
   async idle(): Promise<void> {
+    await this.root.reassertAlarm();
     await this.root.idle();
   }
 
   /** GET /agent, forwarded by the Worker once it checked AGENT_TOKEN: accepted with the Hibernation API. */
   override async fetch(request: Request): Promise<Response> {
+    await this.root.reassertAlarm();
     return this.agent.accept(request);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.agent.message(ws, message);
+    await this.root.reassertAlarm();
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -81,16 +91,19 @@ export class Ledger extends DurableObject<LedgerEnv> {
 
   /** Whether a cluster's agent is connected and what it said (agent mode). */
   async agentStatus(cluster = "default"): Promise<AgentStatus> {
+    await this.root.reassertAlarm();
     return this.agent.status(cluster);
   }
 
   /** The admin views and switches: runners, story, adminView, snapshot, agentStatuses, pause, resume, deepHealth. */
-  admin(): LedgerAdmin {
+  async admin(): Promise<LedgerAdmin> {
+    await this.root.reassertAlarm();
     return new LedgerAdmin(this.root);
   }
 
   /** A login attempt at the admin form: throttled per client address, then refused (counted) or a session. */
   async login(attempt: LoginAttempt): Promise<LoginOutcome> {
+    await this.root.reassertAlarm();
     return new SessionsTable(this.sql).login(attempt);
   }
 
@@ -106,6 +119,7 @@ export class Ledger extends DurableObject<LedgerEnv> {
 
   /** A bearer token on an admin or metrics route: the login's throttle per client address. */
   async bearer(attempt: { client: string; tokenMatches: boolean; now: number }): Promise<BearerOutcome> {
+    await this.root.reassertAlarm();
     return new SessionsTable(this.sql).bearer(attempt);
   }
 

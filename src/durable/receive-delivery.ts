@@ -15,6 +15,7 @@ import { MemoryTable } from "../ledger/memory-table.ts";
 import { ReceivedGuidsTable } from "../ledger/received-guids-table.ts";
 import type { Sql } from "../ledger/sql.ts";
 import type { Fact } from "../model/facts.ts";
+import { historyWindowMs } from "../model/history-window.ts";
 import type { RunnerRecord } from "../model/runner.ts";
 import { confirmInstallationChange } from "./confirm-installation.ts";
 import type { LedgerRoot } from "./ledger-root.ts";
@@ -68,7 +69,6 @@ export async function receiveDelivery(root: LedgerRoot, delivery: SignedDelivery
 
 /** The delivery's GUID, installations and facts written, and the delivery counted: what it changed. */
 function recordDelivery(sql: Sql, state: LedgerStore, d: SignedDelivery, now: number, policy: { historyDays: number; maxJobSeconds: number }): Received {
-  const { historyDays } = policy;
   const toConfirm = d.installation?.kind === "restored" ? undefined : d.installation;
   const answer = (outcome: Received["outcome"], changed: RunnerRecord[] = []): Received => {
     countDelivery(state.counters, d.event, outcome);
@@ -78,7 +78,7 @@ function recordDelivery(sql: Sql, state: LedgerStore, d: SignedDelivery, now: nu
   // Unsuspended: used again at once (a false claim costs only a refused mint). The rest waits for GitHub's word.
   if (d.installation?.kind === "restored") state.memory.delete(`installation-revoked/${d.installation.id}`);
   // The history, and never less than the bound and a day: a job still within the bound is never stale.
-  const windowStart = now - Math.max(historyDays * 86_400_000, policy.maxJobSeconds * 1000 + 86_400_000);
+  const windowStart = now - historyWindowMs(policy);
   const fresh = d.facts.filter((f) => factTime(f) >= windowStart);
   for (const f of fresh) if ("repo" in f && f.installationId !== undefined) state.memory.installationNamed(f.repo, f.installationId);
   if (fresh.length < d.facts.length && fresh.length === 0) return answer("stale");

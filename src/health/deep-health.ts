@@ -10,6 +10,7 @@ import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
 import { FINISH_OVERLAY_COMMAND } from "../reaper/finish-stuck.ts";
 import type { ListShapeNote } from "../model/list-shape.ts";
+import { sweepCheck, type SweepState } from "./sweep-check.ts";
 
 interface HealthCheck {
   name: string;
@@ -46,6 +47,8 @@ export interface DeepHealthDeps {
   listShape?: (cluster: string) => ListShapeNote | undefined;
   /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
   runnerIdsMatch?: Readonly<Record<string, number>>;
+  /** When the last sweep completed and what drives it (src/health/sweep-check.ts). */
+  sweep?: SweepState;
 }
 
 /** How a direct-mode cluster lists: as Tables, or as full objects since it fell back, and why. */
@@ -72,6 +75,7 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   ];
   if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
   checks.push(Promise.resolve(runnerIdsCheck(deps.clusters, deps.runnerIdsMatch ?? {})));
+  if (deps.sweep) checks.push(Promise.resolve(sweepCheck(deps.sweep)));
   const done = await Promise.all(checks);
   return { ok: done.every((c) => c.ok), checks: done };
 }

@@ -3,8 +3,11 @@
 // listed in the answer only to the admin bearer token (under the bearer
 // throttle, whether the settings are valid or not). GET /healthz/deep
 // (admin bearer) tries the cluster and GitHub: see src/health/deep-health.ts.
-// In the cluster the first /healthz (the probe) also wakes the ledger, which
-// starts its sweep clock (src/durable/sweep-clock.ts).
+// In the cluster /healthz (the probe) also wakes the ledger, at most once a
+// minute per isolate: its first call starts the sweep clock
+// (src/durable/sweep-clock.ts), and every call re-asserts the alarm
+// (LedgerRoot.reassertAlarm), so an alarm the runtime gave up is set again
+// within a minute even when no webhook, scrape or admin request comes.
 import type { Context } from "hono";
 import { homeOf } from "../config/settings.ts";
 import { settingsFor } from "../config/settings-for.ts";
@@ -22,18 +25,28 @@ function adminBearer(c: Context<AppEnv>): boolean {
   return typeof adminToken === "string" && adminToken.trim().length >= 16 && token !== undefined && constantTimeEqual(token, adminToken.trim());
 }
 
-/** Whether this isolate has woken the ledger (in the cluster its constructor starts the sweep clock). */
-let ledgerWoken = false;
+/**
+ * When this isolate last woke the ledger (in the cluster). A cache, not state: it only spares the ledger a call
+ * per probe; a fresh isolate wakes it at once. A time in the future (the clock stepped back) has expired.
+ */
+let ledgerWokenAt: number | undefined;
+const WAKE_EVERY_MS = 60_000;
+
+function wakeDue(now: number): boolean {
+  return ledgerWokenAt === undefined || now < ledgerWokenAt || now - ledgerWokenAt >= WAKE_EVERY_MS;
+}
 
 export async function healthz(c: Context<AppEnv>): Promise<Response> {
   const result = settingsFor(c.env);
-  // In the cluster nothing else calls the ledger after a start on an empty volume: the first probe does.
-  if (!ledgerWoken && sweepEveryMs(homeOf(result)) !== undefined) {
-    ledgerWoken = true;
+  // In the cluster nothing else may call the ledger (after a start on an empty volume, or once the runtime
+  // gave its alarm up): the probe does, at most once a minute.
+  const now = Date.now();
+  if (sweepEveryMs(homeOf(result)) !== undefined && wakeDue(now)) {
+    ledgerWokenAt = now;
     c.executionCtx.waitUntil(
       ledgerFor(c.env, rawLedgerName(c.env))
         .idle()
-        .catch(() => (ledgerWoken = false)),
+        .catch(() => (ledgerWokenAt = undefined)),
     );
   }
   if (result.ok) return c.json({ ok: true });

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { sweepDriver } from "../config/home.ts";
 import type { Settings } from "../config/settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { ledgerFor, withAdmin } from "../durable/ledger-for.ts";
@@ -16,6 +17,7 @@ export async function serveMetrics(c: Context<AppEnv>, settings: Settings): Prom
     settings.cluster.mode === "agent" ? withAdmin(ledger, (admin) => admin.agentStatuses()) : null,
   ]);
   const directCluster = settings.cluster.mode === "direct" ? settings.cluster.name : undefined;
-  const body = renderFamilies(arcReaperFamilies({ snapshot, agents, ...(directCluster !== undefined ? { directCluster } : {}) }));
+  const sweep = { driver: sweepDriver(settings.home), now: Date.now() };
+  const body = renderFamilies(arcReaperFamilies({ snapshot, agents, sweep, ...(directCluster !== undefined ? { directCluster } : {}) }));
   return c.body(body, 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" });
 }

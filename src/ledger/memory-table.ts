@@ -55,6 +55,8 @@ export interface MemoryValues {
   [cluster: `agent-disconnected-at:${string}`]: number;
   /** The test ledger's settings (test/hooks/test-ledger.ts); production never writes it. */
   "test-settings": Record<string, string>;
+  /** The test ledger's failing alarm: how many more runs throw, and whether the last drops the alarm (test/hooks/test-ledger.ts). */
+  "test-alarm-failures": { left: number; giveUp: boolean };
 }
 
 export type MemoryKey = keyof MemoryValues;

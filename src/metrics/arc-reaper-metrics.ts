@@ -1,5 +1,6 @@
 // The arc-reaper metric families, from one ledger snapshot: counts of open
 // runners, the closed runners' gauges, the counters, the last sweep. Pure.
+import type { SweepDriver } from "../config/home.ts";
 import type { LedgerSnapshot } from "../ledger/queries.ts";
 import { RUNNER_STATES } from "../model/runner.ts";
 import type { MetricName } from "./metric-names.ts";
@@ -15,6 +16,8 @@ export interface MetricsInput {
   agents: readonly { cluster: string; connected: boolean; namespaces?: readonly string[]; unreadable?: readonly { namespace: string }[] }[] | null;
   /** Direct mode: the one cluster's name (KUBE_CLUSTER_NAME, or "default"); agent mode takes the agents' clusters. */
   directCluster?: string;
+  /** What drives the sweep in this home, and the clock at the scrape (ms): the last sweep's age and the period. */
+  sweep?: { driver: SweepDriver; now: number };
 }
 
 type NamedFamily = Family & { name: MetricName };
@@ -34,12 +37,13 @@ function countersOf(snapshot: LedgerSnapshot): Counter {
   };
 }
 
-export function arcReaperFamilies({ snapshot, agents, directCluster }: MetricsInput): NamedFamily[] {
+export function arcReaperFamilies({ snapshot, agents, directCluster, sweep }: MetricsInput): NamedFamily[] {
   const watched = agents ? agents.map((a) => a.cluster) : directCluster !== undefined ? [directCluster] : [];
   const counter = countersOf(snapshot);
   return [
     ...tallyFamilies(snapshot, counter),
     ...lastSweepFamilies(snapshot.lastSweep),
+    ...(sweep ? sweepClockFamilies(snapshot.lastSweep, sweep.driver, sweep.now) : []),
     ...fleetFamilies(snapshot, counter, watched),
     ...(agents !== null ? agentFamilies(agents, counter) : []),
   ];
@@ -122,6 +126,25 @@ function lastSweepFamilies(sweep: LedgerSnapshot["lastSweep"]): NamedFamily[] {
       help: "GitHub's x-ratelimit-limit as the last sweep saw it; absent when it made no request.",
       type: "gauge",
       samples: fromSweep(sweep?.rateLimitLimit),
+    },
+  ];
+}
+
+/** How long since the last sweep completed, and how often one is due, labelled with the home and what drives it there. */
+function sweepClockFamilies(sweep: LedgerSnapshot["lastSweep"], driver: SweepDriver, now: number): NamedFamily[] {
+  const labels = { home: driver.home, driven_by: driver.drivenBy };
+  return [
+    {
+      name: "arc_reaper_last_sweep_age_seconds",
+      help: "Seconds since the last sweep completed (a completion stamped in the future reads 0); driven_by: the cron trigger (Cloudflare) or the ledger's alarm (in the cluster).",
+      type: "gauge",
+      samples: sweep ? [{ labels, value: Math.max(0, (now - Date.parse(sweep.at)) / 1000) }] : [],
+    },
+    {
+      name: "arc_reaper_sweep_every_seconds",
+      help: "How often a sweep is due: 60 for the cron trigger, REAPER_SWEEP_EVERY_SECONDS for the ledger's alarm.",
+      type: "gauge",
+      samples: [{ labels, value: driver.everySeconds }],
     },
   ];
 }

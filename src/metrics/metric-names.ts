@@ -12,6 +12,11 @@ export const METRIC_NAMES = [
   "arc_reaper_last_sweep_duration_seconds", // gauge
   "arc_reaper_last_sweep_errors", // gauge {kind}
   "arc_reaper_last_sweep_github_requests", // gauge
+  // Seconds since the last sweep completed, by the clock at the scrape (a completion stamped in the future reads 0), by what
+  // drives the sweep in this home: the cron trigger on Cloudflare, the ledger's alarm in the cluster. Absent before the first.
+  "arc_reaper_last_sweep_age_seconds", // gauge {home, driven_by}: cron, alarm
+  // How often sweeps are due in this home: 60 for the cron trigger, REAPER_SWEEP_EVERY_SECONDS for the ledger's alarm.
+  "arc_reaper_sweep_every_seconds", // gauge {home, driven_by}: cron, alarm
   "arc_reaper_github_rate_limit_remaining", // gauge
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused

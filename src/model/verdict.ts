@@ -12,6 +12,7 @@ export type DeleteCause = "job-completed" | "run-completed" | "over-bound";
 export const VERDICT_CODES = [
   // The judge (src/reaper/judge.ts), by the decision table's rows.
   "Gone", // 1: no object is the facts' runner, on fresh evidence
+  "Unwatched", // its cluster is no longer watched and nothing was heard of it within the history: closed unjudged, nothing deleted
   "CannotJudge", // 2: a place could not be read, several candidates, a stale view
   "Replaced", // 3, 4: the object of the name is not the one that took the job
   "Idle", // 5

@@ -25,13 +25,20 @@ export interface Lookup {
   idsMatch?: (cluster: string) => boolean;
   /** Whether a cluster was retired by the operator (agent mode: not in AGENT_CLUSTERS, no agent connected): its rows close as gone. */
   retired?: (cluster: string) => boolean;
+  /**
+   * Why a row of `cluster` whose last word was at `lastAt` (ms) is closed unjudged, or undefined: its cluster is no
+   * longer watched (direct mode: not KUBE_CLUSTER_NAME; agent mode: no agent of it connected) and nothing was heard
+   * of it within the history window. Nothing is deleted for it: nobody looks at that cluster to judge its runner.
+   */
+  unwatched?: (cluster: string, lastAt: number) => string | undefined;
 }
 
 /** The one object the facts (or the unseen row) name, or why none can be named. */
 export type ClusterView =
   /** byId: the object carries the job's runner id (the registration that took it). */
   | { kind: "found"; runner: ClusterRunner; byId?: boolean }
-  | { kind: "missing"; why?: string }
+  /** code Unwatched: its cluster is no longer watched (Lookup.unwatched), not seen absent; closed all the same, nothing deleted. */
+  | { kind: "missing"; why?: string; code?: "Unwatched" }
   | { kind: "unknown"; why: string; agent?: boolean; stale?: boolean };
 
 /** A place: one namespace of one cluster (watched or not; the reaper reads only watched ones). */

@@ -9,6 +9,8 @@ import { readByName } from "./look.ts";
 import type { ReconcileInput } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 import type { Gathered } from "./gather-listed.ts";
+import type { Lookup } from "../model/view.ts";
+import { unwatchedRows } from "./unwatched-rows.ts";
 
 /** At most this many due runners per alarm run; the rest are due still and set the next alarm at once. */
 const ALARM_BATCH = 100;
@@ -21,13 +23,16 @@ export async function gatherDue(deps: PassDeps): Promise<Gathered> {
   // Rows of a cluster the operator retired close as gone (AgentLink.retired).
   const r = deps.retired;
   const retired = r ? (cluster: string) => r(cluster, now) : undefined;
+  // Rows of a cluster no longer watched close after the history window, unjudged (unwatched-rows.ts).
+  const unwatched = unwatchedRows(deps.unwatched, now, deps.settings);
+  const withUnwatched = (lookup: Lookup): Lookup => (unwatched ? { ...lookup, unwatched } : lookup);
   for (const record of ledger.dueRunners(now, ALARM_BATCH)) {
     const lookup = await readByName(deps.watched, record.runner, record.factAt ?? 0, retired);
-    items.push({ name: record.runner, record, view: identifyTracked(record, lookup), viewErrorKind: kind });
+    items.push({ name: record.runner, record, view: identifyTracked(record, withUnwatched(lookup)), viewErrorKind: kind });
   }
   for (const unseen of ledger.dueUnseen(now, ALARM_BATCH)) {
     const lookup = await readByName(deps.watched, unseen.name, unseen.firstSeen, retired);
-    items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, lookup), viewErrorKind: kind });
+    items.push({ name: unseen.name, unseen, view: identifyUnseen(unseen, withUnwatched(lookup)), viewErrorKind: kind });
   }
   return {
     items,

@@ -3,6 +3,7 @@
 // rows only (never the closed history), and brings every busy runner that no
 // open row accounts for.
 import type { ClusterRunner, UnseenRunner } from "../model/runner.ts";
+import type { Lookup } from "../model/view.ts";
 import { identifyTracked, identifyUnseen } from "./identify.ts";
 import { notTheJobsRunner } from "./judge.ts";
 import { lookAtFailed } from "./failed-runners.ts";
@@ -11,6 +12,7 @@ import { lookAtDeletion } from "./look-at-deletion.ts";
 import { listWatched } from "./look.ts";
 import type { ReconcileInput } from "./reconcile.ts";
 import type { PassDeps } from "./reconcile-all.ts";
+import { unwatchedRows } from "./unwatched-rows.ts";
 
 /** The runners a pass reconciles, and its look at our deletions (after them): answers how many it deleted itself. */
 export interface Gathered {
@@ -45,10 +47,13 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
   // A view that could not be had counts as the clusters' own kind of error ("agent" in agent mode).
   const viewErrorKind = deps.watched[0]?.cluster.errorKind ?? "cluster";
 
+  // Rows of a cluster no longer watched close after the history window, unjudged (unwatched-rows.ts).
+  const unwatched = unwatchedRows(deps.unwatched, now, deps.settings);
+  const lookup = (name: string): Lookup => (unwatched ? { ...listing.lookup(name), unwatched } : listing.lookup(name));
   const items: ReconcileInput[] = open.map((record) => ({
     name: record.runner,
     record,
-    view: identifyTracked(record, listing.lookup(record.runner)),
+    view: identifyTracked(record, lookup(record.runner)),
     viewErrorKind,
   }));
   // A replaced runner's facts close as gone; the object of that name is judged on its own below.
@@ -64,7 +69,7 @@ export async function gatherListed(deps: PassDeps, firstLooks = FIRST_LOOKS_PER_
     }
   }
   // Unseen rows whose object the lists no longer show busy: judged on the same lookups (gone only when they are fresh).
-  for (const u of remembered.values()) items.push({ name: u.name, unseen: u, view: identifyUnseen(u, listing.lookup(u.name)), viewErrorKind });
+  for (const u of remembered.values()) items.push({ name: u.name, unseen: u, view: identifyUnseen(u, lookup(u.name)), viewErrorKind });
 
   // First looks beyond the sweep's share wait for the next sweep (their names stay accounted for above).
   let first = 0;

@@ -6,7 +6,9 @@
 //  - an object carrying no run or another run is idle or moved on, never it (one that cannot be
 //    it by uid or creation time is named, so the judge closes the facts as replaced);
 //  - absent only on fresh evidence in the runner's own cluster once known; a stale view, a place
-//    that could not be read, or a cluster without a view is no evidence of absence.
+//    that could not be read, or a cluster without a view is no evidence of absence;
+//  - a row of a cluster no longer watched that heard nothing within the history is closed
+//    unjudged (Unwatched): not absent, only never to be looked at again.
 // Never the first place that answers. Pure.
 import type { ClusterRunner, TrackedRunner, UnseenRunner } from "../model/runner.ts";
 import type { ClusterView, Lookup } from "../model/view.ts";
@@ -27,6 +29,8 @@ export function identifyTracked(tracked: TrackedRunner, lookup: Lookup): Cluster
   if (onRun.length > 1) return ambiguous(name, onRun, `busy on run ${tracked.runId}`);
   if (onRun.length === 1 && !blocks(lookup, onRun[0]!.cluster ?? "default")) return { kind: "found", runner: onRun[0]! };
   const ownCluster = tracked.cluster ?? (tracked.uid && tracked.namespace ? "default" : undefined);
+  const forgotten = unwatched(lookup, name, tracked.cluster, tracked.factAt ?? 0);
+  if (forgotten) return forgotten;
   if (blocks(lookup, lookup.found.length === 0 ? ownCluster : undefined)) return unreadable(lookup);
   // None carries the facts' run: idle or moved on, never the facts' runner. One that cannot be it
   // by its uid or creation time is named (the judge closes the facts as replaced, deletes nothing).
@@ -48,10 +52,18 @@ const busyOn = (r: ClusterRunner): string => (r.workflowRunId === undefined ? "i
 export function identifyUnseen(unseen: UnseenRunner, lookup: Lookup): ClusterView {
   const same = lookup.found.find((r) => r.uid === unseen.uid);
   if (same) return { kind: "found", runner: same };
+  const forgotten = unwatched(lookup, unseen.name, unseen.cluster, unseen.firstSeen);
+  if (forgotten) return forgotten;
   if (blocks(lookup, unseen.cluster ?? "default")) return unreadable(lookup);
   // Seen busy at firstSeen: a view from before then says nothing of it.
   const own = unseen.cluster !== undefined ? { cluster: unseen.cluster, namespace: unseen.namespace } : undefined;
   return absence(unseen.name, lookup.absentAsOf(own), unseen.firstSeen, [], own?.cluster, lookup.retired);
+}
+
+/** A row of a cluster no longer watched, heard of last at `lastAt` before the history: closed unjudged (Lookup.unwatched). */
+function unwatched(lookup: Lookup, name: string, cluster: string | undefined, lastAt: number): ClusterView | undefined {
+  const why = cluster === undefined ? undefined : lookup.unwatched?.(cluster, lastAt);
+  return why === undefined ? undefined : { kind: "missing", code: "Unwatched", why: `runner ${name}: ${why}` };
 }
 
 /** Whether places that could not be read leave the answer open: any of them, or (when known) one in `cluster`. */

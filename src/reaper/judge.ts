@@ -43,7 +43,7 @@ const asking = (subject: string): Pick<Verdict, "reason" | "subject"> => ({ subj
 
 export function judge({ tracked, cluster, github, now, policy }: JudgeInput): Verdict {
   if (tracked && cluster.kind === "missing") {
-    return { code: "Gone", verdict: "gone", reason: cluster.why ?? `runner ${tracked.runner} is no longer in the cluster` };
+    return { code: cluster.code ?? "Gone", verdict: "gone", reason: cluster.why ?? `runner ${tracked.runner} is no longer in the cluster` };
   }
   if (cluster.kind === "unknown") {
     return { code: "CannotJudge", verdict: "keep", reason: `cannot judge: ${cluster.why}`, error: true };

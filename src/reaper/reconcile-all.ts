@@ -25,6 +25,8 @@ export interface PassDeps {
   clock: () => number;
   /** Whether a cluster is retired as of `now` (agent mode with AGENT_CLUSTERS): its rows close as gone. */
   retired?: (cluster: string, now: number) => boolean;
+  /** How a cluster is not watched now, or undefined when it is: its rows close after the history window (unwatched-rows.ts). */
+  unwatched?: (cluster: string) => string | undefined;
 }
 
 /** Every runner's result of one reconcileAll, and how many of them it deleted. */

@@ -142,7 +142,10 @@ function unseenVerdict(item: ReconcileInput, unseen: UnseenRunner, ctx: Reconcil
   const { view } = item;
   const { now, policy } = ctx;
   if (view.kind === "missing") {
-    const verdict: Verdict = { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` };
+    const verdict: Verdict =
+      view.code === "Unwatched"
+        ? { code: "Unwatched", verdict: "gone", reason: view.why ?? `runner ${unseen.name}: its cluster is no longer watched` }
+        : { code: "Gone", verdict: "gone", reason: `runner ${unseen.name} left the cluster before any webhook named it` };
     return { ...resultOfVerdict(item, verdict, before), ...closed("gone") };
   }
   if (view.kind === "unknown") {

@@ -115,7 +115,7 @@ describe("healthz", () => {
     expect(logged()[1]).toEqual({ msg: "bearer throttled", path: "/healthz", client: "203.0.113.9", failures: 11, retryAfterSeconds: 30 });
   });
 
-  it("in the cluster, the first probe of the isolate wakes the ledger (its sweep clock), and only the first", async () => {
+  it("in the cluster, a probe wakes the ledger (its sweep clock, its alarm re-asserted) at most once a minute per isolate", async () => {
     // Whether the isolate woke the ledger is the module's: a fresh copy, whatever ran before.
     vi.resetModules();
     const fresh = await import("../../../src/http/health-route.ts");
@@ -127,6 +127,17 @@ describe("healthz", () => {
     await cluster.get();
     expect(cluster.idles).toEqual(["idle"]);
     expect(cluster.r.names).toEqual(["cluster-ledger"]);
+    vi.setSystemTime(NOW + 59_999);
+    await cluster.get();
+    expect(cluster.idles).toEqual(["idle"]);
+    vi.setSystemTime(NOW + 60_000); // a minute on: the ledger re-asserts an alarm the runtime may have given up
+    await cluster.get();
+    await cluster.get();
+    expect(cluster.idles).toEqual(["idle", "idle"]);
+    vi.setSystemTime(NOW); // the clock stepped back: the last wake is in the future, and expired
+    await cluster.get();
+    await cluster.get();
+    expect(cluster.idles).toEqual(["idle", "idle", "idle"]);
   });
 
   it("wakes the ledger again at the next probe when waking it failed", async () => {

@@ -32,7 +32,7 @@ function metrics(cluster: Settings["cluster"]) {
       return [];
     },
   });
-  const settings = { ledgerName, cluster } as Settings;
+  const settings = { ledgerName, cluster, home: { kind: "cloudflare" } } as Settings;
   const r = rig(
     settings,
     {
@@ -59,6 +59,7 @@ describe("serveMetrics", () => {
     const text = await res.text();
     expect(text).toContain('arc_reaper_runners{state="reaped"} 7\n');
     expect(text).toContain('cluster="kind-a"');
+    expect(text).toContain('arc_reaper_sweep_every_seconds{home="cloudflare",driven_by="cron"} 60\n');
     expect(m.order).toEqual(["countBatch ping/rejected=1", "countBatch ping/rejected=1", "snapshot"]);
   });
 

@@ -9,9 +9,11 @@ import { GithubBudgetExhausted, GithubRateLimited } from "../../../src/github/ca
 import type { Fact } from "../../../src/model/facts.ts";
 import type { ClusterRunner, RunnerRecord, TrackedRunner, UnseenRunner } from "../../../src/model/runner.ts";
 import { VERDICT_CODES, type GithubWord, type Verdict, type VerdictCode } from "../../../src/model/verdict.ts";
-import type { ClusterView } from "../../../src/model/view.ts";
+import type { ClusterView, Lookup } from "../../../src/model/view.ts";
 import { SlidingWindow } from "../../../src/model/window.ts";
+import { identifyTracked, identifyUnseen } from "../../../src/reaper/identify.ts";
 import { judge, type JudgeInput } from "../../../src/reaper/judge.ts";
+import { unwatchedRows } from "../../../src/reaper/unwatched-rows.ts";
 import { reconcile, type ReconcileContext, type ReconcileInput } from "../../../src/reaper/reconcile.ts";
 import { busyRunner, policy, REPO } from "../support/fakes.ts";
 import { stubGithub, type StubAnswers } from "../support/stub-github.ts";
@@ -29,6 +31,16 @@ const tracked = (over: Partial<TrackedRunner> = {}): TrackedRunner => ({
   startedAt: ago(600),
   installationId: 1,
   ...over,
+});
+/** A look at the new cluster alone, where the row's cluster `old` is no longer watched (src/reaper/unwatched-rows.ts). */
+const unwatchedLookup = (): Lookup => ({
+  found: [],
+  unreadable: [],
+  absentAsOf: () => 0,
+  unwatched: unwatchedRows((c) => (c === "new" ? undefined : "direct mode watches new alone (KUBE_CLUSTER_NAME)"), NOW, {
+    historyDays: 7,
+    maxJobSeconds: 432_000,
+  }),
 });
 const judged = (input: Partial<JudgeInput>): Verdict => judge({ cluster: onCluster(), now: NOW, policy, ...input });
 
@@ -107,6 +119,28 @@ const WORDING: Record<VerdictCode, Case[]> = {
       name: "already gone at the DELETE (404)",
       verdict: () => stepped({ record: row(completed) }, { outcome: { kind: "gone" } }),
       reason: "runner r-1 was already gone from arc-a (404)",
+    },
+  ],
+  Unwatched: [
+    {
+      name: "the facts' runner is in a cluster no longer watched, and nothing was heard of it within the history",
+      verdict: () =>
+        judged({
+          tracked: tracked({ cluster: "old", factAt: NOW - 9 * 86_400_000 }),
+          cluster: identifyTracked(tracked({ cluster: "old", factAt: NOW - 9 * 86_400_000 }), unwatchedLookup()),
+        }),
+      reason:
+        "runner r-1: its cluster old is no longer watched (direct mode watches new alone (KUBE_CLUSTER_NAME)) and nothing was heard of it since 2026-11-22T12:00:00.000Z, over the history of 7 days: closed without judging the runner; nothing deleted",
+    },
+    {
+      name: "an unseen runner of a cluster no longer watched",
+      verdict: () =>
+        stepped({
+          unseen: unseen({ cluster: "old", firstSeen: NOW - 9 * 86_400_000 }),
+          view: identifyUnseen(unseen({ cluster: "old", firstSeen: NOW - 9 * 86_400_000 }), unwatchedLookup()),
+        }),
+      reason:
+        "runner r-1: its cluster old is no longer watched (direct mode watches new alone (KUBE_CLUSTER_NAME)) and nothing was heard of it since 2026-11-22T12:00:00.000Z, over the history of 7 days: closed without judging the runner; nothing deleted",
     },
   ],
   CannotJudge: [
