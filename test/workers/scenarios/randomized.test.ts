@@ -1,6 +1,7 @@
 // Randomized fleets: many runners whose real payloads arrive duplicated and shuffled across
 // sweeps, whose job fields ARC's listener may write late or never (only the runner id names
-// them then), end with exactly the finished runners deleted, once.
+// them then), while the clock steps both ways and the alarm fails for a while, end with
+// exactly the finished runners deleted, once.
 import { expect, it } from "vitest";
 import { runFleet } from "../support/fleet.ts";
 import { expectFleetSafe, expectSlotsSafe } from "../support/fleet-expect.ts";
@@ -18,9 +19,12 @@ it.each([11, 42, 2026])("duplicated and shuffled deliveries, seed %i: exactly th
     githubBudget: 100,
     deliverySweeps: 5,
     maxSweeps: 60,
+    clockHazards: true,
   });
   await report(`randomized figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);
+  // The clock stepped both ways and the alarm failed for a while (issue 46): the invariants above held through them.
+  expect([figures.clockSteps, figures.alarmFailures]).toEqual([2, 3]);
   // The teeth were there: twins across two namespaces, unseen runners that vanish or are explained, duplicates.
   expect(figures.twins).toBeGreaterThan(0);
   expect(figures.unseenVanishPlanned + figures.unseenExplainedPlanned).toBeGreaterThan(0);

@@ -24,6 +24,7 @@ it(`soak: 2,000 lifecycles with drops and faults, Failed runners and held deleti
     deliverySweeps: 8,
     maxSweeps: 80,
     slots: true,
+    clockHazards: true,
     // Every 4th hung runner held: each held one whose job runs costs a GitHub read every REAPER_STUCK_SECONDS.
     heldHungEvery: 4,
   });
@@ -47,6 +48,8 @@ it(`soak: 2,000 lifecycles with drops and faults, Failed runners and held deleti
   expect(figures.accessAnsweredDeletes).toBeGreaterThan(0);
   // A broken proxy's lists (issue 46): read as unreadable namespaces, never as runners absent or idle.
   expect(figures.malformedTables).toBeGreaterThan(0);
+  // The clock stepped both ways and the alarm failed for a while.
+  expect([figures.clockSteps, figures.alarmFailures]).toEqual([2, 3]);
   expect(figures.shortPages).toBeGreaterThan(0);
   expect(figures.secondaryLimits).toBeGreaterThan(0);
   expect(figures.mostGithubCallsInOneSweep).toBeLessThanOrEqual(figures.githubBudget);
@@ -70,12 +73,14 @@ it(`soak in agent mode: 600 lifecycles, views that lag, drops and faults, seed $
     githubBudget: 100,
     deliverySweeps: 6,
     maxSweeps: 80,
+    clockHazards: true,
     agent: true,
   });
   await report(`soak agent figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);
   expect(figures.githubCallsDuringBackOff).toBe(0);
   expect(figures.redelivered).toBe(figures.drops);
+  expect([figures.clockSteps, figures.alarmFailures]).toEqual([2, 3]);
   expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
   expect(figures.unseenVanishPlanned + figures.unseenExplainedPlanned).toBeGreaterThan(0);
   expect(figures.unseenVanished).toBe(figures.unseenVanishPlanned);

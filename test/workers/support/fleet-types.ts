@@ -5,6 +5,8 @@ import type { Stack } from "./stack.ts";
 
 /** The second watched namespace: twins of a name live across the two. */
 export const OTHER_NS = "other-runners";
+/** With clockHazards: the sweep before which the clock steps back (forward two sweeps later). */
+export const CLOCK_STEP_SWEEP = 2;
 /** The fleet's REAPER_FAILED_SECONDS (with `slots`). */
 export const FAILED_SECONDS = 120;
 
@@ -31,6 +33,11 @@ export interface FleetOptions {
    * (GitHub's REST answer says in_progress until a later sweep, then completed) until the reaper patches it.
    */
   slots?: boolean;
+  /**
+   * Issue 46: the wall clock steps back two days at sweep CLOCK_STEP_SWEEP (the sweep clock's stamps land in the
+   * future) and forward an hour two sweeps later, and the alarm's pass fails three runs in between (a full volume).
+   */
+  clockHazards?: boolean;
   /** With `slots`: hold the deletion of every n-th hung runner (default 1: all); each costs a GitHub read every REAPER_STUCK_SECONDS. */
   heldHungEvery?: number;
 }
@@ -55,6 +62,9 @@ export interface FleetFigures {
   /** List answers a broken proxy changed: Tables with a row cut short or numbers as text; pages cut with more said to come. */
   malformedTables: number;
   shortPages: number;
+  /** Steps of the wall clock (both ways) and alarm runs that failed (clockHazards). */
+  clockSteps: number;
+  alarmFailures: number;
   /** DELETEs an Access page answered 200 (nothing deleted): must not count as reaped. */
   accessAnsweredDeletes: number;
   /** 403 secondary rate limits GitHub answered. */

@@ -17,7 +17,18 @@ import { accessFaults } from "../../standins/kube/access-faults-client.ts";
 import { FleetAudit } from "./fleet-audit.ts";
 import { injectFaults } from "./fleet-faults.ts";
 import { planFleet } from "./fleet-plan.ts";
-import { FAILED_SECONDS, iso, OTHER_NS, prng, type Event, type FleetContext, type FleetFigures, type FleetOptions, type Runner } from "./fleet-types.ts";
+import {
+  CLOCK_STEP_SWEEP,
+  FAILED_SECONDS,
+  iso,
+  OTHER_NS,
+  prng,
+  type Event,
+  type FleetContext,
+  type FleetFigures,
+  type FleetOptions,
+  type Runner,
+} from "./fleet-types.ts";
 import { jobStartedStatus } from "../../standins/kube/control.ts";
 import { NS, REPO, stack, type Stack } from "./stack.ts";
 import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
@@ -89,6 +100,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   let faultsInjected = 0;
   let accessInjected = 0;
   let mostAlarmRunsInAMinute = 0;
+  let clockSteps = 0;
+  let alarmFailures = 0;
   /** ARC's controller (finalize()) lets every deletion go but the held kinds'. */
   const holds = (r: Runner) => o.slots === true && (r.kind === "held" || (r.kind === "hung" && Number(r.name.split("-").pop()) % (o.heldHungEvery ?? 1) === 0));
   const releasable = [...new Set(runners.filter((r) => !holds(r)).map((r) => r.name))];
@@ -159,6 +172,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await s.github.clearFaults();
       await access.clear();
     }
+    // The clock steps back two days (a stamp of the sweep clock lands past every later sweep's time), the alarm's pass
+    // then fails three runs, and the clock steps forward an hour: the sweeps and alarms go on, nothing is judged wrongly.
+    if (o.clockHazards && k === CLOCK_STEP_SWEEP) {
+      await ledgerOf(s.env).stepClock(-2 * 86_400_000);
+      clockSteps++;
+    }
+    if (o.clockHazards && k === CLOCK_STEP_SWEEP + 1) await ledgerOf(s.env).failAlarms(3);
+    if (o.clockHazards && k === CLOCK_STEP_SWEEP + 2) {
+      await ledgerOf(s.env).stepClock(3_600_000);
+      clockSteps++;
+    }
     await s.github.clearCalls();
     await s.kube.clearCalls();
     // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
@@ -169,7 +193,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await agentStep();
       for (let run = 0; run < 50; run++) {
         await evictLedger(s.env);
-        await ledgerOf(s.env).alarmAt(at);
+        const ran = await ledgerOf(s.env).alarmAt(at);
+        if ("failed" in ran) alarmFailures++;
         alarms++;
         alarmRuns++;
         const next = await runInDurableObject(ledgerOf(s.env), (_i, state) => state.storage.getAlarm());
@@ -242,6 +267,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     lostCompletions: runners.filter((r) => r.kind === "lost").length,
     accessFaults: accessInjected,
     accessAnsweredDeletes: audit.accessAnsweredDeletes,
+    clockSteps,
+    alarmFailures,
     malformedTables: audit.malformedTables,
     shortPages: audit.shortPages,
     secondaryLimits: audit.secondaryLimits,
