@@ -65,6 +65,8 @@ export interface FleetFigures {
   /** Steps of the wall clock (both ways) and alarm runs that failed (clockHazards). */
   clockSteps: number;
   alarmFailures: number;
+  /** Sweeps the ledger skipped (its sweep clock's stamp unmoved): a stamp in the future must never stop them. */
+  sweepsSkipped: number;
   /** DELETEs an Access page answered 200 (nothing deleted): must not count as reaped. */
   accessAnsweredDeletes: number;
   /** 403 secondary rate limits GitHub answered. */
