@@ -84,7 +84,14 @@ export class LedgerAdmin extends RpcTarget {
     const readMs = Date.now() - started;
     const chunks = await encodeBackup(content, new Date(started), LEFT_OUT);
     const rows = Object.fromEntries(content.tables.map((t) => [t.name, t.rows.length]));
-    this.#root.log({ msg: "ledger backed up", schemaVersion: content.schemaVersion, rows, bytes: chunks[0]!.byteLength + chunks[1]!.byteLength, readMs });
+    this.#root.log({
+      msg: "ledger backed up",
+      schemaVersion: content.schemaVersion,
+      rows,
+      bytes: chunks[0]!.byteLength + chunks[1]!.byteLength,
+      databaseBytes: this.#root.storage.sql.databaseSize,
+      readMs,
+    });
     return new Blob(chunks).stream();
   }
 
