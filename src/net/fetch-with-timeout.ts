@@ -36,7 +36,7 @@ export async function fetchWithTimeout<T>(url: string | URL | Request, init: Req
 /** Why the request to `target` failed, DNS told from TLS by a probe when the runtime does not say. */
 async function causeOf(target: URL, e: unknown): Promise<NetworkCause | undefined> {
   const cause = e instanceof Error ? networkCause(withInnerWords(e), target.host) : undefined;
-  if (cause?.reason !== "DnsOrTlsFailure") return cause;
+  if (cause?.code !== "DnsOrTlsFailure") return cause;
   const https = target.protocol === "https:";
   if (!https) return settleDnsOrTls(target.host, false, cause);
   const probe = new AbortController();
@@ -64,8 +64,8 @@ export class NetworkFailure extends Error {
   constructor(method: string, target: URL, cause: unknown, why: NetworkCause | undefined) {
     const words = (cause instanceof Error ? cause.message : String(cause)).replace(/\.$/, "");
     const where = `${method.toUpperCase()} ${target.origin}${target.pathname}`;
-    super(why ? `${why.words} [${why.reason}] (${where}; the runtime said: ${words})` : `${words} (${where})`, { cause });
+    super(why ? `${why.words} [${why.code}] (${where}; the runtime said: ${words})` : `${words} (${where})`, { cause });
     this.name = "NetworkFailure";
-    this.reason = why?.reason;
+    this.reason = why?.code;
   }
 }

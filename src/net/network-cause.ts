@@ -11,7 +11,8 @@
 export type NetworkReason = "DnsFailure" | "DnsOrTlsFailure" | "TlsFailure" | "ConnectionRefused" | "ConnectionFailed" | "Timeout";
 
 export interface NetworkCause {
-  reason: NetworkReason;
+  /** The reason code. */
+  code: NetworkReason;
   /** What happened, in words that name the host (and port). */
   words: string;
 }
@@ -37,8 +38,8 @@ const RULES: readonly [RegExp, NetworkReason][] = [
 
 /** The cause of a request's failure from the error the runtime threw (its name and message), or undefined when it is not a network failure it knows. */
 export function networkCause(error: { name: string; message: string }, host: string): NetworkCause | undefined {
-  const reason = error.name === "TimeoutError" ? "Timeout" : RULES.find(([words]) => words.test(error.message))?.[1];
-  return reason === undefined ? undefined : { reason, words: WORDS[reason](host) };
+  const code = error.name === "TimeoutError" ? "Timeout" : RULES.find(([words]) => words.test(error.message))?.[1];
+  return code === undefined ? undefined : { code, words: WORDS[code](host) };
 }
 
 /**
@@ -48,8 +49,8 @@ export function networkCause(error: { name: string; message: string }, host: str
  * TLS handshake. A plain-HTTP request that failed so was DNS already, with no probe.
  */
 export function settleDnsOrTls(host: string, https: boolean, probe: NetworkCause | "answered" | undefined): NetworkCause {
-  let reason: NetworkReason = "TlsFailure";
-  if (!https || (probe !== undefined && probe !== "answered" && probe.reason === "DnsOrTlsFailure")) reason = "DnsFailure";
-  else if (probe === undefined) reason = "DnsOrTlsFailure";
-  return { reason, words: WORDS[reason](host) };
+  let code: NetworkReason = "TlsFailure";
+  if (!https || (probe !== undefined && probe !== "answered" && probe.code === "DnsOrTlsFailure")) code = "DnsFailure";
+  else if (probe === undefined) code = "DnsOrTlsFailure";
+  return { code, words: WORDS[code](host) };
 }

@@ -20,11 +20,11 @@ describe("networkCause", () => {
     ["unable to verify the first certificate", "TlsFailure"],
     ["connect ETIMEDOUT 10.0.0.1:443", "Timeout"],
   ])("%s is %s", (message, reason) => {
-    expect(networkCause(error(message), HOST)?.reason).toBe(reason);
+    expect(networkCause(error(message), HOST)?.code).toBe(reason);
   });
 
   it("a TimeoutError is a timeout whatever its words; words it does not know are no network cause", () => {
-    expect(networkCause(error("The operation timed out.", "TimeoutError"), HOST)).toEqual({ reason: "Timeout", words: `${HOST} did not answer in time` });
+    expect(networkCause(error("The operation timed out.", "TimeoutError"), HOST)).toEqual({ code: "Timeout", words: `${HOST} did not answer in time` });
     expect(networkCause(error("Unexpected token < in JSON"), HOST)).toBeUndefined();
   });
 
@@ -36,17 +36,17 @@ describe("networkCause", () => {
 describe("settleDnsOrTls", () => {
   const dnsOrTls = networkCause(error("internal error; reference = x"), HOST)!;
   it("is DNS when the plain-HTTP probe fails the same way, or the request was plain HTTP", () => {
-    expect(settleDnsOrTls(HOST, true, dnsOrTls).reason).toBe("DnsFailure");
-    expect(settleDnsOrTls(HOST, false, undefined).reason).toBe("DnsFailure");
+    expect(settleDnsOrTls(HOST, true, dnsOrTls).code).toBe("DnsFailure");
+    expect(settleDnsOrTls(HOST, false, undefined).code).toBe("DnsFailure");
   });
   it("is TLS when the probe reached the host: an answer, a cut connection or silence", () => {
-    expect(settleDnsOrTls(HOST, true, "answered").reason).toBe("TlsFailure");
-    expect(settleDnsOrTls(HOST, true, networkCause(error("Network connection lost."), HOST)).reason).toBe("TlsFailure");
-    expect(settleDnsOrTls(HOST, true, networkCause(error("t", "TimeoutError"), HOST)).reason).toBe("TlsFailure");
+    expect(settleDnsOrTls(HOST, true, "answered").code).toBe("TlsFailure");
+    expect(settleDnsOrTls(HOST, true, networkCause(error("Network connection lost."), HOST)).code).toBe("TlsFailure");
+    expect(settleDnsOrTls(HOST, true, networkCause(error("t", "TimeoutError"), HOST)).code).toBe("TlsFailure");
   });
   it("stays DNS-or-TLS when the probe failed some other way", () => {
     expect(settleDnsOrTls(HOST, true, undefined)).toEqual({
-      reason: "DnsOrTlsFailure",
+      code: "DnsOrTlsFailure",
       words: `the name ${HOST} does not resolve (DNS), or its TLS handshake failed`,
     });
   });
@@ -55,7 +55,7 @@ describe("settleDnsOrTls", () => {
 describe("networkReasonOf", () => {
   it("finds the NetworkFailure's code however deep it is wrapped, and a TimeoutError's", () => {
     const failure = new NetworkFailure("get", new URL("https://kube.example.invalid/apis?x=secret"), error("Network connection lost."), {
-      reason: "ConnectionFailed",
+      code: "ConnectionFailed",
       words: "cut",
     });
     expect(failure.message).toBe("cut [ConnectionFailed] (GET https://kube.example.invalid/apis; the runtime said: Network connection lost)");
