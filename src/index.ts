@@ -7,6 +7,7 @@ import { logLine } from "./log.ts";
 import { errorText } from "./model/error-text.ts";
 
 export { Ledger } from "./durable/ledger.ts";
+export { Drain } from "./http/drain-entrypoint.ts";
 
 const app = createApp();
 

@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readSettings } from "../../src/config/settings.ts";
 import { buildServer, CONFIG_FILE, readWranglerConfig, ROOT } from "./build.ts";
-import { LEDGER_DIRECTORY, SERVICE_ACCOUNT_DIRECTORY, SOCKET } from "./workerd-config.ts";
+import { DRAIN_SOCKET, LEDGER_DIRECTORY, SERVICE_ACCOUNT_DIRECTORY, SOCKET } from "./workerd-config.ts";
 
 export const WORKERD = join(ROOT, "node_modules/.bin/workerd");
 
@@ -26,8 +26,12 @@ export function serverEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...vars, ...env };
 }
 
-/** workerd's arguments: the config, the ledger's directory and the listening address. */
-/** workerd's arguments: the config, the ledger's directory, the ServiceAccount's (its token file) and the listening address. */
+/** The drain's address beside `listen`: the next port (8081 beside 8080), on 127.0.0.1 alone off the cluster (in the pod, the config's *:8081, for the kubelet). */
+export function drainAddress(listen: string): string {
+  return `127.0.0.1:${Number(listen.slice(listen.lastIndexOf(":") + 1)) + 1}`;
+}
+
+/** workerd's arguments: the config, the ledger's directory, the ServiceAccount's (its token file), the listening address and the drain's beside it. */
 export function workerdArgs(outdir: string, dataDir: string, listen: string, serviceAccountDir: string): string[] {
   return [
     "serve",
@@ -38,6 +42,8 @@ export function workerdArgs(outdir: string, dataDir: string, listen: string, ser
     `${SERVICE_ACCOUNT_DIRECTORY}=${serviceAccountDir}`,
     "-s",
     `${SOCKET}=${listen}`,
+    "-s",
+    `${DRAIN_SOCKET}=${drainAddress(listen)}`,
   ];
 }
 
@@ -51,6 +57,8 @@ names docs/deploy.md's tables give; wrangler.toml's [vars] fill in what is unset
 
   PORT                        the port on 127.0.0.1 (default 8080; npm start's wrangler dev has 8787)
   ARC_REAPER_LISTEN           the address instead, e.g. 0.0.0.0:8080
+                              (GET /drain listens on 127.0.0.1 at the next port: a signal calls it, then
+                              stops workerd, killing it 20 s later if it has not stopped)
   ARC_REAPER_DATA             the ledger's directory (default .server-state/); keep it to keep the ledger
   ARC_REAPER_SERVICE_ACCOUNT  with KUBE_TOKEN=service-account-token-file: the directory holding the
                               token file "token" (default .server-service-account/); or set KUBE_TOKEN itself
@@ -61,6 +69,15 @@ A fresh ledger's sweeps start with its first request (GET /healthz wakes it).
 export function settingsProblems(env: NodeJS.ProcessEnv): string[] {
   const result = readSettings({ ...serverEnv(env), ARC_REAPER_HOME: "cluster" });
   return result.ok ? [] : result.errors;
+}
+
+/** How long `npm run serve` lets workerd drain after a signal before it kills it (the pod's grace period is 30 s). */
+const STOP_BOUND_MS = 20_000;
+
+async function stop(child: ReturnType<typeof spawn>, listen: string, signal: NodeJS.Signals): Promise<void> {
+  await fetch(`http://${drainAddress(listen)}/drain`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+  child.kill(signal);
+  setTimeout(() => child.kill("SIGKILL"), STOP_BOUND_MS).unref();
 }
 
 if (import.meta.main) {
@@ -92,6 +109,7 @@ if (import.meta.main) {
   const listen = process.env.ARC_REAPER_LISTEN ?? `127.0.0.1:${process.env.PORT ?? "8080"}`;
   process.stdout.write(`arc-reaper on http://${listen} (ledger in ${dataDir})\n`);
   const child = spawn(WORKERD, workerdArgs(outdir, dataDir, listen, serviceAccountDir), { stdio: "inherit", env: serverEnv(process.env) });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  // As the pod's preStop does: agents told to reconnect, then workerd's own drain, bounded (it has no bound of its own).
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(child, listen, signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

@@ -36,12 +36,15 @@ export const OUTBOUND_FILE = "kube-token-outbound.js";
 export const SERVICE_ACCOUNT_DIRECTORY = "service-account";
 export const LEDGER_DIRECTORY = "ledger-storage";
 export const SOCKET = "http";
+/** The drain's socket (src/http/drain-entrypoint.ts): the pod's preStop calls GET /drain on it before SIGTERM. */
+export const DRAIN_SOCKET = "drain";
 /** Never change this: the ledger's files on the volume are found by it. */
 export const LEDGER_UNIQUE_KEY = "arc-reaper-ledger";
 /** The default directory and address; `workerd serve -d ledger-storage=… -s http=…` overrides them. */
 const DEFAULT_DIRECTORY = "/var/lib/arc-reaper";
 const SERVICE_ACCOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
 const DEFAULT_ADDRESS = "*:8080";
+const DEFAULT_DRAIN_ADDRESS = "*:8081";
 const LIMITER_MODULE = "arc-reaper:front-door";
 
 const text = (s: string): string => JSON.stringify(s);
@@ -103,7 +106,11 @@ const config :Workerd.Config = (
     # GitHub's API (a GitHub Enterprise Server may be on a private address), under the browsers' CAs.
     (name = "internet", network = (allow = ["public", "private"], tlsOptions = (${publicTls}))),
   ],
-  sockets = [(name = ${text(SOCKET)}, address = ${text(DEFAULT_ADDRESS)}, http = (), service = "arc-reaper")],
+  sockets = [
+    (name = ${text(SOCKET)}, address = ${text(DEFAULT_ADDRESS)}, http = (), service = "arc-reaper"),
+    # GET /drain, for the pod's preStop alone: agents told to reconnect before SIGTERM (workerd's drain has no timeout).
+    (name = ${text(DRAIN_SOCKET)}, address = ${text(DEFAULT_DRAIN_ADDRESS)}, http = (), service = (name = "arc-reaper", entrypoint = "Drain")),
+  ],
   extensions = [(modules = [(name = ${text(LIMITER_MODULE)}, esModule = embed ${text(LIMITER_FILE)}, internal = true)])],
 );
 

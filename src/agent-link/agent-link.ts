@@ -6,7 +6,7 @@
 // a replaced socket still sends is ignored, so an old connection never empties
 // or overwrites the new one's view. What must outlive a hibernation rides on the
 // socket's attachment (attachment.ts); the view and its freshness are in SQL.
-import { CLOSE_REPLACED, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage } from "../cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, CLOSE_RESTARTING, CLUSTER_HEADER, DEFAULT_CLUSTER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
 import { AgentViewTable, type NamespaceState } from "./agent-view-table.ts";
@@ -52,6 +52,12 @@ export class AgentLink {
   private readonly requests: AgentRequests;
   /** A cache of each cluster's current connection id (the truth is in memory, `agent-conn:<cluster>`). */
   private readonly currentConn = new Map<string, string>();
+  /**
+   * The server is stopping (drain()): no new agent is accepted by this instance. An instance field, not the
+   * ledger's: it is this process's fate, which the next process must not inherit. An instance the runtime
+   * recreated meanwhile accepts again, and the pod's grace period still bounds the stop.
+   */
+  private draining = false;
   /** Called when a cluster's view can be judged again: a complete snapshot, or a namespace readable again. */
   private readonly onViewComplete: (cluster: string) => void;
 
@@ -70,6 +76,7 @@ export class AgentLink {
    */
   accept(request: Request): Response {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
+    if (this.draining) return new Response("the server is stopping: connect to the next one", { status: 503, headers: { "retry-after": "1" } });
     const cluster = request.headers.get(CLUSTER_HEADER) || DEFAULT_CLUSTER;
     for (const old of this.ctx.getWebSockets(clusterTag(cluster))) {
       try {
@@ -90,6 +97,26 @@ export class AgentLink {
     if (!known.includes(cluster)) this.memory.set(CLUSTERS_KEY, [...known, cluster].sort());
     this.log({ msg: "agent connected", cluster });
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /**
+   * The server is stopping (the pod's preStop, before SIGTERM): every agent is told to reconnect (close 1012,
+   * CLOSE_RESTARTING) and no new one is accepted here, so that workerd, which drains without a timeout of its
+   * own, has no open WebSocket to wait for. Answers how many sockets it closed.
+   */
+  drain(): number {
+    this.draining = true;
+    let closed = 0;
+    for (const socket of this.ctx.getWebSockets(AGENT_TAG)) {
+      try {
+        socket.close(CLOSE_RESTARTING, "the server is restarting: reconnect");
+        closed++;
+      } catch {
+        // already closing
+      }
+    }
+    this.log({ msg: "draining: agents told to reconnect", closed });
+    return closed;
   }
 
   message(socket: WebSocket, data: string | ArrayBuffer): void {

@@ -4,7 +4,7 @@
 // proxy (HTTPS_PROXY, NO_PROXY: proxy.ts) it dials through a CONNECT tunnel.
 import type { Agent } from "node:http";
 import WebSocket from "ws";
-import { CLOSE_REPLACED, CLUSTER_HEADER, type AgentMessage } from "../cluster/agent-protocol.ts";
+import { CLOSE_REPLACED, CLOSE_RESTARTING, CLUSTER_HEADER, type AgentMessage } from "../cluster/agent-protocol.ts";
 import { BackgroundLoop } from "./background-loop.ts";
 import { Backoff, DEFAULT_BACKOFF, sleep, type BackoffPolicy } from "./backoff.ts";
 import { errorText } from "../model/error-text.ts";
@@ -88,13 +88,14 @@ export class LedgerConnection extends BackgroundLoop {
     while (!signal.aborted) {
       const { openFor, code } = await this.connectOnce(signal);
       if (signal.aborted) return;
-      if (openFor >= this.timings.stableAfterMs) this.backoff.reset();
+      // The ledger's server is restarting (close 1012): not an error; the next server is dialled at the shortest back-off.
+      if (openFor >= this.timings.stableAfterMs || code === CLOSE_RESTARTING) this.backoff.reset();
       let wait = this.backoff.next();
       if (code === CLOSE_REPLACED) {
         wait = this.timings.backoff.capMs;
         this.log("warn", "another agent replaced this one at the ledger: is more than one running?", { retryInMs: wait });
       }
-      this.log("info", "reconnecting to the ledger", { retryInMs: wait });
+      this.log("info", code === CLOSE_RESTARTING ? "the ledger's server is restarting: reconnecting" : "reconnecting to the ledger", { retryInMs: wait });
       await sleep(wait, signal);
     }
   }
@@ -129,8 +130,10 @@ export class LedgerConnection extends BackgroundLoop {
             ? "the ledger refused AGENT_TOKEN (401): it must be the token made for AGENT_CLUSTER from the Worker's AGENT_TOKEN (docs/deploy.md), or the Worker's AGENT_TOKEN itself for the cluster default"
             : status === 407 && this.agent !== undefined
               ? "the egress proxy asks for credentials (407): give them in HTTPS_PROXY (http://user:password@host:port)"
-              : "the ledger did not accept the WebSocket";
-        this.log("error", hint, { status, url: this.url, cluster: this.cluster, via: this.via });
+              : status === 503
+                ? "the ledger is not available (503: its server is stopping, or none is ready yet): dialling again after the back-off"
+                : "the ledger did not accept the WebSocket";
+        this.log(status === 503 ? "info" : "error", hint, { status, url: this.url, cluster: this.cluster, via: this.via });
         refused = true;
         res.resume();
         socket.terminate();

@@ -235,6 +235,13 @@ export type LedgerMessage = DeleteOrder | ReadOrder | FinishOrder;
 export const CLOSE_REPLACED = 4001;
 
 /**
+ * The close code (RFC 6455's "Service Restart") the ledger uses when its server is stopping (the in-cluster
+ * pod's preStop, src/http/drain-entrypoint.ts): the agent reconnects soon, to the server that comes next,
+ * at its shortest back-off; not an error.
+ */
+export const CLOSE_RESTARTING = 1012;
+
+/**
  * How long the agent lets one call to the API server take (a GET, a DELETE). The
  * ledger waits at least this long for a read, and twice for an order (a GET when
  * the object is missing from the agent's cache, then the DELETE).

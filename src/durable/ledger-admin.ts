@@ -5,6 +5,10 @@ import { RpcTarget } from "cloudflare:workers";
 import { deepHealth, type DeepHealth } from "../health/deep-health.ts";
 import type { AgentStatus } from "../agent-link/agent-link.ts";
 import { adminView, type AdminView } from "../ledger/admin-view.ts";
+import { decodeBackup, encodeBackup, type BackupRefusalReason } from "../ledger/backup-format.ts";
+import { LEFT_OUT } from "../ledger/backup-tables.ts";
+import { readBackup } from "../ledger/read-backup.ts";
+import { restoreBackup, type RestoreOutcome } from "../ledger/restore-backup.ts";
 import { knownInstallations } from "../ledger/known-installations.ts";
 import type { MemoryTable, PausedBy, PauseState } from "../ledger/memory-table.ts";
 import { sweepDriver } from "../config/home.ts";
@@ -19,6 +23,9 @@ async function sweepState(root: LedgerRoot, settings: Settings, memory: MemoryTa
   const last = memory.get("last-sweep");
   return { driver: sweepDriver(settings.home), lastAt: last ? Date.parse(last.at) : null, alarmAt: await root.storage.getAlarm(), now: Date.now() };
 }
+
+/** A restore's answer: what it wrote, or why the backup (decodeBackup) or the ledger (restoreBackup) refused it. */
+export type RestoreAnswer = RestoreOutcome | { ok: false; reason: BackupRefusalReason; message: string };
 
 export class LedgerAdmin extends RpcTarget {
   readonly #root: LedgerRoot;
@@ -74,6 +81,61 @@ export class LedgerAdmin extends RpcTarget {
     }
     this.#root.log({ msg: "resumed", by, wasPaused, madeDue });
     return { wasPaused, madeDue };
+  }
+
+  /**
+   * GET /admin/backup: every backed-up table read in one synchronous step (src/ledger/read-backup.ts says why
+   * that is one state), then encoded as NDJSON and streamed.
+   */
+  async backup(): Promise<ReadableStream<Uint8Array>> {
+    const started = Date.now();
+    const content = readBackup(this.#root.sql);
+    const readMs = Date.now() - started;
+    const chunks = await encodeBackup(content, new Date(started), LEFT_OUT);
+    const rows = Object.fromEntries(content.tables.map((t) => [t.name, t.rows.length]));
+    this.#root.log({
+      msg: "ledger backed up",
+      schemaVersion: content.schemaVersion,
+      rows,
+      bytes: chunks[0]!.byteLength + chunks[1]!.byteLength,
+      databaseBytes: this.#root.storage.sql.databaseSize,
+      readMs,
+    });
+    return new Blob(chunks).stream();
+  }
+
+  /**
+   * POST /admin/restore: a backup checked whole, then written into this ledger if it holds no facts, in one
+   * transaction, after any sweep or alarm under way. `live`: this is the ledger the server serves, whose alarm
+   * is set for the restored rows; another (restored under a new LEDGER_NAME, to be switched to) is left without
+   * an alarm, so it decides nothing until it is served.
+   */
+  async restore(body: ReadableStream<Uint8Array>, live: boolean): Promise<RestoreAnswer> {
+    const started = Date.now();
+    const decoded = await decodeBackup(await new Response(body).text());
+    if (!decoded.ok) {
+      this.#root.log({ msg: "ledger restore refused", reason: decoded.reason, message: decoded.message });
+      return decoded;
+    }
+    return this.#root.exclusive(async () => {
+      const outcome = restoreBackup(this.#root.sql, (run) => this.#root.storage.transactionSync(run), decoded);
+      if (!outcome.ok) {
+        this.#root.log({ msg: "ledger restore refused", reason: outcome.reason, message: outcome.message });
+        return outcome;
+      }
+      const settings = this.#root.settingsResult();
+      if (live && settings.ok) await this.#root.rearm(this.#root.store(settings.settings));
+      else await this.#root.storage.deleteAlarm();
+      this.#root.log({
+        msg: "ledger restored",
+        schemaVersion: outcome.schemaVersion,
+        migratedTo: outcome.migratedTo,
+        rows: outcome.rows,
+        live,
+        ms: Date.now() - started,
+      });
+      return outcome;
+    });
   }
 
   /** GET /healthz/deep: each namespace listed, a token minted per known installation, the deliveries listed. */

@@ -89,6 +89,11 @@ export class Ledger extends DurableObject<LedgerEnv> {
     this.agent.closed(ws, 1006, errorText(error));
   }
 
+  /** The in-cluster server is stopping: agents told to reconnect, none accepted here any more (src/http/drain-entrypoint.ts). */
+  async drain(): Promise<number> {
+    return this.agent.drain();
+  }
+
   /** Whether a cluster's agent is connected and what it said (agent mode). */
   async agentStatus(cluster = "default"): Promise<AgentStatus> {
     await this.root.reassertAlarm();

@@ -8,6 +8,7 @@ import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
 import { errorText } from "../model/error-text.ts";
+import { networkReasonOf } from "../net/network-reason-of.ts";
 import { FINISH_OVERLAY_COMMAND } from "../reaper/finish-stuck.ts";
 import type { ListShapeNote } from "../model/list-shape.ts";
 import { sweepCheck, type SweepState } from "./sweep-check.ts";
@@ -16,6 +17,8 @@ interface HealthCheck {
   name: string;
   ok: boolean;
   detail: string;
+  /** A failed check that got no answer: why, as a code (DnsFailure, TlsFailure, ConnectionFailed, Timeout, ...; src/net/network-cause.ts). */
+  reason?: string;
 }
 
 export interface DeepHealth {
@@ -62,7 +65,8 @@ async function attempt(name: string, run: () => Promise<string>): Promise<Health
   try {
     return { name, ok: true, detail: await run() };
   } catch (e) {
-    return { name, ok: false, detail: errorText(e) };
+    const reason = networkReasonOf(e);
+    return { name, ok: false, detail: errorText(e), ...(reason ? { reason } : {}) };
   }
 }
 

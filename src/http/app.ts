@@ -5,6 +5,7 @@ import type { AppEnv } from "./app-env.ts";
 import { agentUpgrade } from "./agent-route.ts";
 import { adminLogin, adminLoginForm, adminLogout, adminPage, loginBodyLimit } from "./admin-page-route.ts";
 import { adminNotFound } from "./admin-not-found.ts";
+import { adminBackup, adminRestore } from "./admin-backup-route.ts";
 import { listRunners, runnerStory } from "./admin-runners-route.ts";
 import { rawLedgerName } from "../durable/ledger-for.ts";
 import { throttleBearer } from "./bearer-throttle.ts";
@@ -66,6 +67,8 @@ export function createApp(): Hono<AppEnv> {
   app.post("/admin/logout", requireSettings, (c) => adminLogout(c, c.get("settings")));
   app.post("/admin/pause", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "pause"));
   app.post("/admin/resume", requireSettings, admin, (c) => adminPauseSwitch(c, c.get("settings"), "resume"));
+  app.get("/admin/backup", requireSettings, admin, requireAdmin, (c) => adminBackup(c, c.get("settings")));
+  app.post("/admin/restore", requireSettings, admin, requireAdmin, (c) => adminRestore(c, c.get("settings")));
   app.get("/agent", requireSettings, (c) => agentUpgrade(c, c.get("settings")));
   app.get("/metrics", requireSettings, throttleBearer("metrics"), requireToken("metrics"), (c) => serveMetrics(c, c.get("settings")));
   app.notFound((c) =>

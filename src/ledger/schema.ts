@@ -277,7 +277,8 @@ const MIGRATIONS: readonly (readonly string[])[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-export function migrate(sql: Sql): void {
+/** Brings the ledger to `upTo` (this code's version unless a restore asks for an older backup's, src/ledger/restore-backup.ts). */
+export function migrate(sql: Sql, upTo: number = SCHEMA_VERSION): void {
   sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
   const version = Number(sql.first<{ version: number }>("SELECT version FROM schema_version")?.version ?? 0);
   if (version > SCHEMA_VERSION) {
@@ -285,7 +286,7 @@ export function migrate(sql: Sql): void {
       `arc-reaper ledger: the stored schema is version ${version}, newer than this code's ${SCHEMA_VERSION}: roll forward, migrations never go back`,
     );
   }
-  for (let v = version; v < SCHEMA_VERSION; v++) {
+  for (let v = version; v < upTo; v++) {
     for (const statement of MIGRATIONS[v]!) sql.run(statement);
     sql.run("DELETE FROM schema_version");
     sql.run("INSERT INTO schema_version (version) VALUES (?)", v + 1);

@@ -37,6 +37,14 @@ export class Sql {
     return rows;
   }
 
+  /** All rows of one statement as arrays, with its columns' names (a backup: every table whole). */
+  table(query: string): { columns: string[]; rows: SqlStorageValue[][] } {
+    const cursor = this.storage.exec(query);
+    const rows = Array.from(cursor.raw());
+    this.cost.rowsRead += cursor.rowsRead;
+    return { columns: cursor.columnNames, rows };
+  }
+
   /** The first row, or undefined. */
   first<T extends SqlRow = SqlRow>(query: string, ...bindings: SqlValue[]): T | undefined {
     return this.all<T>(query, ...bindings)[0];

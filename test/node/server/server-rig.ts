@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Webhooks } from "@octokit/webhooks";
 import { freePort, waitFor } from "../../../scripts/lib/local-stack.ts";
 import { buildServer } from "../../../scripts/server/build.ts";
-import { serverEnv, WORKERD, workerdArgs } from "../../../scripts/server/serve.ts";
+import { drainAddress, serverEnv, WORKERD, workerdArgs } from "../../../scripts/server/serve.ts";
 import { startGithubStandin, type GithubStandin } from "../../standins/github/server.ts";
 import { createGithubTenant, type GithubTenant } from "../../standins/github/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
@@ -28,7 +28,8 @@ export interface ServerWorld {
   /** The built server's directory (bundle, limiter, config). */
   outdir: string;
   /** Starts workerd on `dataDir` (a fresh one unless given) with the world's settings over `settings`; one at a time. */
-  start(o?: { dataDir?: string; settings?: Record<string, string | undefined>; outdir?: string }): Promise<RunningServer>;
+  /** `port`: the one a server before it had (an agent's ARC_REAPER_URL stays the same); a free one unless given. */
+  start(o?: { dataDir?: string; settings?: Record<string, string | undefined>; outdir?: string; port?: number }): Promise<RunningServer>;
   sign(body: string): Promise<string>;
   /** The ServiceAccount's token file the server reads with KUBE_TOKEN=service-account-token-file (the kubelet rotates it). */
   writeServiceAccountToken(token: string): void;
@@ -39,6 +40,8 @@ export interface ServerWorld {
 
 interface RunningServer {
   url: string;
+  /** The drain's socket (GET /drain, as the pod's preStop calls it): the next port, on 127.0.0.1. */
+  drainUrl: string;
   pid: number;
   dataDir: string;
   /** Everything the server printed so far (workerd's own errors among it). */
@@ -57,6 +60,19 @@ const parse = (line: string): Record<string, unknown> | undefined => {
     return undefined;
   }
 };
+
+/** A free port whose next one (the drain's) is free too. */
+async function freePortPair(): Promise<number> {
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    const next = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      next.once("error", () => resolve(false));
+      next.listen(port + 1, "127.0.0.1", () => next.close(() => resolve(true)));
+    });
+    if (free || tries >= 20) return port;
+  }
+}
 
 export async function serverWorld(): Promise<ServerWorld> {
   const work = mkdtempSync(join(tmpdir(), "arc-reaper-server-"));
@@ -91,7 +107,7 @@ export async function serverWorld(): Promise<ServerWorld> {
 
   const start: ServerWorld["start"] = async (o = {}) => {
     const dataDir = o.dataDir ?? mkdtempSync(join(work, "data-"));
-    const port = await freePort();
+    const port = o.port ?? (await freePortPair());
     const settings: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...base, ...o.settings })) if (v !== undefined) settings[k] = v;
     // Only the settings and PATH: nothing of this process's environment reaches the server.
@@ -135,6 +151,7 @@ export async function serverWorld(): Promise<ServerWorld> {
     );
     return {
       url,
+      drainUrl: `http://${drainAddress(`127.0.0.1:${port}`)}`,
       pid: child.pid ?? 0,
       dataDir,
       output: () => [...raw],

@@ -1,4 +1,4 @@
-// A request that gets no answer names where it was going: "fetch failed" (Node)
+// A request that gets no answer names where it was going and why: "fetch failed" (Node)
 // or "Network connection lost." (workerd) alone does not say which address is down.
 import { createServer } from "node:net";
 import { expect, it } from "vitest";
@@ -16,6 +16,9 @@ it("a refused connection fails with the method, origin and path, never the query
     (e: unknown) => e,
   );
   expect(failed).toBeInstanceOf(Error);
-  expect((failed as Error).message).toMatch(new RegExp(`^fetch failed \\(POST http://127\\.0\\.0\\.1:${port}/app/installations\\)$`));
+  expect((failed as Error).message).toBe(
+    `127.0.0.1:${port} refused the connection [ConnectionRefused] (POST http://127.0.0.1:${port}/app/installations; the runtime said: fetch failed)`,
+  );
+  expect((failed as { reason?: string }).reason).toBe("ConnectionRefused");
   expect((failed as Error).message).not.toContain("secret");
 });

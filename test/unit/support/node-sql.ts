@@ -17,6 +17,7 @@ export function nodeSql(): { sql: Sql; db: DatabaseSync } {
       return {
         rowsRead: rows.length,
         rowsWritten: written,
+        columnNames: statement.columns().map((c) => c.name),
         toArray: () => rows,
         raw: () => rows.map((r) => Object.values(r)),
         [Symbol.iterator]: () => rows[Symbol.iterator](),
