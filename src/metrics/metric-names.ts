@@ -12,6 +12,7 @@ export const METRIC_NAMES = [
   "arc_reaper_last_sweep_duration_seconds", // gauge
   "arc_reaper_last_sweep_errors", // gauge {kind}
   "arc_reaper_last_sweep_github_requests", // gauge
+  "arc_reaper_last_sweep_github_counted_requests", // gauge: of those, counted against the rate limit (all but 304s)
   "arc_reaper_github_rate_limit_remaining", // gauge
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused
