@@ -300,7 +300,7 @@ export class LedgerStore implements LedgerPort {
     new FailedTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.redeliveries.prune(now - 3 * 86_400_000);
     new ReceivedGuidsTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
-    this.validators.prune(now);
+    this.validators.prune();
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }

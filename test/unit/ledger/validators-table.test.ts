@@ -56,7 +56,7 @@ describe("github_validators", () => {
     t.remember("GET /new", answer(3, NOW + MAX_AGE_MS));
     now = NOW + MAX_AGE_MS + 1;
     expect(t.recall("GET /old")).toBeUndefined();
-    expect(t.prune(now)).toBe(1); // /older; /old went when it was asked for
+    expect(t.prune()).toBe(1); // /older; /old went when it was asked for
     expect(db.prepare("SELECT request FROM github_validators").all()).toEqual([{ request: "GET /new" }]);
   });
 });
