@@ -352,14 +352,21 @@ pure) with the same policy (grace ${DAY_POLICY.graceSeconds} s, bound ${int(DAY_
   a job read when the job is its run's only open one), which answers for every open job of the run (src/reaper/recheck-runs.ts);
   at most ${a.maxDeletionsPerSweep} deletions and ${a.maxCallsPerSweep} GitHub calls a sweep. Installation tokens are minted
   when needed and cached for an hour (refreshed ${a.tokenRefreshMarginMs / 60_000} minutes early), installation look-ups once
-  per repository; the webhook payload carries the installation id.
+  per repository; the webhook payload carries the installation id. **Conditional requests**
+  (issue 47): every GET a recheck repeats sends the validator its last 200 left (kept ${a.validatorMaxAgeMs / 3_600_000} hours);
+  GitHub as the facts have it: ETags are specific to the token (a new one each hour, as above),
+  no \`Last-Modified\` on these Actions endpoints; a body changes when a job of it is queued,
+  starts or completes, a run's (and so the listing's) when any of its jobs does. An unchanged
+  answer asked with a validator that counts is a 304: a request, not counted against the limit.
 - **polling reaper** (bench/day/polling-model.ts), like the CronJob reapers for ARC: every
   ${POLLING_MODEL.everyMs / 60_000} minutes a new pod mints an installation token (1 call), lists the EphemeralRunners, and
   for each busy one (status.workflowRunId set) reads its run and the run's jobs (2 calls),
   deleting it when the judge says so. It skips the rest of a poll when the
   installation's 5,000 requests of the clock hour are spent (GitHub answers 403 then).
-- **Measured on the trace**: GitHub calls per hour of the day (mean over the 24 hours and
-  the busiest hour; the 5,000/h limit is per installation, each reaper on its own);
+- **Measured on the trace**: GitHub calls per hour of the day counted against the rate limit
+  (all but 304s; mean over the 24 hours and the busiest hour; the 5,000/h limit is per
+  installation, each reaper on its own), requests made, the share answered 304, and whether
+  each completion no delivery brought was found at the first recheck after it;
   reap delay = from the job's \`completed_at\` on GitHub (or the run's \`updated_at\` for a
   cancelled run) to the delete, over the stuck runners, with and without the ${DAY_POLICY.graceSeconds} s grace both
   apply (goal: p99 after the grace ≤ 5 s); stuck runner-hours = the sum of those delays;

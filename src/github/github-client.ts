@@ -176,6 +176,8 @@ function openSession(opts: GithubOptions) {
         store?.forget(repeated.key);
         throw new GithubError(304, `${what}: ${why}`, { cause: e, reason: UNREADABLE_NOT_MODIFIED });
       }
+      // Confirmed current: its age starts again (a Last-Modified stays worth sending; an ETag's token still bounds it).
+      if (known) store?.remember(repeated.key, { ...known, storedAt: Date.now() });
       return summary.value;
     }
     const read = readAnswer(repeated.schema, answer.data);

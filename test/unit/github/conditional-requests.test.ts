@@ -122,7 +122,10 @@ const stepArb = fc.oneof(
 );
 
 describe("conditional requests through the client", () => {
-  it("a recheck answered 304 gives the runners exactly the decisions the 200 gave, over random runs, bodies, tokens and changes", async () => {
+  // Seconds alone; far more on a loaded machine, and a timed-out property would go on stubbing fetch under the next test.
+  it("a recheck answered 304 gives the runners exactly the decisions the 200 gave, over random runs, bodies, tokens and changes", {
+    timeout: 120_000,
+  }, async () => {
     let notModifiedSeen = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -159,10 +162,10 @@ describe("conditional requests through the client", () => {
           vi.unstubAllGlobals();
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 120 },
     );
     // The property held with 304s answering: it was put to the test.
-    expect(notModifiedSeen).toBeGreaterThan(50);
+    expect(notModifiedSeen).toBeGreaterThan(40);
   });
 
   it("a remembered summary never outlives a changed body: the next read is a 200 with the new word, and it is what is remembered", async () => {
