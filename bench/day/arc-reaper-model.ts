@@ -26,7 +26,17 @@
 //   first the repository's runs in progress are listed (running-runs.ts): a run
 //   listed has one page of its attempt read (REAPER_RECHECK_LISTED_RUNS=read) or
 //   is answered "still running" (listing); the listing moves the next recheck of
-//   every listed run's rows not due yet, and leaves rows due now to be asked.
+//   every listed run's rows not due yet, and leaves rows due now to be asked;
+// - conditional requests (issue 47, src/github/conditional-read.ts): every repeated GET
+//   (a listing, an attempt's page, a run's jobs, a job, a run) sends the validator its
+//   last 200 left, kept 2 hours (src/ledger/validators-table.ts). GitHub as the facts
+//   have it: ETags are specific to the token, and a token is minted when the cached one
+//   is within 5 minutes of its hour; Last-Modified is sent on none of these endpoints
+//   (`lastModifiedOn`, empty by default: a counterfactual names kinds that would have it).
+//   A body changes when a job of it is queued, starts or completes; a run's (and so the
+//   listing's) when any of its jobs does (its updated_at: pessimistic for the listing).
+//   An answer unchanged, asked with a validator that counts, is a 304: a request, not
+//   counted against the hour's limit. The App's own requests (JWT) are never 304s.
 import { scheduleFromFacts } from "../../src/reaper/schedule-facts.ts";
 import { judge } from "../../src/reaper/judge.ts";
 import type { Policy } from "../../src/model/policy.ts";
@@ -57,7 +67,14 @@ export const ARC_REAPER_MODEL = {
   tokenRefreshMarginMs: 300_000,
   /** GitHub lists at most 1,000 runs for a search filtered by status (src/reaper/running-runs.ts). */
   maxListedRunPages: 10,
+  /** MAX_AGE_MS of src/ledger/validators-table.ts: a remembered answer older than this is not sent. */
+  validatorMaxAgeMs: 2 * 3_600_000,
 };
+
+/** The kinds of request GitHub answers with a Last-Modified (a validator that does not depend on the token): none, by the facts. */
+export const NO_LAST_MODIFIED: ReadonlySet<string> = new Set();
+/** The counterfactual: every Actions read the recheck repeats would carry one. */
+export const ACTIONS_LAST_MODIFIED: ReadonlySet<string> = new Set(["in-progress runs listing", "attempt jobs read", "run jobs read", "job read", "run read"]);
 
 interface Pending {
   visibleAt: number;
@@ -69,6 +86,7 @@ interface Pending {
 /**
  * `alarmLatencyMs`: measured delays from a due time to the alarm's delete; one is drawn per firing.
  * `listedRuns`: REAPER_RECHECK_LISTED_RUNS, how a recheck of a run listed in progress is answered.
+ * `lastModifiedOn`: the kinds of request GitHub would answer with a Last-Modified (NO_LAST_MODIFIED: the facts).
  */
 export function runArcReaper(
   trace: Trace,
@@ -76,6 +94,7 @@ export function runArcReaper(
   horizonMs: number,
   alarmLatencyMs: readonly number[],
   listedRuns: "read" | "listing" = "read",
+  lastModifiedOn: ReadonlySet<string> = NO_LAST_MODIFIED,
 ): ReaperOutcome {
   const m = ARC_REAPER_MODEL;
   const rng = seededRng(trace.spec.seed ^ 0x5eed);
@@ -172,17 +191,37 @@ export function runArcReaper(
     const checked = checkedAt.get(job.index);
     return folded && checked !== undefined ? { ...folded, checkedAt: checked } : folded;
   };
-  // The GitHub client mints a token only for installation calls, and caches it.
-  const installationCall = (t: number, budget: { used: number }, kind: string): boolean => {
+  // The GitHub client mints a token only for installation calls, and caches it. A repeated GET (`body`: its
+  // request and what its answer would be now) is conditional: a 304 when the remembered answer is current and
+  // its validator counts (the ETag under the token that earned it, or a Last-Modified where GitHub sends one).
+  let tokenId = 0;
+  const remembered = new Map<string, { token: number; sig: string; at: number }>();
+  const installationCall = (t: number, budget: { used: number }, kind: string, body?: { key: string; sig: string }): boolean => {
     if (tokenExpiresAt - m.tokenRefreshMarginMs <= t) {
       if (budget.used >= m.maxCallsPerSweep || !calls.take(t, "token mint")) return false;
       budget.used++;
       tokenExpiresAt = t + m.tokenLifetimeMs;
+      tokenId++;
     }
-    if (budget.used >= m.maxCallsPerSweep || !calls.take(t, kind)) return false;
+    const known = body ? remembered.get(body.key) : undefined;
+    const sendable = known !== undefined && t - known.at <= m.validatorMaxAgeMs && (known.token === tokenId || lastModifiedOn.has(kind));
+    const notModified = sendable && known.sig === body!.sig;
+    if (budget.used >= m.maxCallsPerSweep || !calls.take(t, kind, notModified)) return false;
     budget.used++;
+    // A 200 replaces what is remembered; a 304 confirms it (its age starts again).
+    if (body) remembered.set(body.key, notModified ? { ...known, at: t } : { token: tokenId, sig: body.sig, at: t });
     return true;
   };
+  // What a body says at t, as far as its ETag goes: each job queued, started, completed.
+  const jobSig = (index: number, t: number): string => {
+    const j = trace.jobs[index]!;
+    return `${trace.runs[j.run]!.queuedAt <= t ? 1 : 0}${j.startedAt <= t ? 1 : 0}${j.completedAt <= t ? 1 : 0}`;
+  };
+  const runSig = (runIndex: number, t: number): string => trace.runs[runIndex]!.jobs.map((j) => jobSig(j, t)).join("");
+  // Lost completions (no completion heard when a read shows the job completed): found at the first read of
+  // their run after they completed, or later.
+  const lastReadOfRun = new Map<number, number>();
+  const lost = { found: 0, atFirstRecheck: 0 };
 
   // The repository's in-progress runs (src/reaper/running-runs.ts): listed once per repository and pass,
   // 100 a page (at most 1,000 runs, GitHub's cap on a filtered search); a listed run (this attempt)
@@ -196,9 +235,14 @@ export function runArcReaper(
     if (known) return known;
     const running = (runsOf.get(repo) ?? []).filter((r) => firstStart[r]! <= t && trace.runs[r]!.completedAt > t);
     const pages = Math.min(m.maxListedRunPages, Math.floor(running.length / 100) + 1);
-    for (let p = 0; p < pages; p++) if (!installationCall(t, budget, "in-progress runs listing")) return undefined;
     // Newest first: past the cap, the oldest runs are not listed (their jobs are read on their own).
-    const listed = new Set(running.sort((a, b) => trace.runs[b]!.queuedAt - trace.runs[a]!.queuedAt).slice(0, m.maxListedRunPages * 100));
+    const newest = running.sort((a, b) => trace.runs[b]!.queuedAt - trace.runs[a]!.queuedAt);
+    for (let p = 0; p < pages; p++) {
+      const page = newest.slice(p * 100, (p + 1) * 100);
+      const sig = page.map((r) => `${r}:${runSig(r, t)}`).join(",");
+      if (!installationCall(t, budget, "in-progress runs listing", { key: `runs:${repo}:${p}`, sig })) return undefined;
+    }
+    const listed = new Set(newest.slice(0, m.maxListedRunPages * 100));
     listings.set(`${repo}@${t}`, listed);
     for (const r of listed) {
       for (const index of trace.runs[r]!.jobs) {
@@ -231,12 +275,19 @@ export function runArcReaper(
     const members = run.jobs.filter((j) => open.has(j));
     const kind = listed ? "attempt jobs read" : members.length > 1 ? "run jobs read" : "job read";
     const pages = listed ? 1 : members.length > 1 ? Math.ceil(run.jobs.length / 100) : 1;
-    for (let p = 0; p < pages; p++) if (!installationCall(t, budget, kind)) return false;
+    const body = kind === "job read" ? { key: `job:${members[0]}`, sig: jobSig(members[0]!, t) } : { key: `${kind}:${runIndex}`, sig: runSig(runIndex, t) };
+    for (let p = 0; p < pages; p++) if (!installationCall(t, budget, kind, { key: `${body.key}:${p}`, sig: body.sig })) return false;
     if (listed) listedReads++;
     else rechecks++;
+    const previousRead = lastReadOfRun.get(runIndex);
+    lastReadOfRun.set(runIndex, t);
     for (const index of members) {
       const job = trace.jobs[index]!;
       if (job.completedAt <= t) {
+        if (!tracked(job, t)?.jobCompleted) {
+          lost.found++;
+          if (previousRead === undefined || previousRead < job.completedAt) lost.atFirstRecheck++;
+        }
         record({
           visibleAt: t,
           fact: {
@@ -400,7 +451,7 @@ export function runArcReaper(
         budget.used++;
         installationsKnown.add(run.repo);
       }
-      if (!installationCall(t, budget, "run read")) break;
+      if (!installationCall(t, budget, "run read", { key: `run:${c.job.run}`, sig: `${run.completedAt <= t ? 1 : 0}${runSig(c.job.run, t)}` })) break;
       const learned: Fact[] = [];
       const common = { runner: c.job.runner, repo: run.repo, runId: run.id, runAttempt: 1, installationId: 4242, source: "rest" };
       if (run.completedAt <= t) {
@@ -418,7 +469,7 @@ export function runArcReaper(
           { type: "job-started", ...common, jobId: 0, startedAt: iso(c.job.startedAt - 5_000) },
         );
       } else {
-        if (!installationCall(t, budget, "run jobs read")) break;
+        if (!installationCall(t, budget, "run jobs read", { key: `run jobs read:${c.job.run}:0`, sig: runSig(c.job.run, t) })) break;
         learned.push(
           c.job.completedAt <= t
             ? {
@@ -461,6 +512,7 @@ export function runArcReaper(
     rechecks,
     listedRechecks,
     listedReads,
+    lostCompletions: lost,
   };
 }
 

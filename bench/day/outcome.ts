@@ -19,4 +19,6 @@ export interface ReaperOutcome {
   listedRechecks?: number;
   /** Rechecks of a run listed in progress answered by one page of its attempt's jobs (arc-reaper only). */
   listedReads?: number;
+  /** Completions no delivery brought that a read of the run found (arc-reaper only), and how many at the first read after they happened. */
+  lostCompletions?: { found: number; atFirstRecheck: number };
 }

@@ -36,9 +36,17 @@ function Bar(props: { h: HourFigures; i: number; max: number }) {
   const plot = HEIGHT - BOTTOM - TOP;
   let y = HEIGHT - BOTTOM;
   const end = new Date(Date.parse(h.start) + 3_600_000).toISOString();
-  const words = `${hourLabel(h.start)}–${hourLabel(end)} UTC: ${h.reaped} reaped, ${h.kept} kept, ${h.gone} gone`;
+  const words = `${hourLabel(h.start)}–${hourLabel(end)} UTC: ${h.reaped} reaped, ${h.kept} kept, ${h.gone} gone; GitHub requests ${h.githubRequests} made, ${h.githubCounted} counted`;
   return (
-    <g class="hour" data-hour={h.start} data-reaped={String(h.reaped)} data-kept={String(h.kept)} data-gone={String(h.gone)}>
+    <g
+      class="hour"
+      data-hour={h.start}
+      data-reaped={String(h.reaped)}
+      data-kept={String(h.kept)}
+      data-gone={String(h.gone)}
+      data-github-requests={String(h.githubRequests)}
+      data-github-counted={String(h.githubCounted)}
+    >
       <title>{words}</title>
       {/* A full-height, see-through target, so that every hour has its tooltip even when empty. */}
       <rect x={String(x)} y={String(TOP)} width={String(BAR)} height={String(plot)} fill="#f6f8fa" />
@@ -59,6 +67,8 @@ export function DayChart(props: { day: DayAtGlance }) {
   const sums = { reaped: 0, kept: 0, gone: 0 };
   for (const h of hours) for (const s of SERIES) sums[s.key] += h[s.key];
   const summary = `${sums.reaped} reaped, ${sums.kept} kept, ${sums.gone} gone in the last 24 hours`;
+  const requests = hours.reduce((a, h) => a + h.githubRequests, 0);
+  const counted = hours.reduce((a, h) => a + h.githubCounted, 0);
   return (
     <section id="day" aria-label="The last 24 hours">
       <svg
@@ -105,6 +115,9 @@ export function DayChart(props: { day: DayAtGlance }) {
           ? `Delay after the grace: p50 ${describePercentile(delay.p50)}, p99 ${describePercentile(delay.p99)} (${delay.count} reaped).`
           : "Delay after the grace: no runner reaped in the last 24 hours."}
         {keptWhy.length > 0 ? ` Kept: ${keptWhy.map((k) => `${k.n} ${k.why}`).join(", ")}.` : ""}
+      </p>
+      <p id="github-calls" data-requests={String(requests)} data-counted={String(counted)}>
+        {`GitHub requests in the last 24 hours: ${requests} made, ${counted} counted against the rate limit (${requests - counted} answered 304 Not Modified).`}
       </p>
     </section>
   );

@@ -162,7 +162,7 @@ function LastSweep(props: { sweep: LastSweepFigures | undefined; now: number }) 
       </dd>
       <dt>GitHub requests</dt>
       <dd>
-        {s.githubCalls}
+        {s.githubCounted === undefined ? s.githubCalls : `${s.githubCalls} made, ${s.githubCounted} counted against the rate limit`}
         {s.rateLimitRemaining === null ? "" : `, rate limit left ${s.rateLimitRemaining}`}
       </dd>
     </dl>

@@ -6,7 +6,9 @@
 // and one log line. The pass's own lines (a decision per runner on a sweep's
 // first looks) go through one log budget (src/log.ts): those past it are
 // counted, and the sweep or alarm line says how many.
+import { countedCalls } from "../github/call-budget.ts";
 import { tokenCacheFor } from "../github/token-cache.ts";
+import { recordGithubCalls } from "../ledger/hourly-rollup.ts";
 import { type LastSweep, MemoryTable } from "../ledger/memory-table.ts";
 import { lastSweepOf } from "../ledger/queries.ts";
 import type { SqlCost } from "../ledger/sql.ts";
@@ -55,6 +57,7 @@ export async function ledgerPass(root: LedgerRoot, kind: PassKind, scheduledTime
   );
   const report = await runPass(kind, { ledger: state, watched, github, budget, githubTimes, settings, now, clock, unwatched, ...(retired ? { retired } : {}) });
   state.spendGithubCalls(clock(), budget.used, settings.maxGithubCallsPerMinute);
+  recordGithubCalls(root.sql, now, budget.used, countedCalls(budget));
   if (kind === "sweep") {
     const pruneMark = state.memory.get("pruned-at") ?? 0;
     if (now - pruneMark >= PRUNE_EVERY_MS) {
@@ -101,6 +104,7 @@ function logPass(
       deleted: report.deleted,
       errors: report.errors,
       githubCalls: pass.githubCalls,
+      githubCounted: report.githubCounted,
       clusterCalls: pass.clusterCalls,
       rowsRead: cost.rowsRead,
       rowsWritten: cost.rowsWritten,

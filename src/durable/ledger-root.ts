@@ -126,7 +126,7 @@ export class LedgerRoot {
         appId: settings.appId,
         privateKey: settings.privateKey,
         budget,
-        cache: { tokens, memory: store.memory.github() },
+        cache: { tokens, memory: store.memory.github(), validators: store.validators },
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
     } catch (e) {

@@ -2,7 +2,11 @@ import { fetchWithTimeout } from "../net/fetch-with-timeout.ts";
 
 // Every request to GitHub counts against REAPER_MAX_GITHUB_CALLS_PER_MINUTE:
 // token mints, installation look-ups, the deliveries listing and REST reads
-// alike. The budget is checked before a request is sent, never after.
+// alike. The budget is checked before a request is sent, never after. A 304
+// (a conditional request whose answer did not change) is a request like any
+// other for the per-sweep cap and GitHub's secondary limits, and is not
+// counted against the primary rate limit: `used` counts both, `notModified`
+// the 304s among them (countedCalls: what GitHub counts).
 
 /**
  * The longest GitHub's word can switch a scope off: a Retry-After or x-ratelimit-reset beyond it
@@ -16,6 +20,8 @@ export class GithubRateLimited extends Error {}
 export interface CallBudget {
   readonly limit: number;
   used: number;
+  /** Of `used`, the requests GitHub answered 304 Not Modified: not counted against its primary rate limit. */
+  notModified: number;
   /** The rate limit GitHub reported last, for the metrics. */
   rateLimitRemaining: number | null;
   rateLimitLimit: number | null;
@@ -28,8 +34,16 @@ export interface RateLimitState {
 }
 
 export function newCallBudget(limit: number): CallBudget {
-  return { limit, used: 0, rateLimitRemaining: null, rateLimitLimit: null };
+  return { limit, used: 0, notModified: 0, rateLimitRemaining: null, rateLimitLimit: null };
 }
+
+/** The requests GitHub counts against the primary rate limit: every answer but a 304 (200s, errors, requests that got no answer). */
+export function countedCalls(budget: Pick<CallBudget, "used" | "notModified">): number {
+  return budget.used - budget.notModified;
+}
+
+/** A header of our own on a 304 handed to the client: how many bytes of body came with it (GitHub sends none). */
+export const NOT_MODIFIED_BODY_BYTES = "x-arc-reaper-304-body-bytes";
 
 /** A fetch that spends the budget, honours Retry-After / x-ratelimit-reset, and times out. */
 export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutMs: number): typeof fetch {
@@ -49,7 +63,8 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
     }
     budget.used++;
     // The whole answer is read inside the deadline, then handed on as a fresh Response.
-    const response = await fetchWithTimeout(input, init ?? {}, timeoutMs, async (r) => new Response(NULL_BODY.has(r.status) ? null : await r.arrayBuffer(), r));
+    const response = await fetchWithTimeout(input, init ?? {}, timeoutMs, readWhole);
+    if (response.status === 304) budget.notModified++;
     const remaining = response.headers.get("x-ratelimit-remaining");
     if (remaining !== null && /^\d+$/.test(remaining)) budget.rateLimitRemaining = Number(remaining);
     const limit = response.headers.get("x-ratelimit-limit");
@@ -66,6 +81,15 @@ export function budgetedFetch(budget: CallBudget, rate: RateLimitState, timeoutM
 }
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/** The whole answer as a fresh Response; a 304's body, which GitHub never sends, is measured for the client to refuse. */
+async function readWhole(r: Response): Promise<Response> {
+  if (r.status !== 304) return new Response(NULL_BODY.has(r.status) ? null : await r.arrayBuffer(), r);
+  const bytes = r.body ? (await r.arrayBuffer()).byteLength : 0;
+  const headers = new Headers(r.headers);
+  headers.set(NOT_MODIFIED_BODY_BYTES, String(bytes));
+  return new Response(null, { status: 304, statusText: r.statusText, headers });
+}
 const SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 
 async function backOffUntil(response: Response, now: number): Promise<number | null> {

@@ -4,7 +4,8 @@
 import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { RequestError } from "@octokit/request-error";
-import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, type CallBudget } from "./call-budget.ts";
+import { budgetedFetch, GithubBudgetExhausted, GithubRateLimited, NOT_MODIFIED_BODY_BYTES, type CallBudget } from "./call-budget.ts";
+import { UNREADABLE_NOT_MODIFIED, unreadableNotModified, validatorsOf, validatorsToSend } from "./conditional-read.ts";
 import type { GithubCache } from "./installation-and-rate-memory.ts";
 import { toPkcs8 } from "./private-key.ts";
 import type * as v from "valibot";
@@ -61,11 +62,23 @@ export interface GithubOptions {
 
 export class GithubError extends Error {
   readonly status: number | null;
-  constructor(status: number | null, message: string, options?: ErrorOptions) {
+  /** A code for what went wrong where the status alone does not say (UnreadableNotModified). */
+  readonly reason: string | undefined;
+  constructor(status: number | null, message: string, options?: ErrorOptions & { reason?: string }) {
     super(message, options);
     this.status = status;
+    this.reason = options?.reason;
   }
 }
+
+/** A repeated GET made conditional: the ledger's key for it, and what the decision reads of its body (kept, then answered on a 304). */
+interface Repeated<S extends v.GenericSchema, T> {
+  key: string;
+  schema: S;
+  summarize: (data: v.InferOutput<S>) => T;
+}
+
+type Answered = { data: unknown; headers: Readonly<Record<string, string | number | undefined>> };
 
 export type Github = ReturnType<typeof createGithub>;
 
@@ -117,21 +130,77 @@ function openSession(opts: GithubOptions) {
     return data.token;
   }
 
-  async function asInstallation(installationId: number): Promise<Octokit> {
-    return new (clientFor(String(installationId)))({ auth: await installationToken(installationId) });
+  // A short hash of each token: which token earned a remembered ETag, without keeping the token.
+  const tokenKeys = new Map<string, Promise<string>>();
+  const keyOf = (token: string): Promise<string> => {
+    let known = tokenKeys.get(token);
+    if (!known) {
+      known = tokenKey(token);
+      tokenKeys.set(token, known);
+    }
+    return known;
+  };
+
+  /**
+   * A repeated GET, conditional: the remembered ETag (with the token that earned it) or Last-Modified is sent, a 304 answers
+   * what the 200 did (its summary), a 200 replaces both, an answer without a validator is not remembered.
+   */
+  async function readRepeated<S extends v.GenericSchema, T>(
+    what: string,
+    token: string,
+    repeated: Repeated<S, T>,
+    send: (headers: Record<string, string>) => Promise<Answered>,
+  ): Promise<T> {
+    const store = opts.cache.validators;
+    const known = store?.recall(repeated.key);
+    let summary: { value: T } | undefined;
+    let sent: Record<string, string> = {};
+    if (known) {
+      try {
+        summary = { value: JSON.parse(known.summary) as T };
+        sent = validatorsToSend(known, token);
+      } catch {
+        store?.forget(repeated.key);
+      }
+    }
+    let answer: Answered;
+    try {
+      answer = await send(sent);
+    } catch (e) {
+      if (!(e instanceof RequestError && e.status === 304)) throw toGithubError(what, e);
+      const headers = e.response?.headers ?? {};
+      const why =
+        unreadableNotModified(sent, headers, Number(headers[NOT_MODIFIED_BODY_BYTES] ?? 0)) ??
+        (summary ? undefined : "GitHub answered 304 Not Modified and nothing is remembered for it");
+      if (why !== undefined || !summary) {
+        store?.forget(repeated.key);
+        throw new GithubError(304, `${what}: ${why}`, { cause: e, reason: UNREADABLE_NOT_MODIFIED });
+      }
+      // Confirmed current: its age starts again (a Last-Modified stays worth sending; an ETag's token still bounds it).
+      if (known) store?.remember(repeated.key, { ...known, storedAt: Date.now() });
+      return summary.value;
+    }
+    const read = readAnswer(repeated.schema, answer.data);
+    if (!read.ok) throw unreadable(what, read.why);
+    const value = repeated.summarize(read.value);
+    const validators = validatorsOf(answer.headers);
+    if (validators) store?.remember(repeated.key, { token, ...validators, summary: JSON.stringify(value), storedAt: Date.now() });
+    else if (known) store?.forget(repeated.key);
+    return value;
   }
 
-  /** A REST read as the installation: a 401 (the token was revoked) drops the token and the repository's installation. */
-  async function readAs<S extends v.GenericSchema>(
+  /** A repeated REST read as the installation: a 401 (the token was revoked) drops the token and the repository's installation. */
+  async function readAs<S extends v.GenericSchema, T>(
     repo: string,
     installationId: number,
     what: string,
-    schema: S,
-    send: (octokit: Octokit) => Promise<{ data: unknown }>,
-  ): Promise<v.InferOutput<S>> {
-    const octokit = await asInstallation(installationId);
+    repeated: Repeated<S, T>,
+    send: (octokit: Octokit, headers: Record<string, string>) => Promise<Answered>,
+  ): Promise<T> {
+    const token = await installationToken(installationId);
+    const octokit = new (clientFor(String(installationId)))({ auth: token });
     try {
-      return await read(what, schema, () => send(octokit));
+      return await readRepeated(what, await keyOf(token), repeated, (headers) => send(octokit, headers));
     } catch (e) {
       if (e instanceof GithubError && e.status === 401) {
         opts.cache.tokens.delete(installationId);
@@ -142,13 +211,13 @@ function openSession(opts: GithubOptions) {
   }
 
   const [ownerOf, nameOf] = [(repo: string) => repo.split("/")[0]!, (repo: string) => repo.split("/")[1]!];
-  return { opts, app, installationToken, readAs, ownerOf, nameOf };
+  return { opts, app, installationToken, readAs, readRepeated, ownerOf, nameOf };
 }
 
 type Session = ReturnType<typeof openSession>;
 
 /** Which installation covers a repository: remembered, named by the facts, else looked up (App JWT). */
-function installationLookup({ opts, app, ownerOf, nameOf }: Session) {
+function installationLookup({ opts, app, readRepeated, ownerOf, nameOf }: Session) {
   return {
     /**
      * The installation that covers a repository: the one its latest delivery named (or an earlier
@@ -163,10 +232,12 @@ function installationLookup({ opts, app, ownerOf, nameOf }: Session) {
       if (failedUntil > Date.now()) {
         throw new GithubError(null, `the installation for ${repo} could not be found; not asked again before ${new Date(failedUntil).toISOString()}`);
       }
-      let data: v.InferOutput<typeof InstallationAnswer>;
+      let data: { id: number };
       try {
-        data = await read(`looking up the installation for ${repo}`, InstallationAnswer, () =>
-          app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo) }),
+        // App JWT: a new one may sign each request; its ETag is sent under "app" all the same (at worst GitHub answers 200).
+        const repeated = { key: `GET /repos/${repo}/installation`, schema: InstallationAnswer, summarize: (d: { id: number }) => ({ id: d.id }) };
+        data = await readRepeated(`looking up the installation for ${repo}`, APP, repeated, (headers) =>
+          app.octokit.request("GET /repos/{owner}/{repo}/installation", { owner: ownerOf(repo), repo: nameOf(repo), headers }),
         );
       } catch (e) {
         // Not installed there (404) or not allowed (403): back off, so one such repository cannot eat every sweep's budget.
@@ -221,20 +292,22 @@ function installationChecks({ app, ownerOf, nameOf }: Session) {
 }
 
 /** A job, a run, and the job a runner took in a run (as the installation). */
-function jobReads({ readAs, ownerOf, nameOf }: Session) {
+function jobReads(session: Session) {
+  const { readAs, ownerOf, nameOf } = session;
+  const jobsPage = runJobsPageOf(session);
   return {
     async job(repo: string, jobId: number, installationId: number): Promise<GithubJob> {
-      const data = await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, JobAnswer, (octokit) =>
-        octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId }),
+      const repeated = { key: `GET /repos/${repo}/actions/jobs/${jobId}`, schema: JobAnswer, summarize: toJob };
+      return await readAs(repo, installationId, `reading job ${jobId} in ${repo}`, repeated, (octokit, headers) =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { owner: ownerOf(repo), repo: nameOf(repo), job_id: jobId, headers }),
       );
-      return toJob(data);
     },
 
     async run(repo: string, runId: number, installationId: number): Promise<GithubRun> {
-      const data = await readAs(repo, installationId, `reading run ${runId} in ${repo}`, RunAnswer, (octokit) =>
-        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId }),
+      const repeated = { key: `GET /repos/${repo}/actions/runs/${runId}`, schema: RunAnswer, summarize: toRun };
+      return await readAs(repo, installationId, `reading run ${runId} in ${repo}`, repeated, (octokit, headers) =>
+        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { owner: ownerOf(repo), repo: nameOf(repo), run_id: runId, headers }),
       );
-      return toRun(data);
     },
 
     /**
@@ -244,67 +317,85 @@ function jobReads({ readAs, ownerOf, nameOf }: Session) {
      */
     async runnerJob(repo: string, runId: number, runner: string, installationId: number, startedNotBefore?: number): Promise<GithubJob | undefined> {
       for (let page = 1; ; page++) {
-        const data = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, RunJobsAnswer, (octokit) =>
-          octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
-            owner: ownerOf(repo),
-            repo: nameOf(repo),
-            run_id: runId,
-            filter: "latest",
-            per_page: 100,
-            page,
-          }),
+        const { jobs, last } = await jobsPage(repo, runId, installationId, page);
+        const found = jobs.find(
+          (j) => j.runnerName === runner && (startedNotBefore === undefined || !j.startedAt || Date.parse(j.startedAt) >= startedNotBefore),
         );
-        const found = data.jobs.find(
-          (j) => j.runner_name === runner && (startedNotBefore === undefined || !j.started_at || Date.parse(j.started_at) >= startedNotBefore),
-        );
-        if (found) return toJob(found);
-        if (data.jobs.length < 100 || page * 100 >= data.total_count) return undefined;
+        if (found) return found;
+        if (last) return undefined;
       }
     },
   };
 }
 
+/** One page (100 jobs) of a run's latest attempt, and whether it is the last. */
+function runJobsPageOf({ readAs, ownerOf, nameOf }: Session) {
+  return (repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> => {
+    const repeated = {
+      key: `GET /repos/${repo}/actions/runs/${runId}/jobs?filter=latest&per_page=100&page=${page}`,
+      schema: RunJobsAnswer,
+      summarize: (data: v.InferOutput<typeof RunJobsAnswer>) => ({
+        jobs: data.jobs.map(toJob),
+        last: data.jobs.length < 100 || page * 100 >= data.total_count,
+      }),
+    };
+    return readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, repeated, (octokit, headers) =>
+      octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
+        owner: ownerOf(repo),
+        repo: nameOf(repo),
+        run_id: runId,
+        filter: "latest",
+        per_page: 100,
+        page,
+        headers,
+      }),
+    );
+  };
+}
+
 /** Pages of a run's jobs and of a repository's runs in progress: the reads a recheck shares (as the installation). */
-function runListings({ readAs, ownerOf, nameOf }: Session) {
+function runListings(session: Session) {
+  const { readAs, ownerOf, nameOf } = session;
   return {
     /** One page (100 jobs) of a run's latest attempt: the read that answers for every job of the run at once (src/reaper/recheck-runs.ts). */
-    async runJobsPage(repo: string, runId: number, installationId: number, page: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
-      const data = await readAs(repo, installationId, `listing the jobs of run ${runId} in ${repo}`, RunJobsAnswer, (octokit) =>
-        octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
-          owner: ownerOf(repo),
-          repo: nameOf(repo),
-          run_id: runId,
-          filter: "latest",
-          per_page: 100,
-          page,
-        }),
-      );
-      return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || page * 100 >= data.total_count };
-    },
+    runJobsPage: runJobsPageOf(session),
 
     /**
      * The first page (100 jobs) of one attempt of a run: a recheck's read of a run still in progress, at the attempt
      * its tracked jobs belong to (src/reaper/recheck-runs.ts). The attempt's endpoint takes no `filter`: it lists that attempt's jobs.
      */
-    async attemptJobsPage(repo: string, runId: number, attempt: number, installationId: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
-      const data = await readAs(repo, installationId, `listing the jobs of run ${runId} attempt ${attempt} in ${repo}`, RunJobsAnswer, (octokit) =>
+    attemptJobsPage(repo: string, runId: number, attempt: number, installationId: number): Promise<{ jobs: GithubJob[]; last: boolean }> {
+      const repeated = {
+        key: `GET /repos/${repo}/actions/runs/${runId}/attempts/${attempt}/jobs?per_page=100`,
+        schema: RunJobsAnswer,
+        summarize: (data: v.InferOutput<typeof RunJobsAnswer>) => ({ jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || data.total_count <= 100 }),
+      };
+      return readAs(repo, installationId, `listing the jobs of run ${runId} attempt ${attempt} in ${repo}`, repeated, (octokit, headers) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", {
           owner: ownerOf(repo),
           repo: nameOf(repo),
           run_id: runId,
           attempt_number: attempt,
           per_page: 100,
+          headers,
         }),
       );
-      return { jobs: data.jobs.map(toJob), last: data.jobs.length < 100 || data.total_count <= 100 };
     },
 
     /**
      * One page (100 runs, newest first) of the repository's runs in progress, each at its latest attempt: the
      * read that answers a recheck "still running" for every tracked job of a listed run (src/reaper/running-runs.ts).
      */
-    async inProgressRunsPage(repo: string, installationId: number, page: number): Promise<{ runs: ListedRun[]; last: boolean }> {
-      const data = await readAs(repo, installationId, `listing the runs in progress in ${repo}`, RunsAnswer, (octokit) =>
+    inProgressRunsPage(repo: string, installationId: number, page: number): Promise<{ runs: ListedRun[]; last: boolean }> {
+      const repeated = {
+        key: `GET /repos/${repo}/actions/runs?status=in_progress&exclude_pull_requests=true&per_page=100&page=${page}`,
+        schema: RunsAnswer,
+        summarize: (data: v.InferOutput<typeof RunsAnswer>) => ({
+          runs: data.workflow_runs.map((r) => ({ id: r.id, runAttempt: r.run_attempt ?? 1, status: r.status ?? "" })),
+          last: data.workflow_runs.length < 100 || page * 100 >= data.total_count,
+        }),
+      };
+      return readAs(repo, installationId, `listing the runs in progress in ${repo}`, repeated, (octokit, headers) =>
         octokit.request("GET /repos/{owner}/{repo}/actions/runs", {
           owner: ownerOf(repo),
           repo: nameOf(repo),
@@ -312,10 +403,9 @@ function runListings({ readAs, ownerOf, nameOf }: Session) {
           exclude_pull_requests: true,
           per_page: 100,
           page,
+          headers,
         }),
       );
-      const runs = data.workflow_runs.map((r) => ({ id: r.id, runAttempt: r.run_attempt ?? 1, status: r.status ?? "" }));
-      return { runs, last: data.workflow_runs.length < 100 || page * 100 >= data.total_count };
     },
   };
 }
@@ -434,6 +524,14 @@ function nextCursor(link: string | undefined): string | undefined {
   const next = link?.split(",").find((part) => /rel="next"/.test(part));
   const url = next && /<([^>]+)>/.exec(next)?.[1];
   return url ? (new URL(url).searchParams.get("cursor") ?? undefined) : undefined;
+}
+
+const APP = "app";
+
+/** The first 16 hex digits of the token's SHA-256: enough to tell tokens apart, nothing to use one with. */
+async function tokenKey(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  return [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // @octokit/app warns through console by default; arc-reaper logs its own structured lines.

@@ -2,6 +2,7 @@
 // repositories, revoked installations, back-offs per scope: the ledger keeps
 // them) and what an isolate may cache (installation tokens).
 import type { RateLimitState } from "./call-budget.ts";
+import type { Remembered, ValidatorStore } from "./conditional-read.ts";
 
 /** What must outlive an isolate: installations of repositories and back-offs per scope. The ledger keeps it. */
 export interface GithubMemory {
@@ -24,6 +25,8 @@ export interface GithubMemory {
 export interface GithubCache {
   tokens: Map<number, { token: string; expiresAt: number }>;
   memory: GithubMemory;
+  /** What repeated GETs answered, with their validators (conditional-read.ts); the ledger keeps it. Absent: no request is conditional. */
+  validators?: ValidatorStore;
 }
 
 /** A cache whose memory lives only as long as the object (for tests of the client alone). */
@@ -32,8 +35,14 @@ export function newGithubCache(): GithubCache {
   const failed = new Map<string, number>();
   const blocked = new Map<string, number>();
   const revoked = new Map<number, number>();
+  const remembered = new Map<string, Remembered>();
   return {
     tokens: new Map(),
+    validators: {
+      recall: (request) => remembered.get(request),
+      remember: (request, r) => void remembered.set(request, r),
+      forget: (request) => void remembered.delete(request),
+    },
     memory: {
       installation: (repo) => installations.get(repo),
       rememberInstallation: (repo, id) => void installations.set(repo, id),

@@ -1,7 +1,7 @@
 // The admin page's day at a glance, read from the hourly counters
 // (hourly-rollup.ts): at most 24 hours of a few rows each, whatever the size of
 // the runners' history.
-import { DELAY_BUCKETS, HOUR_MS, type HourlyOutcome } from "./hourly-rollup.ts";
+import { DELAY_BUCKETS, HOUR_MS, type HourlyGithub, type HourlyOutcome } from "./hourly-rollup.ts";
 import type { Sql, SqlRow } from "./sql.ts";
 
 export interface HourFigures {
@@ -10,6 +10,9 @@ export interface HourFigures {
   reaped: number;
   kept: number;
   gone: number;
+  /** GitHub requests made in the hour, and those GitHub counts against the rate limit (all but 304s). */
+  githubRequests: number;
+  githubCounted: number;
 }
 
 /** A percentile of the delay after the grace, as the upper bound of its bucket: "at most this long". */
@@ -40,12 +43,17 @@ interface Row extends SqlRow {
 export function readDay(sql: Sql, now: number): DayAtGlance {
   const last = Math.floor(now / HOUR_MS);
   const first = last - 23;
-  const hours = Array.from({ length: 24 }, (_, i): HourFigures => ({ start: new Date((first + i) * HOUR_MS).toISOString(), reaped: 0, kept: 0, gone: 0 }));
+  const hours = Array.from(
+    { length: 24 },
+    (_, i): HourFigures => ({ start: new Date((first + i) * HOUR_MS).toISOString(), reaped: 0, kept: 0, gone: 0, githubRequests: 0, githubCounted: 0 }),
+  );
   const buckets = new Array<number>(DELAY_BUCKETS.length + 1).fill(0);
   const why = new Map<string, number>();
   for (const r of sql.all<Row>("SELECT hour, outcome, bucket, why, n FROM hourly_outcomes WHERE hour >= ? AND hour <= ?", first, last)) {
     const figures = hours[Math.floor(r.hour) - first];
-    const outcome = r.outcome as HourlyOutcome;
+    const outcome = r.outcome as HourlyOutcome | HourlyGithub;
+    if (figures && outcome === "github-requests") figures.githubRequests += r.n;
+    if (figures && outcome === "github-counted") figures.githubCounted += r.n;
     if (!figures || (outcome !== "reaped" && outcome !== "kept" && outcome !== "gone")) continue;
     figures[outcome] += r.n;
     if (outcome === "reaped" && r.bucket >= 0) buckets[r.bucket] = (buckets[r.bucket] ?? 0) + r.n;

@@ -6,6 +6,8 @@
 import type { Sql } from "./sql.ts";
 
 export type HourlyOutcome = "reaped" | "kept" | "gone";
+/** The hour's GitHub requests: made, and counted against the rate limit (all but 304s). */
+export type HourlyGithub = "github-requests" | "github-counted";
 
 /** Upper bounds of the delay buckets, in seconds; a delay past the last is in bucket DELAY_BUCKETS.length. */
 export const DELAY_BUCKETS: readonly number[] = [1, 2, 3, 5, 7, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600];
@@ -40,4 +42,21 @@ export function recordOutcome(sql: Sql, o: Outcome): void {
     o.outcome === "kept" ? (o.why ?? "other") : "",
   );
   sql.run("DELETE FROM hourly_outcomes WHERE hour < ?", hour - KEEP_HOURS);
+}
+
+/** Adds a pass's GitHub requests to its hour's counters: those made and those GitHub counts (all but 304s). */
+export function recordGithubCalls(sql: Sql, at: number, requests: number, counted: number): void {
+  if (requests === 0) return;
+  const hour = Math.floor(at / HOUR_MS);
+  for (const [outcome, n] of [
+    ["github-requests", requests],
+    ["github-counted", counted],
+  ] as const satisfies readonly (readonly [HourlyGithub, number])[]) {
+    sql.run(
+      "INSERT INTO hourly_outcomes (hour, outcome, bucket, why, n) VALUES (?, ?, -1, '', ?) ON CONFLICT (hour, outcome, bucket, why) DO UPDATE SET n = n + excluded.n",
+      hour,
+      outcome,
+      n,
+    );
+  }
 }

@@ -36,6 +36,7 @@ import { withStory, type RunnerRecord } from "../model/runner.ts";
 import { RunnersTable } from "./runners-table.ts";
 import type { Sql } from "./sql.ts";
 import { UnseenTable, type UnseenRunner } from "./unseen-table.ts";
+import { ValidatorsTable } from "./validators-table.ts";
 
 /** The store's settings and the reaper's decisions, handed in: built by LedgerRoot.store() (src/durable/ledger-root.ts) and nowhere else. */
 export interface LedgerOptions {
@@ -57,6 +58,8 @@ export class LedgerStore implements LedgerPort {
   readonly runners: RunnersTable;
   readonly unseenRunners: UnseenTable;
   readonly memory: MemoryTable;
+  /** What repeated GitHub GETs answered, for conditional requests. */
+  readonly validators: ValidatorsTable;
   readonly counters: CountersTable;
   readonly redeliveries: RedeliveriesTable;
   readonly deletionsWatched: DeletionsTable;
@@ -71,6 +74,7 @@ export class LedgerStore implements LedgerPort {
     this.runners = new RunnersTable(sql);
     this.unseenRunners = new UnseenTable(sql);
     this.memory = new MemoryTable(sql);
+    this.validators = new ValidatorsTable(sql);
     this.counters = new CountersTable(sql);
     this.redeliveries = new RedeliveriesTable(sql);
     this.deletionsWatched = new DeletionsTable(sql);
@@ -296,6 +300,7 @@ export class LedgerStore implements LedgerPort {
     new FailedTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
     this.redeliveries.prune(now - 3 * 86_400_000);
     new ReceivedGuidsTable(this.sql).prune(now - this.opts.historyDays * 86_400_000);
+    this.validators.prune();
     this.sql.run("DELETE FROM runs WHERE updated_at < ?", new Date(now - this.opts.historyDays * 86_400_000 - 2 * 86_400_000).toISOString());
     return pruned;
   }

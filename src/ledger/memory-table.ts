@@ -13,7 +13,14 @@ import type { Sql } from "./sql.ts";
 
 /** The last sweep's figures (the admin page, /metrics). */
 export type LastSweep = Pick<PassSummary, "checked" | "deleted" | "kept" | "waiting" | "gone" | "heldBack" | "githubCalls" | "dryRun" | "paused"> &
-  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & { at: string; durationMs: number; errors: Record<string, number>; unreadable?: string[] };
+  Pick<CallBudget, "rateLimitRemaining" | "rateLimitLimit"> & {
+    /** Of githubCalls, those GitHub counts against the primary rate limit (absent in a sweep stored before issue 47). */
+    githubCounted?: number;
+    at: string;
+    durationMs: number;
+    errors: Record<string, number>;
+    unreadable?: string[];
+  };
 
 export type PausedBy = "bearer" | "session";
 export interface PauseState {

@@ -94,6 +94,7 @@ export function lastSweepOf(report: PassSummary, budget: CallBudget, now: number
     heldBack,
     errors: report.errorsByKind,
     githubCalls,
+    githubCounted: report.githubCounted,
     rateLimitRemaining: budget.rateLimitRemaining,
     rateLimitLimit: budget.rateLimitLimit,
     dryRun,

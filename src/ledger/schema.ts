@@ -273,6 +273,21 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // verdict that condemned it. Rows from before have none (a stuck one's code reads null).
     `ALTER TABLE runners ADD COLUMN check_code TEXT`,
   ],
+  [
+    // Migration 16. Conditional requests to GitHub (src/ledger/validators-table.ts): per repeated GET, the validators of
+    // its last 200 (an ETag with the hash of the token that earned it, a Last-Modified) and a summary of what the
+    // decision read. Bounded in rows (by id, oldest written first) and age (stored_at). Nothing before it is touched.
+    `CREATE TABLE IF NOT EXISTS github_validators (
+      id INTEGER PRIMARY KEY,
+      request TEXT NOT NULL UNIQUE,
+      token TEXT NOT NULL,
+      etag TEXT,
+      last_modified TEXT,
+      summary TEXT NOT NULL,
+      stored_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS github_validators_by_age ON github_validators (stored_at)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -116,6 +116,12 @@ function lastSweepFamilies(sweep: LedgerSnapshot["lastSweep"]): NamedFamily[] {
       samples: fromSweep(sweep?.githubCalls),
     },
     {
+      name: "arc_reaper_last_sweep_github_counted_requests",
+      help: "Of the last sweep's GitHub requests, those GitHub counts against the rate limit (all but the 304s of conditional requests).",
+      type: "gauge",
+      samples: fromSweep(sweep?.githubCounted ?? sweep?.githubCalls),
+    },
+    {
       name: "arc_reaper_github_rate_limit_remaining",
       help: "GitHub's x-ratelimit-remaining as the last sweep saw it; absent when it made no request.",
       type: "gauge",

@@ -17,6 +17,7 @@ export const METRIC_NAMES = [
   "arc_reaper_last_sweep_age_seconds", // gauge {home, driven_by}: cron, alarm
   // How often sweeps are due in this home: 60 for the cron trigger, REAPER_SWEEP_EVERY_SECONDS for the ledger's alarm.
   "arc_reaper_sweep_every_seconds", // gauge {home, driven_by}: cron, alarm
+  "arc_reaper_last_sweep_github_counted_requests", // gauge: of those, counted against the rate limit (all but 304s)
   "arc_reaper_github_rate_limit_remaining", // gauge
   "arc_reaper_github_rate_limit_limit", // gauge
   "arc_reaper_paused", // gauge: 1 while deletions are paused

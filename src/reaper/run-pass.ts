@@ -25,7 +25,10 @@ export interface PassSummary {
   errorsByKind: Record<string, number>;
   dryRun: boolean;
   paused: boolean;
+  /** GitHub requests made (the per-sweep cap and the per-minute window count these). */
   githubCalls: number;
+  /** Of those, the ones GitHub counts against the primary rate limit: all but the 304s (conditional requests answered "not modified"). */
+  githubCounted: number;
   /** Runners left for the next sweep's first look (the sweep judges at most FIRST_LOOKS_PER_SWEEP new ones). */
   deferred?: number;
   /** Runners whose ask to GitHub (a recheck, a run's read) the budget or a rate limit left for a later pass, oldest asked first. */
@@ -65,6 +68,7 @@ export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassSumma
     dryRun: deps.settings.dryRun,
     paused: deps.ledger.paused(),
     githubCalls: deps.budget.used,
+    githubCounted: deps.budget.used - deps.budget.notModified,
   };
   if (deferred) report.deferred = deferred;
   if (unreadable) report.unreadable = unreadable.why;

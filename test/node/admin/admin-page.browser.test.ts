@@ -180,13 +180,17 @@ describe("the admin page in Chromium", () => {
     );
     const last = chart.locator("g.hour").last();
     expect(Number(await last.getAttribute("data-reaped"))).toBeGreaterThanOrEqual(1); // the runner the alarm reaped, at least
-    expect(await last.locator("title").textContent()).toMatch(/^\d\d:00–\d\d:00 UTC: \d+ reaped, \d+ kept, \d+ gone$/);
+    expect(await last.locator("title").textContent()).toMatch(/^\d\d:00–\d\d:00 UTC: \d+ reaped, \d+ kept, \d+ gone; GitHub requests \d+ made, \d+ counted$/);
     // The seeded history closed in every hour: every bar has a height.
     const heights = await chart
       .locator("g.hour")
       .evaluateAll((gs) => gs.map((g) => [...g.querySelectorAll("rect[class]")].reduce((h, r) => h + r.getBoundingClientRect().height, 0)));
     expect(heights.filter((h) => h > 0).length).toBeGreaterThanOrEqual(23); // 24 unless the hour turned since the seeding
     expect(await page.locator("#delay").textContent()).toMatch(/^Delay after the grace: p50 ≤ \d+[smh], p99 ≤ \d+[smh] \(\d+ reaped\)\./);
+    // GitHub's two counts apart: requests made, and those counted against the rate limit (all but 304s).
+    expect(await page.locator("#github-calls").textContent()).toMatch(
+      /^GitHub requests in the last 24 hours: \d+ made, \d+ counted against the rate limit \(\d+ answered 304 Not Modified\)\.$/,
+    );
     expect(await chart.locator("text.axis").count()).toBeGreaterThanOrEqual(10); // hour labels and the scale
   });
 

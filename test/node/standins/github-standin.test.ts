@@ -470,3 +470,42 @@ describe("faults and rate limits", () => {
     expect(await pending).toBe("aborted");
   });
 });
+
+describe("conditional requests, as GitHub answers them", () => {
+  const JOBS = `/repos/${REPO}/actions/runs/900/attempts/1/jobs?per_page=100`;
+  const conditional = (tenant: GithubTenant, token: string, etag?: string) =>
+    fetch(`${tenant.baseUrl}${JOBS}`, { headers: { authorization: `token ${token}`, ...(etag ? { "if-none-match": etag } : {}) } });
+
+  it("a weak, quoted ETag that changes with the body and differs per token; a 304 with no body that spends no rate limit", async () => {
+    const tenant = await tenantWithInstallation();
+    const job = await tenant.putJob({ repo: REPO, run_id: 900, status: "in_progress", runner_name: "arc-cond-1" });
+    const [one, two] = [await mintToken(tenant), await mintToken(tenant)];
+    const first = await conditional(tenant, one);
+    const etag = first.headers.get("etag")!;
+    expect(first.status).toBe(200);
+    expect(etag).toMatch(/^W\/"[0-9a-f]+"$/);
+    // No Last-Modified: GitHub sends none on the Actions endpoints.
+    expect(first.headers.get("last-modified")).toBeNull();
+    const remaining = Number(first.headers.get("x-ratelimit-remaining"));
+
+    const again = await conditional(tenant, one, etag);
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+    expect(again.headers.get("etag")).toBe(etag);
+    expect(Number(again.headers.get("x-ratelimit-remaining"))).toBe(remaining);
+    expect((await tenant.rateLimit()).remaining).toBe(remaining);
+
+    // Another token: its own ETag for the same body, and the first token's ETag earns a 200 (counted).
+    const other = await conditional(tenant, two, etag);
+    expect(other.status).toBe(200);
+    expect(other.headers.get("etag")).not.toBe(etag);
+    expect(Number(other.headers.get("x-ratelimit-remaining"))).toBe(remaining - 1);
+
+    // The body changes: the ETag with it, and the old one earns a 200 with the new body.
+    await tenant.putJob({ repo: REPO, id: job.id, run_id: 900, status: "completed", conclusion: "success", completed_at: minutesAgo(1) });
+    const changed = await conditional(tenant, one, etag);
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(etag);
+    expect(((await changed.json()) as { jobs: { status: string }[] }).jobs[0]!.status).toBe("completed");
+  });
+});

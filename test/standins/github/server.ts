@@ -3,7 +3,7 @@
 // installations, runs, jobs, webhook deliveries, faults and rate-limit budget.
 // API paths live under /t/{tenant}/ (like GHES's /api/v3), control paths under
 // /t/{tenant}/__control/.
-import { generateKeyPair, randomBytes, type KeyObject } from "node:crypto";
+import { createHash, generateKeyPair, randomBytes, type KeyObject } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { errorAnswer, handleApi, installationOfToken, rateLimitExceededMessage, type ApiAnswer, type Auth } from "./api.ts";
@@ -41,6 +41,21 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
+}
+
+/** A weak entity tag of the body as this token reads it. */
+function entityTag(auth: { kind: string; token?: string }, text: string): string {
+  return `W/"${createHash("sha256")
+    .update(`${auth.token ?? ""}\n${text}`)
+    .digest("hex")
+    .slice(0, 32)}"`;
+}
+
+/** Whether an If-None-Match header names the tag (weak comparison, as GitHub reads it; "*" matches any). */
+function matchesNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = (Array.isArray(header) ? header.join(",") : header).split(",").map((t) => t.trim().replace(/^W\//, ""));
+  return tags.includes("*") || tags.includes(etag.replace(/^W\//, ""));
 }
 
 function send(res: ServerResponse, status: number, text: string, headers: Record<string, string>): void {
@@ -208,7 +223,15 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
       fault?.status !== undefined
         ? faultAnswer(tenant, fault, fault.status, auth, reqId, nowMs)
         : (answerManifestConversion(tenant, method, path, keys.pkcs1, nowMs) ?? handleApi(tenant, { method, path, query, auth, body, nowMs }, apiContext));
-    call.status = answer.status;
+    // GitHub's ETag on a GET's 200: weak, quoted, changing with the body and differing per token (ETags are
+    // specific to the token: GitHub support in eclipse-csi/otterdog #201). No Last-Modified: GitHub sends none on
+    // the Actions and installation endpoints served here. A match of If-None-Match is a 304 with no body that does
+    // not spend the primary rate limit (the request made while correctly authorized).
+    const text = toWireJson(answer.body);
+    const etag = method === "GET" && answer.status === 200 ? entityTag(auth, text) : undefined;
+    const notModified = etag !== undefined && matchesNoneMatch(req.headers["if-none-match"], etag);
+    if (notModified) tenant.rate.used = Math.max(0, tenant.rate.used - 1);
+    call.status = notModified ? 304 : answer.status;
     const rate = rateLimitState(tenant, nowMs);
     const rateHeaders: Record<string, string> =
       tenant.ghes && !tenant.ghes.rateLimits
@@ -220,7 +243,18 @@ export async function startGithubStandin(opts: { port?: number } = {}): Promise<
             "x-ratelimit-used": String(rate.used),
             "x-ratelimit-resource": "core",
           };
-    send(res, answer.status, toWireJson(answer.body), {
+    const common = {
+      "x-github-request-id": reqId,
+      "x-github-api-version-selected": "2022-11-28",
+      ...(tenant.ghes ? { "x-github-enterprise-version": tenant.ghes.version } : {}),
+      ...rateHeaders,
+    };
+    if (notModified) {
+      if (!res.destroyed && !res.headersSent) res.writeHead(304, { ...common, etag }).end();
+      return;
+    }
+    send(res, answer.status, text, {
+      ...(etag === undefined ? {} : { etag }),
       "x-github-request-id": reqId,
       "x-github-api-version-selected": "2022-11-28",
       "x-github-media-type": "github.v3; format=json",

@@ -354,6 +354,7 @@ describe("runPass", () => {
       dryRun: false,
       paused: false,
       githubCalls: 0,
+      githubCounted: 0,
       redelivery: { listed: 0, asked: [], failed: [] },
     });
   });

@@ -75,7 +75,15 @@ describe("the day at a glance", () => {
     ]);
     const day = await dayOf(s.env, NOW);
     expect(day.hours).toHaveLength(24);
-    expect(day.hours.at(-1)).toEqual({ start: new Date(Math.floor(NOW / HOUR_MS) * HOUR_MS).toISOString(), reaped: 2, kept: 0, gone: 1 });
+    expect(day.hours.at(-1)).toEqual({
+      start: new Date(Math.floor(NOW / HOUR_MS) * HOUR_MS).toISOString(),
+      reaped: 2,
+      kept: 0,
+      gone: 1,
+      // The sweep's one GitHub request (the failed deliveries' listing), a 200: made and counted.
+      githubRequests: 1,
+      githubCounted: 1,
+    });
     expect(day.hours.slice(0, -1).every((h) => h.reaped + h.kept + h.gone === 0)).toBe(true);
     // 100s and 300s: the buckets up to 120s and up to 300s.
     expect(day.delay).toEqual({ count: 2, p50: { atMostSeconds: 120 }, p99: { atMostSeconds: 300 } });
@@ -124,7 +132,7 @@ describe("the day at a glance", () => {
     const start = new Date(Math.floor(now / HOUR_MS) * HOUR_MS);
     expect(last).toMatchObject({ hour: start.toISOString(), reaped: 10, kept: 0, gone: 1, rects: ["bar-reaped", "bar-gone"] });
     const hh = (d: Date) => d.toISOString().slice(11, 16);
-    expect(last.title).toBe(`${hh(start)}–${hh(new Date(start.getTime() + HOUR_MS))} UTC: 10 reaped, 0 kept, 1 gone`);
+    expect(last.title).toBe(`${hh(start)}–${hh(new Date(start.getTime() + HOUR_MS))} UTC: 10 reaped, 0 kept, 1 gone; GitHub requests 0 made, 0 counted`);
     expect(chart.bars.at(-6)).toMatchObject({ kept: 1, rects: ["bar-kept"] });
     expect(chart.bars[0]).toMatchObject({ reaped: 1, rects: ["bar-reaped"] });
     expect(chart.bars.filter((b) => b.rects.length === 0)).toHaveLength(21);

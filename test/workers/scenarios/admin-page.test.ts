@@ -517,6 +517,13 @@ describe("GET /admin content", () => {
     expect(text).toContain("GitHub requests 5, rate limit left 4990");
   });
 
+  it("shows the last sweep's GitHub requests made and those counted against the rate limit apart (a 304 is not counted)", async () => {
+    const env = testEnv();
+    await writeLastSweep(env, lastSweep({ githubCalls: 5, githubCounted: 3, rateLimitRemaining: 4990, rateLimitLimit: 5000 }));
+    const text = await textOf(await get(env, "/admin", bearer));
+    expect(text).toContain("GitHub requests 5 made, 3 counted against the rate limit, rate limit left 4990");
+  });
+
   it.each([
     ["a GitHub Enterprise Server", "https://ghes.example.com/api/v3", "https://ghes.example.com"],
     ["GHE.com", "https://api.acme.ghe.com", "https://acme.ghe.com"],
