@@ -28,6 +28,8 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
   agent_snapshot: "a snapshot still arriving",
   agent_removed: "the agent's recent removals, which its next whole snapshot supersedes",
   agent_namespaces: "how whole each agent namespace was: restored without the view it dates, a namespace could read as whole and empty",
+  github_validators:
+    "conditional requests' validators and summaries of GitHub's answers: a cache, refilled by the next 200s; its ETags belong to tokens of the server that took the backup",
   schema_version: "the backup's first line names it",
 };
 

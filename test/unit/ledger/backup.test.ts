@@ -120,13 +120,14 @@ describe("a ledger backup", () => {
   });
 
   it("writes an older release's backup at its version, then migrates it", async () => {
-    const old = ledger(SCHEMA_VERSION - 1);
+    // Version 14: before migration 15 gave runners check_code (and 16 added github_validators).
+    const old = ledger(14);
     old.db.exec(`INSERT INTO runners (runner, job_id, repo, run_id, run_attempt, state, reason) VALUES ('arc-old', 1, 'o/r', 2, 1, 'running', '')`);
     const content = readBackup(old.sql);
     expect(content.tables.find((t) => t.name === "runners")!.columns).not.toContain("check_code");
     const to = ledger();
     const outcome = restoreBackup(to.sql, to.transaction, await decoded(await backupText(content)));
-    expect(outcome).toMatchObject({ ok: true, schemaVersion: SCHEMA_VERSION - 1, migratedTo: SCHEMA_VERSION });
+    expect(outcome).toMatchObject({ ok: true, schemaVersion: 14, migratedTo: SCHEMA_VERSION });
     expect(to.db.prepare("SELECT runner, check_code FROM runners").all()).toEqual([{ runner: "arc-old", check_code: null }]);
     expect(to.db.prepare("SELECT version FROM schema_version").all()).toEqual([{ version: SCHEMA_VERSION }]);
   });
