@@ -55,6 +55,11 @@ export interface Cluster {
    * `name` in it is certain as of this time (ms). Absent: every answer is a fresh read, as of when it was sent.
    */
   viewAsOf?(namespace: string, name: string): number;
+  /**
+   * For a view held beside the ledger (the agent's): the object of `name` it shows, without any call; undefined
+   * when it shows none or cannot be used. Absent (direct mode): nothing is known without a call.
+   */
+  inView?(namespace: string, name: string): ClusterRunner | undefined;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
   /** Removes exactly these finalizers from exactly this object; absent where it cannot be done. Never throws. */
