@@ -95,6 +95,7 @@ export class LedgerAdmin extends RpcTarget {
       installations: knownInstallations(this.#root.sql),
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
+      clusterIdentities: state.memory.clusterIdentities(),
       ...(settings.cluster.mode === "direct" ? { listShape: (cluster: string) => state.memory.listShape(cluster).note() } : {}),
     });
     state.spendGithubCalls(Date.now(), budget.used, limit);

@@ -13,6 +13,11 @@ export interface WatchedCluster {
   namespaces: readonly string[];
   /** ARC's runner ids were seen to match GitHub's in this cluster (the ledger remembers it): then another id rules an object out. */
   idsMatch?: boolean;
+  /**
+   * Makes sure the ledger knows what the cluster name points at (direct mode: its kube-system uid, read once per
+   * KUBE_API_URL) before a pass judges by ids; answers whether ids are known to match there now.
+   */
+  confirmIdentity?: (now: number) => Promise<boolean>;
 }
 
 const idsMatchIn =

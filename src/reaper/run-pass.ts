@@ -37,6 +37,9 @@ export interface PassSummary {
 }
 
 export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassSummary> {
+  // The sweep makes sure what each cluster name points at is known before it judges by ids (a name re-pointed
+  // carries nothing over); the alarm judges by what is known (an identity read from another URL: no id trusted).
+  if (kind === "sweep") for (const w of deps.watched) if (w.confirmIdentity) w.idsMatch = await w.confirmIdentity(deps.now);
   const { items, lookAtDeletions, deferred, unreadable } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
