@@ -2,7 +2,8 @@
 // namespace's uid), remembered in the ledger; read again when the URL changes, and an hour after a read
 // that could not tell (forbidden, an error). A change is logged (ClusterIdentityChanged) and counted, and
 // what was known of the previous identity's runner ids is forgotten; an unknown identity is logged
-// (ClusterIdentityUnknown) and trusts no id. Answers whether ids are now known to match in the cluster.
+// (ClusterIdentityUnknown) and trusts no id. Answers whether ids are now known to match in the cluster, and
+// whether the identity held is the cluster's now (known, and read from this URL).
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { LedgerStore } from "../ledger/ledger-store.ts";
 
@@ -16,7 +17,7 @@ export async function confirmClusterIdentity(
   store: LedgerStore,
   log: (line: Record<string, unknown>) => void,
   now: number,
-): Promise<boolean> {
+): Promise<{ idsMatch: boolean; current: boolean }> {
   const known = store.memory.clusterIdentity(name);
   const fresh = known?.source === "kube-system" && known.url === url && (known.uid !== undefined || now - known.at < UNKNOWN_RETRY_MS);
   if (!fresh && cluster.identity) {
@@ -32,5 +33,6 @@ export async function confirmClusterIdentity(
       log({ msg: "cluster identity unknown", reason: "ClusterIdentityUnknown", cluster: name, url, why: answer.why, forbidden: answer.forbidden });
     }
   }
-  return store.memory.runnerIdsMatch()[name] !== undefined;
+  const held = store.memory.clusterIdentity(name);
+  return { idsMatch: store.memory.runnerIdsMatch()[name] !== undefined, current: held?.url === url && held.uid !== undefined };
 }

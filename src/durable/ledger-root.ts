@@ -129,12 +129,14 @@ export class LedgerRoot {
     });
     // Trusted only for the identity read from this very URL: a KUBE_API_URL changed since trusts no id until the sweep reads it.
     const identity = store.memory.clusterIdentity(direct.name);
-    const idsMatch = identity?.url === direct.apiUrl && store.memory.runnerIdsMatch()[direct.name] !== undefined;
+    const identityCurrent = identity?.url === direct.apiUrl && identity.uid !== undefined;
+    const idsMatch = identityCurrent && store.memory.runnerIdsMatch()[direct.name] !== undefined;
     return {
       name: direct.name,
       cluster,
       namespaces: settings.namespaces,
       idsMatch,
+      identityCurrent,
       confirmIdentity: (now) => confirmClusterIdentity(direct.name, direct.apiUrl, cluster, store, this.log, now),
     };
   }
