@@ -587,6 +587,8 @@ export interface JobPayload {
   completedAt?: string;
   conclusion?: string;
   labels?: string[];
+  /** workflow_job.runner_id: the registration that took the job (default: the example's). */
+  runnerId?: number | null;
 }
 
 /** workflow_job (in_progress or completed) as GitHub sends it for an ARC runner, with the fields of the case set. */
@@ -603,6 +605,7 @@ export function workflowJobPayload(action: "in_progress" | "completed", o: JobPa
     status: action,
     started_at: o.startedAt,
   });
+  if (o.runnerId !== undefined) job.runner_id = o.runnerId;
   if (action === "completed") Object.assign(job, { completed_at: o.completedAt, conclusion: o.conclusion });
   (payload.repository as Json).full_name = o.repo;
   payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==" };
