@@ -16,6 +16,7 @@
 //                                      twin of the same name is never touched
 //   npm run demo -- --result out.json  also the outcome as JSON (for the test)
 import { writeFile } from "node:fs/promises";
+import { standinRunnerId } from "../test/standins/github/runner-id.ts";
 import { makeEphemeralRunner } from "../test/standins/kube/control.ts";
 import type { StoredEphemeralRunner } from "../test/standins/kube/types.ts";
 import { startLocalStack, workflowJobPayload, workflowRunPayload, type DecisionLog, type LocalStack, type SweepLog } from "./lib/local-stack.ts";
@@ -252,6 +253,8 @@ async function story(stack: LocalStack): Promise<DemoOutcome> {
     runId: c.runId ?? 0,
     runAttempt: 1,
     jobId: c.jobId ?? 0,
+    // The registration that took the job, as GitHub's job reads name it too (a job naming another is not believed).
+    runnerId: standinRunnerId(c.jobId ?? 0),
     installationId: INSTALLATION,
     startedAt: iso(startedMsAgo),
   });

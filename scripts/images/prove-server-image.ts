@@ -19,7 +19,7 @@ import { Webhooks } from "@octokit/webhooks";
 import { startGithubStandin } from "../../test/standins/github/server.ts";
 import { createGithubTenant } from "../../test/standins/github/control.ts";
 import { startKubeStandin } from "../../test/standins/kube/server.ts";
-import { createKubeTenant, makeEphemeralRunner, roleBindings } from "../../test/standins/kube/control.ts";
+import { createKubeTenant, makeEphemeralRunner, identityBinding, roleBindings } from "../../test/standins/kube/control.ts";
 import { waitFor, workflowJobPayload } from "../lib/local-stack.ts";
 import { ROOT } from "../server/build.ts";
 import { imageRootfs } from "./image-rootfs.ts";
@@ -64,7 +64,12 @@ export async function proveServerImage(image: string): Promise<ServerProof> {
     await github.addInstallation({ id: INSTALLATION, repositories: [REPO] });
     const kube = await createKubeTenant(kubeStandin.url, { namespaces: [NAMESPACE] });
     const kubeToken = `image-kube-${randomBytes(18).toString("base64url")}`;
-    await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: kubeToken, bindings: roleBindings([NAMESPACE]) });
+    await kube.addServiceAccount({
+      name: "arc-reaper",
+      namespace: "arc-reaper",
+      token: kubeToken,
+      bindings: [...roleBindings([NAMESPACE]), identityBinding()],
+    });
     const webhookSecret = `image-webhook-${randomBytes(18).toString("base64url")}`;
 
     // The volumes: the ledger's (fsGroup 65532 makes it the pod's), the projected token and ca.crt (read-only).

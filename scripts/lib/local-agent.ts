@@ -9,7 +9,7 @@ import { startAgent, type RunningAgent } from "../../src/agent/agent.ts";
 import type { Log } from "../../src/agent/log.ts";
 import { readSettings } from "../../src/agent/settings.ts";
 import type { KubeTenant } from "../../test/standins/kube/control.ts";
-import { loadAgentRbac } from "../../test/node/agent/agent-rbac.ts";
+import { loadAgentIdentityRbac, loadAgentRbac } from "../../test/node/agent/agent-rbac.ts";
 
 export interface AgentLogLine {
   at: number;
@@ -28,10 +28,10 @@ export interface LocalAgent {
   logs: AgentLogLine[];
 }
 
-/** Gives the agent's ServiceAccount (infra/agent's Role in `namespaces`) a token in the stand-in cluster. */
+/** Gives the agent's ServiceAccount (infra/agent's Role in `namespaces`, and in kube-system its cluster-identity Role) a token in the stand-in cluster. */
 export async function addAgentServiceAccount(kube: KubeTenant, namespaces: string[], token: string): Promise<string> {
   const rbac = loadAgentRbac(...namespaces);
-  const { user } = await kube.addServiceAccount({ ...rbac.serviceAccount, token, bindings: rbac.bindings });
+  const { user } = await kube.addServiceAccount({ ...rbac.serviceAccount, token, bindings: [...rbac.bindings, ...loadAgentIdentityRbac()] });
   return user;
 }
 

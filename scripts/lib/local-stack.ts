@@ -19,7 +19,7 @@ import type { RunnerRow } from "../../src/admin/runner-rows.ts";
 import { startGithubStandin, type GithubStandin } from "../../test/standins/github/server.ts";
 import { createGithubTenant, type GithubTenant } from "../../test/standins/github/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../test/standins/kube/server.ts";
-import { createKubeTenant, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
+import { createKubeTenant, identityBinding, roleBindings, type KubeTenant } from "../../test/standins/kube/control.ts";
 import type { DecisionLine as DecisionLog, SweepLine as SweepLog } from "../../src/reaper/log-lines.ts";
 import { addAgentServiceAccount, agentRelay, localAgent, type AgentLogLine, type AgentRelay, type LocalAgent } from "./local-agent.ts";
 
@@ -471,7 +471,12 @@ async function startStandins(
   await github.addInstallation({ id: o.installationId, repositories: o.repositories });
   const kube = await createKubeTenant(kubeStandin.url, { namespaces: [o.namespace] });
   // arc-reaper's own RBAC: get, list and delete EphemeralRunners in its namespace, nothing else.
-  await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: o.kubeToken, bindings: roleBindings([o.namespace]) });
+  await kube.addServiceAccount({
+    name: "arc-reaper",
+    namespace: "arc-reaper",
+    token: o.kubeToken,
+    bindings: [...roleBindings([o.namespace]), identityBinding()],
+  });
   return { github, kube, kubeStandin };
 }
 
@@ -582,6 +587,8 @@ export interface JobPayload {
   completedAt?: string;
   conclusion?: string;
   labels?: string[];
+  /** workflow_job.runner_id: the registration that took the job (default: the example's). */
+  runnerId?: number | null;
 }
 
 /** workflow_job (in_progress or completed) as GitHub sends it for an ARC runner, with the fields of the case set. */
@@ -598,6 +605,7 @@ export function workflowJobPayload(action: "in_progress" | "completed", o: JobPa
     status: action,
     started_at: o.startedAt,
   });
+  if (o.runnerId !== undefined) job.runner_id = o.runnerId;
   if (action === "completed") Object.assign(job, { completed_at: o.completedAt, conclusion: o.conclusion });
   (payload.repository as Json).full_name = o.repo;
   payload.installation = { id: o.installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==" };

@@ -27,7 +27,8 @@ function writeDirectOverlay(c: StepContext, keepSecret: boolean): string {
     stringify({
       apiVersion: "kustomize.config.k8s.io/v1beta1",
       kind: "Kustomization",
-      resources: [infra(dir, "reaper"), ...c.a.namespaces.map((ns) => `namespaces/${ns}`)],
+      // cluster-identity: get on the kube-system namespace object, the cluster's identity (docs/design.md).
+      resources: [infra(dir, "reaper"), infra(dir, "cluster-identity"), ...c.a.namespaces.map((ns) => `namespaces/${ns}`)],
       patches: [{ patch: stringify(secretPatch) }],
     }),
   );

@@ -41,7 +41,8 @@ export function writeAgentOverlay(o: { root: string; stateDir: string; cluster: 
   const kustomization = {
     apiVersion: "kustomize.config.k8s.io/v1beta1",
     kind: "Kustomization",
-    resources: [infra(dir, "base"), ...o.namespaces.map((ns) => `namespaces/${ns}`)],
+    // cluster-identity: get on the kube-system namespace object, whose uid the agent's hello carries.
+    resources: [infra(dir, "base"), infra(dir, "cluster-identity"), ...o.namespaces.map((ns) => `namespaces/${ns}`)],
     patches: [{ patch: stringify(patch) }],
   };
   const header = `# Made by npm run setup for cluster ${o.cluster}: infra/agent with this cluster's settings.\n# No secret here: Secret arc-reaper-agent-token is made apart. Apply: kubectl apply -k ${relative(process.cwd(), dir) || "."}\n`;

@@ -84,9 +84,25 @@ export function writeServerOverlay(root: string, dir: string, o: ServerOverlay):
       }),
     );
   }
+  // Get on the kube-system namespace object (the cluster's identity), bound to the server's ServiceAccount wherever it lives.
+  mkdirSync(join(dir, "cluster-identity"));
+  writeFileSync(
+    join(dir, "cluster-identity", "kustomization.yaml"),
+    yaml({
+      apiVersion: "kustomize.config.k8s.io/v1beta1",
+      kind: "Kustomization",
+      resources: [base("infra/kubernetes/cluster-identity")],
+      patches: [
+        {
+          target: { kind: "RoleBinding", name: "arc-reaper-cluster-identity" },
+          patch: stringify([{ op: "replace", path: "/subjects/0/namespace", value: o.namespace }]),
+        },
+      ],
+    }),
+  );
   writeFileSync(
     join(dir, "kustomization.yaml"),
-    yaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["server", ...runners] }),
+    yaml({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["server", "cluster-identity", ...runners] }),
   );
   return dir;
 }

@@ -10,6 +10,7 @@ import { CLOSE_REPLACED, CLOSE_RESTARTING, CLUSTER_HEADER, DEFAULT_CLUSTER, type
 import type { AgentPort } from "../cluster/agent-cluster.ts";
 import { parseAgentMessage } from "../cluster/parse-agent-message.ts";
 import { AgentViewTable, type NamespaceState } from "./agent-view-table.ts";
+import { CountersTable } from "../ledger/counters-table.ts";
 import { MemoryTable } from "../ledger/memory-table.ts";
 import type { Sql } from "../ledger/sql.ts";
 import { AGENT_TAG, attachment, clusterOfAttachment, clusterTag, CLUSTERS_KEY, connKey, disconnectedKey, type Attachment } from "./attachment.ts";
@@ -144,7 +145,15 @@ export class AgentLink {
           return;
         }
         at.hello = { version: message.version, namespaces: message.namespaces, dryRun: message.dryRun };
-        this.log({ msg: "agent hello", cluster, version: message.version, namespaces: message.namespaces, dryRun: message.dryRun });
+        this.log({
+          msg: "agent hello",
+          cluster,
+          version: message.version,
+          namespaces: message.namespaces,
+          dryRun: message.dryRun,
+          identity: message.identity ?? null,
+        });
+        this.noteIdentity(cluster, message.identity);
         break;
       case "snapshot":
         if (takeSnapshotPart(at, view, message, this.log, Date.now())) {
@@ -291,6 +300,24 @@ export class AgentLink {
   }
 
   // --- inside ------------------------------------------------------------------
+
+  /** What the cluster name points at, as its agent's hello says (none: unknown, no runner id trusted); a change is logged and counted. */
+  private noteIdentity(cluster: string, uid: string | undefined): void {
+    const at = Date.now();
+    if (uid === undefined) {
+      this.memory.noteClusterIdentity(cluster, {
+        source: "agent",
+        at,
+        why: "the agent's hello carries no identity (an older agent, or kube-system not readable)",
+      });
+      this.log({ msg: "cluster identity unknown", reason: "ClusterIdentityUnknown", cluster });
+      return;
+    }
+    const { changedFrom } = this.memory.noteClusterIdentity(cluster, { uid, source: "agent", at });
+    if (changedFrom === undefined) return;
+    new CountersTable(this.sql).add("arc_reaper_cluster_identity_changes_total", { cluster });
+    this.log({ msg: "cluster identity changed", reason: "ClusterIdentityChanged", cluster, from: changedFrom, to: uid });
+  }
 
   private refuse(socket: WebSocket, cluster: string, why: string): void {
     this.log({ msg: "agent message refused: closing the connection", cluster, why });

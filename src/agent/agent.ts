@@ -61,6 +61,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
   const kube = kubeRunners(opts.kubeConfig, log);
   const parts: AgentParts = { settings, kube, log, desk: new OrderDesk({ view, kube, dryRun: settings.dryRun, log }) };
   const link: Link = { live: false };
+  const clusterIdentity: { uid?: string } = {};
   const sends = sender(link, view, states, parts);
   const connection = new LedgerConnection({
     url: settings.agentUrl,
@@ -74,7 +75,9 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         link.live = false;
         // "default" goes unsaid, so an older Worker still accepts a single-cluster agent (agent-protocol.ts).
         const cluster = settings.cluster === DEFAULT_CLUSTER ? {} : { cluster: settings.cluster };
-        connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster });
+        // The cluster's identity (kube-system's uid), read once at start; unknown: unsaid (the ledger then trusts no runner id here).
+        const identity = clusterIdentity.uid === undefined ? {} : { identity: clusterIdentity.uid };
+        connection.send({ type: "hello", version: AGENT_VERSION, namespaces: [...settings.namespaces], dryRun: settings.dryRun, ...cluster, ...identity });
         // Until every namespace has listed (or failed) the view is partial: the snapshot waits for it.
         sends.snapshot();
       },
@@ -98,7 +101,14 @@ export function startAgent(opts: AgentOptions): RunningAgent {
     dryRun: settings.dryRun,
   });
   for (const w of watches) w.start();
-  connection.start();
+  // The ledger is dialled once the cluster's identity is read (or known unreadable): its hello carries it.
+  void kube
+    .identity()
+    .then((answer) => {
+      if (answer.kind === "known") clusterIdentity.uid = answer.uid;
+      else log("warn", "cluster identity unknown: the ledger will not trust runner ids here", { reason: "ClusterIdentityUnknown", why: answer.why });
+    })
+    .finally(() => connection.start());
 
   return {
     notReady() {

@@ -5,7 +5,7 @@
 // what infra/agent's Role allows (with watch, in watch-runners.ts): get, list,
 // watch, delete on ephemeralrunners.actions.github.com; and patch (a held
 // deletion finished) where the optional overlay infra/agent/finish-stuck grants it.
-import { ApiException, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { AGENT_API_TIMEOUT_MS, type AgentRunner, type FinishOrderOutcome } from "../cluster/agent-protocol.ts";
 import { isFields } from "../cluster/agent-message-fields.ts";
 import { deleteRunnerByUid, type DeleteAnswer } from "../cluster/delete-runner.ts";
@@ -13,6 +13,7 @@ import { GROUP, PAGE_SIZE, PLURAL, readEphemeralRunnerPage, VERSION } from "../c
 import { finishHeldDeletion, type FinishAnswer } from "../cluster/finish-deletion.ts";
 import { readRunnerByName, type ReadAnswer } from "../cluster/read-runner.ts";
 import type { ApiFailure } from "../cluster/runner-answers.ts";
+import { type KubeSystemAnswer, kubeSystemUid } from "../cluster/kube-system-uid.ts";
 import { errorText } from "../model/error-text.ts";
 import type { Log } from "./log.ts";
 import { agentRunnerOf, toAgentRunner } from "./runner-view.ts";
@@ -40,6 +41,8 @@ export interface KubeRunners {
   readHeld(namespace: string, name: string): Promise<{ runner: AgentRunner; finalizers: string[] } | null>;
   /** The JSON patch (finish-patch.ts) that tests uid and finalizers, then removes them. */
   finish(namespace: string, name: string, uid: string, finalizers: readonly string[]): Promise<FinishResult>;
+  /** The cluster's identity: the kube-system namespace's uid (kube-system-uid.ts); never throws. */
+  identity(): Promise<KubeSystemAnswer>;
 }
 
 export class ListExpiredError extends Error {}
@@ -122,6 +125,7 @@ export function objectName(obj: unknown): string {
 
 export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOUT_MS): KubeRunners {
   const api = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
   const within = <T>(call: Promise<T>, what: string): Promise<T> => withTimeout(call, timeoutMs, what);
   return {
     async list(namespace) {
@@ -173,6 +177,16 @@ export function kubeRunners(kc: KubeConfig, log: Log, timeoutMs = REQUEST_TIMEOU
 
     async finish(namespace, name, uid, finalizers) {
       return finishResult(await finishHeldDeletion(api, { namespace, name, uid }, finalizers, within), `${namespace}/${name}`, uid, finalizers);
+    },
+
+    async identity() {
+      try {
+        const ns = await within(core.readNamespace({ name: "kube-system" }), "read namespace kube-system");
+        return kubeSystemUid(200, { kind: "Namespace", metadata: { name: ns.metadata?.name, uid: ns.metadata?.uid } });
+      } catch (e) {
+        if (e instanceof ApiException) return kubeSystemUid(e.code, undefined);
+        return { kind: "unknown", forbidden: false, why: `reading namespace kube-system: ${errorText(e)}` };
+      }
     },
 
     async delete(namespace, name, uid) {

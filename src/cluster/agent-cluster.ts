@@ -59,6 +59,8 @@ export function agentCluster(agent: AgentPort): Cluster {
       }
     },
     viewAsOf: absentAsOf,
+    // What the view already shows, with no call: where a runner is placed before any read by name.
+    inView: (namespace, name) => (agent.unavailable(namespace) === undefined ? agent.runner(namespace, name) : undefined),
     // A runner the view lacks is read by name through the agent (a fresh GET): its answer, or a 404,
     // lands in the view and its removals, so the absence is evidence as of now. An agent that does not
     // read leaves the view as it was: absence then waits for a newer view.

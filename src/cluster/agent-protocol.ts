@@ -145,6 +145,11 @@ export const AGENT_MESSAGE_SCHEMAS = {
     namespaces: arraySchema(namespaceSchema, MAX_NAMESPACES, 1, "at least one namespace"),
     dryRun: booleanSchema,
     cluster: v.exactOptional(clusterSchema),
+    /**
+     * The cluster's identity: its kube-system namespace's uid, as the agent read it at start. Absent (an older
+     * agent, or kube-system not readable): the ledger trusts no runner id in the cluster until one is reported.
+     */
+    identity: v.exactOptional(textSchema(128)),
   }),
   /**
    * The whole view of the agent's namespaces: after every connect and after every

@@ -15,6 +15,7 @@ import { fetchHttpLibrary, type SendOptions, sendChecked } from "./fetch-http-li
 import { finishHeldDeletion, finishOutcome } from "./finish-deletion.ts";
 import type { FinishOutcome } from "./finish-patch.ts";
 import { readRunnerByName } from "./read-runner.ts";
+import { KUBE_SYSTEM_PATH, type KubeSystemAnswer, kubeSystemUid } from "./kube-system-uid.ts";
 import { listAsTable, ReadFailed } from "./list-as-table.ts";
 import { TABLE_ACCEPT, TableRefused } from "./runner-table.ts";
 import { type ListShapeMemory, noteHolds } from "../model/list-shape.ts";
@@ -55,8 +56,15 @@ export interface Cluster {
    * `name` in it is certain as of this time (ms). Absent: every answer is a fresh read, as of when it was sent.
    */
   viewAsOf?(namespace: string, name: string): number;
+  /**
+   * For a view held beside the ledger (the agent's): the object of `name` it shows, without any call; undefined
+   * when it shows none or cannot be used. Absent (direct mode): nothing is known without a call.
+   */
+  inView?(namespace: string, name: string): ClusterRunner | undefined;
   /** Deletes exactly this object (uid precondition); its finalizers then run in ARC. Never throws: an unacceptable answer is "failed". */
   deleteRunner(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, context?: DeleteContext): Promise<DeleteOutcome>;
+  /** The cluster's identity (its kube-system namespace's uid), read from the API server now; absent where it cannot be read (the agent's reports it). Never throws. */
+  identity?(): Promise<KubeSystemAnswer>;
   /** Removes exactly these finalizers from exactly this object; absent where it cannot be done. Never throws. */
   finishDeletion?(runner: Pick<ClusterRunner, "namespace" | "name" | "uid">, finalizers: readonly string[]): Promise<FinishOutcome>;
 }
@@ -118,6 +126,16 @@ export function createCluster(opts: ClusterOptions): Cluster {
 
     async finishDeletion(runner, finalizers) {
       return finishOutcome(await finishHeldDeletion(api, runner, finalizers));
+    },
+
+    async identity() {
+      try {
+        const url = `${opts.apiUrl}${KUBE_SYSTEM_PATH}`;
+        const answer = await sendChecked(send, url, { method: "GET", headers: { accept: "application/json", authorization: `Bearer ${opts.token}` } });
+        return kubeSystemUid(answer.status, answer.json);
+      } catch (e) {
+        return { kind: "unknown", forbidden: false, why: `reading namespace kube-system: ${describe(e)}` };
+      }
     },
   };
 }

@@ -167,6 +167,7 @@ export class LedgerAdmin extends RpcTarget {
       finishRefused,
       runnerIdsMatch: state.memory.runnerIdsMatch(),
       sweep: await sweepState(this.#root, settings, state.memory),
+      clusterIdentities: state.memory.clusterIdentities(),
       ...(settings.cluster.mode === "direct" ? { listShape: (cluster: string) => state.memory.listShape(cluster).note() } : {}),
     });
     state.spendGithubCalls(Date.now(), budget.used, limit);

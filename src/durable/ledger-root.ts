@@ -24,6 +24,7 @@ import { LedgerStore } from "../ledger/ledger-store.ts";
 import { Sql, type SqlCost } from "../ledger/sql.ts";
 import { errorText } from "../model/error-text.ts";
 import { alarmTime, nextSweepAt, sweepEveryMs } from "./sweep-clock.ts";
+import { confirmClusterIdentity } from "./confirm-cluster-identity.ts";
 
 /** A request re-asserts the ledger's alarm at most this often (per instance). */
 const REASSERT_EVERY_MS = 60_000;
@@ -103,22 +104,12 @@ export class LedgerRoot {
     const budget = newCallBudget(Math.max(0, githubCalls));
     // Direct: one cluster. Agent: one per watched cluster, each bound to its own agent's view.
     const idsMatch = store.memory.runnerIdsMatch();
-    const watched: WatchedCluster[] = (
+    const watched: WatchedCluster[] =
       settings.cluster.mode === "direct"
-        ? [
-            {
-              name: settings.cluster.name,
-              cluster: clusterFor(settings.cluster, {
-                onRequest: () => calls++,
-                tables: { idleAlertSeconds: settings.idleAlertSeconds, memory: store.memory.listShape(settings.cluster.name) },
-              }),
-              namespaces: settings.namespaces,
-            },
-          ]
+        ? [this.directCluster(settings.cluster, settings, store, () => calls++)]
         : this.agent
             .clusters(settings.cluster.expectedClusters)
-            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces }))
-    ).map((w) => ({ ...w, idsMatch: idsMatch[w.name] !== undefined }));
+            .map((name) => ({ name, cluster: agentCluster(this.agent.port(name)), namespaces: settings.namespaces, idsMatch: idsMatch[name] !== undefined }));
     let github: Github | Error;
     try {
       github = createGithub({
@@ -139,6 +130,31 @@ export class LedgerRoot {
       return this.agent.connected(cluster) ? undefined : "no agent of it is connected";
     };
     return { watched, github, budget, clusterCalls: () => calls, unwatched, ...(retired ? { retired } : {}) };
+  }
+
+  /** Direct mode's one cluster, with the read of its identity (kube-system's uid) once per KUBE_API_URL. */
+  private directCluster(
+    direct: Extract<Settings["cluster"], { mode: "direct" }>,
+    settings: Settings,
+    store: LedgerStore,
+    onRequest: () => void,
+  ): WatchedCluster {
+    const cluster = clusterFor(direct, {
+      onRequest,
+      tables: { idleAlertSeconds: settings.idleAlertSeconds, memory: store.memory.listShape(direct.name) },
+    });
+    // Trusted only for the identity read from this very URL: a KUBE_API_URL changed since trusts no id until the sweep reads it.
+    const identity = store.memory.clusterIdentity(direct.name);
+    const identityCurrent = identity?.url === direct.apiUrl && identity.uid !== undefined;
+    const idsMatch = identityCurrent && store.memory.runnerIdsMatch()[direct.name] !== undefined;
+    return {
+      name: direct.name,
+      cluster,
+      namespaces: settings.namespaces,
+      idsMatch,
+      identityCurrent,
+      confirmIdentity: (now) => confirmClusterIdentity(direct.name, direct.apiUrl, cluster, store, this.log, now),
+    };
   }
 
   /** Every watched cluster's agent: AGENT_CLUSTERS, connected, known (agent mode). */

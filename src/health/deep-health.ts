@@ -4,6 +4,7 @@
 // deliveries can be listed (one page). Runs in the ledger, with the same
 // cluster and GitHub clients the sweep uses, but a token cache of its own so
 // that every installation is really minted for.
+import type { ClusterIdentity } from "../model/cluster-identity.ts";
 import type { Cluster } from "../cluster/ephemeral-runners.ts";
 import type { ClusterSettings } from "../config/settings.ts";
 import type { Github } from "../github/github-client.ts";
@@ -50,6 +51,8 @@ export interface DeepHealthDeps {
   listShape?: (cluster: string) => ListShapeNote | undefined;
   /** The clusters where ARC's runner ids were seen to match GitHub's, and since when (ms). */
   runnerIdsMatch?: Readonly<Record<string, number>>;
+  /** What each cluster name points at (its kube-system uid), and when it last changed. */
+  clusterIdentities?: Readonly<Record<string, ClusterIdentity>>;
   /** When the last sweep completed and what drives it (src/health/sweep-check.ts). */
   sweep?: SweepState;
 }
@@ -79,6 +82,7 @@ export async function deepHealth(deps: DeepHealthDeps): Promise<DeepHealth> {
   ];
   if (deps.finishRefused) checks.push(Promise.resolve(finishCheck(deps.finishRefused)));
   checks.push(Promise.resolve(runnerIdsCheck(deps.clusters, deps.runnerIdsMatch ?? {})));
+  checks.push(Promise.resolve(identityCheck(deps.clusters, deps.clusterIdentities ?? {})));
   if (deps.sweep) checks.push(Promise.resolve(sweepCheck(deps.sweep)));
   const done = await Promise.all(checks);
   return { ok: done.every((c) => c.ok), checks: done };
@@ -179,4 +183,21 @@ function runnerIdsCheck(clusters: DeepHealthDeps["clusters"], matched: Readonly<
       : `${who}ARC's runner ids not yet seen matching GitHub's: identity by name, run and uid only, another id rules nothing out`;
   });
   return { name: "runner ids", ok: true, detail: parts.join("; ") };
+}
+
+/** What each cluster name points at (its kube-system uid): "runner ids match" is known per identity. Unknown is safe (no id trusted): ok. */
+function identityCheck(clusters: DeepHealthDeps["clusters"], identities: Readonly<Record<string, ClusterIdentity>>): HealthCheck {
+  const parts = clusters.map(({ name }) => `${clusters.length > 1 ? `cluster ${name}: ` : ""}${identityWords(identities[name])}`);
+  return { name: "cluster identity", ok: true, detail: parts.join("; ") };
+}
+
+/** What the cluster name points at, in words: its identity, or why it is unknown, and its last change. */
+function identityWords(identity: ClusterIdentity | undefined): string {
+  if (!identity) return "not read yet (no runner id trusted until it is)";
+  const what = identity.uid !== undefined ? `kube-system uid ${identity.uid}` : `unknown: ${identity.why ?? "not said"} (no runner id trusted)`;
+  const changed =
+    identity.changedAt !== undefined && identity.previous !== undefined
+      ? `; changed ${new Date(identity.changedAt).toISOString()} from ${identity.previous}: what was known of its runner ids was forgotten`
+      : "";
+  return `${what}${changed}`;
 }

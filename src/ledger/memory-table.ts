@@ -4,6 +4,7 @@
 // typed list (MemoryValues), so a key is spelled once and its value read as
 // the type it was written with.
 import type { GithubMemory } from "../github/installation-and-rate-memory.ts";
+import type { ClusterIdentity } from "../model/cluster-identity.ts";
 import type { IdleCount } from "../model/idle.ts";
 import { type ListShapeMemory, type ListShapeNote, noteHolds } from "../model/list-shape.ts";
 import type { DeliveriesMark } from "../reaper/redeliver-failed.ts";
@@ -44,8 +45,12 @@ export interface MemoryValues {
   "github-times": number[];
   /** The sweep's count of runners that never work (idle-port.ts). */
   "idle-runners": IdleCount;
-  /** Per cluster, since when ARC's runner ids were seen matching GitHub's. */
+  /** Per cluster name, since when ARC's runner ids were seen matching GitHub's: before identities, no longer read (never trusted). */
   "runner-ids-match": Record<string, number>;
+  /** Per cluster identity (its kube-system namespace's uid), since when ARC's runner ids were seen matching GitHub's. */
+  "runner-ids-match-by-identity": Record<string, number>;
+  /** What each cluster name points at now (src/model/cluster-identity.ts). */
+  [cluster: `cluster-identity/${string}`]: ClusterIdentity;
   /** How direct mode lists a cluster, while it falls back to full objects. */
   [cluster: `list-shape/${string}`]: ListShapeNote;
   /** A repository's installation; an installation forgotten until a time; a repository's failed look-up until a time. */
@@ -89,17 +94,62 @@ export class MemoryTable {
 
   /**
    * The clusters where ARC's runner ids were seen to match GitHub's (an object of a job's runner name carrying
-   * the job's runner_id), and since when (ms): only there does another id rule an object out.
+   * the job's runner_id), and since when (ms): only there does another id rule an object out. Kept per cluster
+   * identity: a cluster whose identity is unknown, or whose identity changed since, is not among them.
    */
   runnerIdsMatch(): Record<string, number> {
-    return this.get("runner-ids-match") ?? {};
+    const byIdentity = this.get("runner-ids-match-by-identity") ?? {};
+    const out: Record<string, number> = {};
+    for (const [cluster, identity] of Object.entries(this.clusterIdentities())) {
+      const since = identity.uid === undefined ? undefined : byIdentity[identity.uid];
+      if (since !== undefined) out[cluster] = since;
+    }
+    return out;
   }
 
-  /** Ids seen matching in `clusters` at `at`: the first time stands (a write only for a cluster new to it). */
+  /** Ids seen matching in `clusters` at `at`, for each one's identity now: the first time stands; a cluster of unknown identity proves nothing. */
   runnerIdsMatched(clusters: Iterable<string>, at: number): void {
-    const known = this.runnerIdsMatch();
-    const fresh = [...clusters].filter((c) => known[c] === undefined);
-    if (fresh.length > 0) this.set("runner-ids-match", { ...known, ...Object.fromEntries(fresh.map((c) => [c, at])) });
+    const known = this.get("runner-ids-match-by-identity") ?? {};
+    const fresh = [...clusters].map((c) => this.clusterIdentity(c)?.uid).filter((uid): uid is string => uid !== undefined && known[uid] === undefined);
+    if (fresh.length > 0) this.set("runner-ids-match-by-identity", { ...known, ...Object.fromEntries(fresh.map((uid) => [uid, at])) });
+  }
+
+  /** What a cluster name points at, as last read or reported. */
+  clusterIdentity(cluster: string): ClusterIdentity | undefined {
+    return this.get(`cluster-identity/${cluster}`);
+  }
+
+  /** Every cluster name's identity, by name. */
+  clusterIdentities(): Record<string, ClusterIdentity> {
+    const rows = this.sql.all<{ key: string; value: string }>("SELECT key, value FROM memory WHERE key >= 'cluster-identity/' AND key < 'cluster-identity0'");
+    return Object.fromEntries(rows.map((r) => [r.key.slice("cluster-identity/".length), JSON.parse(r.value) as ClusterIdentity]));
+  }
+
+  /**
+   * Records what a cluster name points at now. A known identity that differs from the last known one is a
+   * change: answered (for the caller to log and count), kept beside it, and what was known of the previous
+   * identity's ids is forgotten. An unknown one (`uid` absent) trusts nothing until an identity is known again.
+   */
+  noteClusterIdentity(cluster: string, seen: Omit<ClusterIdentity, "previous" | "changedAt">): { changedFrom?: string } {
+    const before = this.clusterIdentity(cluster);
+    const last = before?.uid ?? before?.previous;
+    const changed = seen.uid !== undefined && last !== undefined && last !== seen.uid;
+    const next: ClusterIdentity = { ...seen };
+    if (changed) {
+      next.previous = last;
+      next.changedAt = seen.at;
+      const known = this.get("runner-ids-match-by-identity") ?? {};
+      if (known[last] !== undefined) {
+        const { [last]: _dropped, ...rest } = known;
+        this.set("runner-ids-match-by-identity", rest);
+      }
+    } else if (before?.changedAt !== undefined) {
+      next.previous = before.previous;
+      next.changedAt = before.changedAt;
+    }
+    if (seen.uid === undefined && before?.uid !== undefined) next.previous = before.uid;
+    if (JSON.stringify(before) !== JSON.stringify(next)) this.set(`cluster-identity/${cluster}`, next);
+    return changed ? { changedFrom: last } : {};
   }
 
   /** How direct mode lists `cluster` (src/model/list-shape.ts): a row while it falls back to full objects, none while Tables serve. */

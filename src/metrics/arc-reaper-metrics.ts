@@ -211,6 +211,12 @@ function fleetFamilies(snapshot: LedgerSnapshot, counter: Counter, watched: read
         .sort()
         .map((cluster) => ({ labels: { cluster }, value: snapshot.runnerIdsMatch?.[cluster] !== undefined ? 1 : 0 })),
     },
+    {
+      name: "arc_reaper_cluster_identity_changes_total",
+      help: "Times a cluster name was found pointing at another cluster (its kube-system namespace's uid changed: a new KUBE_API_URL, a reused agent cluster name); each forgets that runner ids matched there.",
+      type: "counter",
+      samples: counter("arc_reaper_cluster_identity_changes_total", "cluster"),
+    },
   ];
 }
 

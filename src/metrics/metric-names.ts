@@ -31,6 +31,8 @@ export const METRIC_NAMES = [
   "arc_reaper_cluster_deletions_total", // counter {cluster}
   // Errors by the runner's cluster ("unknown" while no view named one) and kind.
   "arc_reaper_cluster_errors_total", // counter {cluster, kind}: cluster, github, redelivery, agent
+  // A cluster name found pointing at another cluster (its kube-system uid changed): what was known of its runner ids is forgotten.
+  "arc_reaper_cluster_identity_changes_total", // counter {cluster}
   "arc_reaper_stuck_deletions", // gauge: runners arc-reaper deleted that still exist REAPER_STUCK_SECONDS later (ARC holds them)
   // Runners ARC marked Failed that hold a slot of their scale set now.
   "arc_reaper_failed_runners", // gauge {cluster, namespace, scale_set}

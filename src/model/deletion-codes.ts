@@ -19,6 +19,7 @@ export const DELETION_CODES = [
   "NothingToAsk", // no job and no run recorded
   "StillRunning", // GitHub says its job (or run) is not over
   "GithubError", // GitHub could not be read
+  "JobNamesAnotherRunner", // GitHub's job names another runner than the deleted one: its word is not about it
   "DryRun",
   "Paused",
   "Cap", // the deletion cap of the last 60 s

@@ -33,6 +33,7 @@ export const VERDICT_CODES = [
   "BackingOff", // a failed ask or DELETE, not tried again before its back-off ends
   "NotPlaced", // GitHub could not place a busy runner on a job
   "NotRecorded", // what GitHub said could not be recorded
+  "JobNamesAnotherRunner", // GitHub's job names another runner (id, else name) than the row's: kept, a GitHub error
   "Budget", // GitHub's budget or rate limit: asked at a later pass
   "DryRun",
   "Paused",

@@ -8,6 +8,7 @@ import type { ClusterRunner, RunnerRecord } from "../model/runner.ts";
 import type { ClusterView } from "../model/view.ts";
 import type { GithubWord, Verdict } from "../model/verdict.ts";
 import { judge } from "./judge.ts";
+import { jobNamingRunner } from "./job-names-runner.ts";
 import { learnFromGithub } from "./learn-from-github.ts";
 
 export interface AskDeps {
@@ -40,7 +41,8 @@ export async function askAboutJob(record: RunnerRecord, view: ClusterView, deps:
   const shown = listed && (await deps.attemptJob?.(record, installation));
   if (listed && !shown)
     return { record, verdict: judge({ tracked: { ...record, checkedAt: deps.now }, cluster: view, github: listed, now: deps.now, policy: deps.policy }) };
-  const job = shown || (await deps.github.job(record.repo, record.jobId, installation));
+  // Only a job that names this row's runner speaks for it (else JobNamesAnotherRunner: kept, a GitHub error).
+  const job = jobNamingRunner(shown || (await deps.github.job(record.repo, record.jobId, installation)), { name: record.runner, runnerId: record.runnerId });
   let current = record;
   if (job.status === "completed" && job.completedAt) {
     // A completion GitHub reports counts like the webhook's would.

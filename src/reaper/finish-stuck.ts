@@ -13,6 +13,7 @@ import type { DeletionCode } from "../model/deletion-codes.ts";
 import { errorText } from "../model/error-text.ts";
 import type { ClusterRunner, DeletionWatch } from "../model/runner.ts";
 import type { DeletionCheck } from "./check-deletion.ts";
+import { JobNamesAnotherRunner, jobNamingRunner } from "./job-names-runner.ts";
 import { clusterOf } from "./look.ts";
 import type { PassDeps } from "./reconcile-all.ts";
 
@@ -45,6 +46,7 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
     says = now.says;
     if (!now.over) return keep("StillRunning", `GitHub says ${says}`);
   } catch (e) {
+    if (e instanceof JobNamesAnotherRunner) return keep("JobNamesAnotherRunner", e.message);
     return keep("GithubError", `GitHub could not be read (${errorText(e)})`);
   }
   // Removing finalizers completes a deletion: never in a dry run or a pause, and a slot of the deletion cap each.
@@ -87,7 +89,8 @@ export async function finishStuck(w: DeletionWatch, runner: ClusterRunner, stuck
 export async function githubOnDeletion(w: DeletionWatch, github: Github): Promise<{ says: string; over: boolean } | undefined> {
   const as = (status: string, conclusion: string | null) => `${status}${conclusion ? ` (${conclusion})` : ""}`;
   if (w.jobId !== 0) {
-    const job = await github.job(w.repo, w.jobId, w.installationId ?? (await github.installationFor(w.repo)));
+    // Only a job that names the deleted runner speaks for it (JobNamesAnotherRunner otherwise).
+    const job = jobNamingRunner(await github.job(w.repo, w.jobId, w.installationId ?? (await github.installationFor(w.repo))), { name: w.name });
     return { says: `job ${w.jobId} is ${as(job.status, job.conclusion)}`, over: job.status === "completed" };
   }
   if (w.runId === undefined) return undefined;

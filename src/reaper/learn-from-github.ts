@@ -6,6 +6,7 @@ import { CLOCK_SKEW_MS } from "../model/policy.ts";
 import type { ClusterRunner } from "../model/runner.ts";
 import type { Fact } from "../model/facts.ts";
 import { isOwnerRepo } from "../model/shapes.ts";
+import { jobNamingRunner } from "./job-names-runner.ts";
 
 export type Learned = { kind: "known"; facts: Fact[]; job?: GithubJob } | { kind: "unknown"; why: string };
 
@@ -54,10 +55,13 @@ export async function learnFromGithub(github: Github, runner: ClusterRunner): Pr
   // Only a job that started after this object was created (less the skew) can be its own: an earlier
   // job of the same run on the same name ran on an earlier runner of that name.
   const created = runner.createdAt ? Date.parse(runner.createdAt) : NaN;
-  const job = await github.runnerJob(repo, runId, runner.name, installationId, Number.isNaN(created) ? undefined : created - CLOCK_SKEW_MS);
-  if (!job) {
+  const found = await github.runnerJob(repo, runId, runner.name, installationId, Number.isNaN(created) ? undefined : created - CLOCK_SKEW_MS);
+  if (!found) {
     return { kind: "unknown", why: `GitHub lists no job of run ${runId} in ${repo} on runner ${runner.name}` };
   }
+  // Asked by name, and only the name can be held to it here: the object's status.runnerId is ARC's number, the
+  // same as GitHub's only in a cluster where ids were seen to match (identify.ts), which this ask cannot know.
+  const job = jobNamingRunner(found, { name: runner.name });
   const common = {
     runner: runner.name,
     repo,

@@ -13,6 +13,16 @@ export interface WatchedCluster {
   namespaces: readonly string[];
   /** ARC's runner ids were seen to match GitHub's in this cluster (the ledger remembers it): then another id rules an object out. */
   idsMatch?: boolean;
+  /**
+   * Makes sure the ledger knows what the cluster name points at (direct mode: its kube-system uid, read once per
+   * KUBE_API_URL) before a pass judges by ids; answers whether ids are known to match there now.
+   */
+  confirmIdentity?: (now: number) => Promise<{ idsMatch: boolean; current: boolean }>;
+  /**
+   * Whether the identity the ledger holds for this name is the cluster's now (direct mode: read from the current
+   * KUBE_API_URL); false: a match seen here is not recorded (it would be kept for another cluster's identity).
+   */
+  identityCurrent?: boolean;
 }
 
 const idsMatchIn =

@@ -21,6 +21,7 @@ import type { RunnerRecord } from "../model/runner.ts";
 import type { LedgerPort } from "./ports.ts";
 import type { AskDeps } from "./ask-github.ts";
 import type { ReconcileInput, Result } from "./reconcile.ts";
+import { JobNamesAnotherRunner, jobNamingRunner } from "./job-names-runner.ts";
 import { runningRunsOfPass } from "./running-runs.ts";
 
 interface Listing {
@@ -171,6 +172,8 @@ async function applyRunListings(listings: readonly Promise<Listing>[], ledger: R
     for (const row of ledger.openOfRun(listing.repo, listing.runId)) {
       const job = byId.get(row.jobId);
       if (!job || (row.id !== undefined && asked.has(row.id)) || row.runCompleted || row.jobCompleted) continue;
+      // A job that names another runner says nothing of this row: left to its own ask, which keeps it and counts the error.
+      if (!namesRow(job, row)) continue;
       if (job.status === "completed" && job.completedAt) ledger.learn([completion(row, job, listing.installationId)]);
       else running.push(row);
     }
@@ -202,6 +205,16 @@ async function readAttemptPage(github: Github, record: RunnerRecord, installatio
     listing.error = e;
   }
   return listing;
+}
+
+function namesRow(job: GithubJob, row: RunnerRecord): boolean {
+  try {
+    jobNamingRunner(job, { name: row.runner, runnerId: row.runnerId });
+    return true;
+  } catch (e) {
+    if (e instanceof JobNamesAnotherRunner) return false;
+    throw e;
+  }
 }
 
 /** A completion the run's listing reports counts like the webhook's would (as askAboutJob records it). */

@@ -17,6 +17,7 @@ import type { ClusterView } from "../model/view.ts";
 import { type HeldFor, type Verdict, verdictKey } from "../model/verdict.ts";
 import type { SlidingWindow } from "../model/window.ts";
 import { askAboutJob, askAboutRunner, type AskDeps } from "./ask-github.ts";
+import { JobNamesAnotherRunner } from "./job-names-runner.ts";
 import { judge, notTheJobsRunner } from "./judge.ts";
 import { nextLook } from "./next-look.ts";
 import { errorText } from "../model/error-text.ts";
@@ -205,7 +206,10 @@ async function ask(r: Result, ctx: ReconcileContext, before: Before): Promise<Re
     }
     // A recheck is once per interval even when it fails: retried every minute, a job GitHub cannot
     // read (a deleted run answers 404) would be asked first, oldest first, by every sweep until the bound.
-    const verdict: Verdict = { code: "GithubError", verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
+    const verdict: Verdict =
+      e instanceof JobNamesAnotherRunner
+        ? { code: "JobNamesAnotherRunner", verdict: "keep", reason: e.message, error: true }
+        : { code: "GithubError", verdict: "keep", reason: `GitHub could not be read, kept: ${errorText(e)}`, error: true };
     if (r.record && r.verdict.recheck) {
       const own = judge({ tracked: { ...r.record, checkedAt: ctx.now }, cluster: r.view, now: ctx.now, policy: ctx.policy });
       const rechecked = resultOfVerdict(r, own, before);

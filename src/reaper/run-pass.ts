@@ -40,13 +40,18 @@ export interface PassSummary {
 }
 
 export async function runPass(kind: PassKind, deps: PassDeps): Promise<PassSummary> {
+  // The sweep makes sure what each cluster name points at is known before it judges by ids (a name re-pointed
+  // carries nothing over); the alarm judges by what is known (an identity read from another URL: no id trusted).
+  if (kind === "sweep")
+    for (const w of deps.watched) if (w.confirmIdentity) ({ idsMatch: w.idsMatch, current: w.identityCurrent } = await w.confirmIdentity(deps.now));
   const { items, lookAtDeletions, deferred, unreadable } = kind === "alarm" ? await gatherDue(deps) : await gatherListed(deps);
   const redelivery = kind === "sweep" ? await redeliverIfDue(deps) : undefined;
   const { results, deleted: reaped } = await reconcileAll(items, deps, kind);
   const deleted = reaped + (await lookAtDeletions());
   // A job's runner found by its runner id: ids are GitHub's in its cluster, and from now on another id rules an object out there.
   const matched = results.flatMap((r) => (r.view.kind === "found" && r.view.byId ? [r.view.runner.cluster ?? "default"] : []));
-  const fresh = matched.filter((c) => !deps.watched.some((w) => w.name === c && w.idsMatch));
+  // Not where ids already match, nor where the identity held is not the cluster's now (a KUBE_API_URL not read yet).
+  const fresh = matched.filter((c) => !deps.watched.some((w) => w.name === c && (w.idsMatch || w.identityCurrent === false)));
   if (fresh.length > 0) deps.ledger.runnerIdsMatched?.(new Set(fresh), deps.now);
 
   const count = (v: string) => results.filter((r) => r.verdict.verdict === v && !r.close).length;

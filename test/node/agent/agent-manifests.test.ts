@@ -7,7 +7,7 @@ import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSettings, TOKEN_PLACEHOLDER_PREFIX } from "../../../src/agent/settings.ts";
 import { isJsonObject, isKustomizationFile, listYamlFiles, objectId, readYamlDocuments, renderKustomization, type KubeObject } from "../infra/infra-rbac.ts";
-import { AGENT_RUNNER_NAMESPACE_DIR, INFRA_AGENT_DIR, loadAgentRbac } from "./agent-rbac.ts";
+import { AGENT_RUNNER_NAMESPACE_DIR, INFRA_AGENT_DIR, loadAgentIdentityRbac, loadAgentRbac } from "./agent-rbac.ts";
 import { validateKubeObject as validate } from "../infra/kube-validate.ts";
 import { hasKubectl, kustomize } from "../infra/kubectl.ts";
 
@@ -86,9 +86,21 @@ describe("infra/agent", () => {
         "networking.k8s.io/NetworkPolicy/arc-reaper-agent/arc-reaper-agent",
         "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper-agent",
         "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper-agent",
+        "rbac.authorization.k8s.io/Role/kube-system/arc-reaper-agent-cluster-identity",
+        "rbac.authorization.k8s.io/RoleBinding/kube-system/arc-reaper-agent-cluster-identity",
       ].sort(),
     );
     for (const o of rendered) validate(o);
+  });
+
+  it("in kube-system, get on that one namespace object (its uid: the cluster's identity in hello), nothing else", () => {
+    const role = find(rendered, "Role", "kube-system", "arc-reaper-agent-cluster-identity");
+    expect(role["rules"]).toEqual([{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }]);
+    const binding = find(rendered, "RoleBinding", "kube-system", "arc-reaper-agent-cluster-identity");
+    expect(binding["subjects"]).toEqual([{ kind: "ServiceAccount", name: "arc-reaper-agent", namespace: "arc-reaper-agent" }]);
+    expect(loadAgentIdentityRbac()).toEqual([
+      { namespace: "kube-system", rules: [{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }] },
+    ]);
   });
 
   it("the Role grants exactly get, list, watch and delete on ephemeralrunners.actions.github.com", () => {
@@ -109,7 +121,7 @@ describe("infra/agent", () => {
     ]);
     expect(loadAgentRbac("arc-runners", "team-b-runners").bindings.map((b) => b.namespace)).toEqual(["arc-runners", "team-b-runners"]);
     // Every overlay listed at the top is a runner namespace the agent watches.
-    const overlays = rendered.filter((o) => o.kind === "RoleBinding").map((o) => o.metadata.namespace);
+    const overlays = rendered.filter((o) => o.kind === "RoleBinding" && o.metadata.namespace !== "kube-system").map((o) => o.metadata.namespace);
     expect(
       String((envValue("REAPER_NAMESPACES") as { value: string }).value)
         .split(",")

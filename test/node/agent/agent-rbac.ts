@@ -4,7 +4,7 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RbacBinding } from "../../standins/kube/types.ts";
-import { isJsonObject, renderKustomization, type KubeObject } from "../infra/infra-rbac.ts";
+import { boundRules, isJsonObject, renderKustomization, type KubeObject } from "../infra/infra-rbac.ts";
 
 export const INFRA_AGENT_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), "../../../infra/agent");
 const AGENT_BASE_DIR: string = join(INFRA_AGENT_DIR, "base");
@@ -30,6 +30,13 @@ function rulesOf(role: KubeObject): Array<{ apiGroups: string[]; resources: stri
 /** The agent's ServiceAccount and, per runner namespace, the rules of the Role bound to it there. */
 export function loadAgentRbac(...namespaces: string[]): AgentRbac {
   return loadAgentRbacFrom(AGENT_RUNNER_NAMESPACE_DIR, namespaces);
+}
+
+/** The agent's binding in kube-system (infra/agent/cluster-identity): get on that namespace object, its cluster's identity. */
+export function loadAgentIdentityRbac(): AgentRbac["bindings"] {
+  const account = renderKustomization(AGENT_BASE_DIR).find((o) => o.kind === "ServiceAccount");
+  if (account?.metadata.namespace === undefined) throw new Error(`${AGENT_BASE_DIR}: expected a namespaced ServiceAccount`);
+  return boundRules(renderKustomization(join(INFRA_AGENT_DIR, "cluster-identity")), { name: account.metadata.name, namespace: account.metadata.namespace });
 }
 
 /** The bindings of the optional overlay infra/agent/finish-stuck (patch), per runner namespace. */

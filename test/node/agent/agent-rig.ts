@@ -15,7 +15,7 @@ import {
   type StoredEphemeralRunner,
 } from "../../standins/kube/control.ts";
 import type { KubeStandin } from "../../standins/kube/server.ts";
-import { loadAgentFinishRbac, loadAgentRbac } from "./agent-rbac.ts";
+import { loadAgentFinishRbac, loadAgentIdentityRbac, loadAgentRbac } from "./agent-rbac.ts";
 import { LedgerStandin, waitFor, type LedgerConnection } from "./agent-ledger-standin.ts";
 import { standinKubeConfig } from "../../standins/kube/kube-config.ts";
 
@@ -49,6 +49,8 @@ export interface RigOptions {
   before?: (t: KubeTenant) => Promise<void>;
   /** Also bind the optional overlay infra/agent/finish-stuck (patch on ephemeralrunners). */
   finishOverlay?: boolean;
+  /** Leave out infra/agent/cluster-identity (get on kube-system): the agent cannot tell its cluster's identity. */
+  noIdentityRbac?: boolean;
 }
 
 export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Promise<Rig> {
@@ -59,7 +61,9 @@ export async function startRig(standin: KubeStandin, opts: RigOptions = {}): Pro
   });
   const rbac = loadAgentRbac(NS, NS2);
   const overlay = opts.finishOverlay ? loadAgentFinishRbac(NS, NS2).bindings : [];
-  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: [...rbac.bindings, ...overlay] });
+  // The agent reads its cluster's identity (kube-system's uid) as infra/agent/cluster-identity grants it.
+  const identity = opts.noIdentityRbac ? [] : loadAgentIdentityRbac();
+  await tenant.addServiceAccount({ ...rbac.serviceAccount, token: SA_TOKEN, bindings: [...rbac.bindings, ...overlay, ...identity] });
   await opts.before?.(tenant);
   const ledger = await new LedgerStandin(opts.ledgerToken ?? AGENT_TOKEN).listen();
   const settings = readSettings({

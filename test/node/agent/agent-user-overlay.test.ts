@@ -41,7 +41,7 @@ describe.skipIf(!hasKubectl)("a user's overlay of the agent (infra/examples/agen
     for (const r of remotes) {
       expect(r.repository).toBe(release.repository);
       expect(r.ref).toBe(`v${release.version}`);
-      expect(["infra/agent/base", "infra/agent/runner-namespace"]).toContain(r.path);
+      expect(["infra/agent/base", "infra/agent/runner-namespace", "infra/agent/cluster-identity"]).toContain(r.path);
     }
     for (const file of listYamlFiles(EXAMPLE)) expect(readFileSync(file, "utf8"), file).not.toMatch(/resources:[\s\S]*- \.\.\//);
   });
@@ -65,9 +65,10 @@ describe.skipIf(!hasKubectl)("a user's overlay of the agent (infra/examples/agen
 
   it("grants the agent its Role in exactly the namespaces it watches, and the same objects as infra/agent otherwise", () => {
     const bound = objects.filter((o) => o.kind === "RoleBinding").map((o) => o.metadata.namespace);
-    expect(bound.sort()).toEqual(["team-a-runners", "team-b-runners"]);
+    // And kube-system's: get on that namespace object, the cluster's identity in the agent's hello.
+    expect(bound.sort()).toEqual(["kube-system", "team-a-runners", "team-b-runners"]);
     const ours = renderKustomization(INFRA_AGENT_DIR)
-      .filter((o) => o.metadata.namespace !== "arc-runners")
+      .filter((o) => o.metadata.namespace !== "arc-runners" && o.metadata.namespace !== "kube-system")
       .map(objectId);
     expect(
       objects

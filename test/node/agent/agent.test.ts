@@ -48,11 +48,42 @@ describe("agent: its cluster and its readiness", () => {
     const named = await rig({ cluster: "eu-west" });
     const conn = await connected(named);
     expect(conn.cluster).toBe("eu-west");
-    expect(conn.messages[0]).toEqual({ type: "hello", version: AGENT_VERSION, namespaces: [NS, NS2], dryRun: false, cluster: "eu-west" });
+    expect(conn.messages[0]).toEqual({
+      type: "hello",
+      version: AGENT_VERSION,
+      namespaces: [NS, NS2],
+      dryRun: false,
+      cluster: "eu-west",
+      identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     const plain = await rig();
     const conn2 = await connected(plain);
     expect(conn2.cluster).toBe("default");
-    expect(conn2.messages[0]).toEqual({ type: "hello", version: AGENT_VERSION, namespaces: [NS, NS2], dryRun: false });
+    expect(conn2.messages[0]).toEqual({
+      type: "hello",
+      version: AGENT_VERSION,
+      namespaces: [NS, NS2],
+      dryRun: false,
+      identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+  });
+
+  it("says its cluster's identity in hello (kube-system's uid, under infra/agent/cluster-identity); forbidden: none, and says why", async () => {
+    const r = await rig();
+    const conn = await connected(r);
+    const ns = (await (
+      await fetch(`${r.tenant.baseUrl}/api/v1/namespaces/kube-system`, { headers: { authorization: `Bearer ${r.tenant.adminToken}` } })
+    ).json()) as {
+      metadata: { uid: string };
+    };
+    expect(conn.messages[0]).toMatchObject({ type: "hello", identity: ns.metadata.uid });
+    const other = await rig();
+    expect((await connected(other)).messages[0]).not.toMatchObject({ identity: ns.metadata.uid }); // another cluster, another identity
+    const forbidden = await rig({ noIdentityRbac: true });
+    const hello = (await connected(forbidden)).messages[0] as Record<string, unknown>;
+    expect(hello["type"]).toBe("hello");
+    expect(hello).not.toHaveProperty("identity");
+    expect(forbidden.logs).toContainEqual(expect.objectContaining({ level: "warn", fields: expect.objectContaining({ reason: "ClusterIdentityUnknown" }) }));
   });
 
   it("is ready only while connected with its whole view sent", async () => {
@@ -79,7 +110,13 @@ describe("agent: snapshot and watch events", () => {
     });
     const conn = await connected(r);
     expect(conn.invalid).toEqual([]);
-    expect(conn.messages[0]).toEqual({ type: "hello", version: AGENT_VERSION, namespaces: [NS, NS2], dryRun: false });
+    expect(conn.messages[0]).toEqual({
+      type: "hello",
+      version: AGENT_VERSION,
+      namespaces: [NS, NS2],
+      dryRun: false,
+      identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     const stored = await r.tenant.list();
     const expected = stored
       .filter((o) => o.metadata.namespace !== "default")

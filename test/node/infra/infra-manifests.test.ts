@@ -135,9 +135,26 @@ describe("infra/kubernetes", () => {
         "core/Secret/arc-reaper/arc-reaper-token",
         "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper",
         "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper",
+        "rbac.authorization.k8s.io/Role/kube-system/arc-reaper-cluster-identity",
+        "rbac.authorization.k8s.io/RoleBinding/kube-system/arc-reaper-cluster-identity",
       ].sort(),
     );
     for (const obj of rendered) validate(obj);
+  });
+
+  it("in kube-system, get on that one namespace object (the cluster's identity) and nothing else", () => {
+    const role = find(rendered, "Role", "kube-system", "arc-reaper-cluster-identity");
+    expect(role["rules"]).toEqual([{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }]);
+    const rbac = loadReaperRbac("arc-runners");
+    const identity = { namespace: "kube-system", apiGroup: "", resource: "namespaces" };
+    expect(rbacAllows(rbac, { ...identity, verb: "get", name: "kube-system" })).toBe(true);
+    for (const refused of [
+      { ...identity, verb: "get", name: "default" },
+      { ...identity, verb: "list" },
+      { ...identity, verb: "update", name: "kube-system" },
+      { namespace: "kube-system", apiGroup: "", resource: "secrets", verb: "get", name: "x" },
+    ])
+      expect(rbacAllows(rbac, refused), JSON.stringify(refused)).toBe(false);
   });
 
   it("the Role grants get, list and delete on ephemeralrunners in actions.github.com, and nothing else", () => {
@@ -147,7 +164,7 @@ describe("infra/kubernetes", () => {
     expect(JSON.stringify(role["rules"])).not.toContain("*");
     expect(Object.keys(role).sort()).toEqual(["apiVersion", "kind", "metadata", "rules"]);
     const rbacKinds = rendered.filter((o) => o.apiVersion.startsWith("rbac.authorization.k8s.io/")).map((o) => o.kind);
-    expect(rbacKinds.sort()).toEqual(["Role", "RoleBinding"]);
+    expect(rbacKinds.sort()).toEqual(["Role", "Role", "RoleBinding", "RoleBinding"]); // and kube-system's, below
   });
 
   it("the Role names the real EphemeralRunner CRD", () => {
@@ -208,18 +225,21 @@ describe("infra/kubernetes", () => {
   });
 });
 
+/** The cluster's identity: get on the kube-system namespace object (infra/kubernetes/cluster-identity). */
+const IDENTITY_BINDING = { namespace: "kube-system", rules: [{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }] };
+
 describe("loadReaperRbac", () => {
   it("reads the ServiceAccount and the Role bound to it in the runner namespace", () => {
     expect(loadReaperRbac("arc-runners")).toEqual({
       serviceAccount: { name: "arc-reaper", namespace: "arc-reaper" },
-      bindings: [{ namespace: "arc-runners", rules: EXPECTED_RULES }],
+      bindings: [{ namespace: "arc-runners", rules: EXPECTED_RULES }, IDENTITY_BINDING],
     });
   });
 
   it("gives one binding per runner namespace", () => {
     const rbac = loadReaperRbac("arc-runners", "team-b-runners");
-    expect(rbac.bindings.map((b) => b.namespace)).toEqual(["arc-runners", "team-b-runners"]);
-    for (const b of rbac.bindings) expect(b.rules).toEqual(EXPECTED_RULES);
+    expect(rbac.bindings.map((b) => b.namespace)).toEqual(["arc-runners", "team-b-runners", "kube-system"]);
+    for (const b of rbac.bindings.slice(0, 2)) expect(b.rules).toEqual(EXPECTED_RULES);
   });
 
   it("refuses a name that is not a namespace", () => {

@@ -21,6 +21,9 @@ const REAPER_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "reaper");
 /** The kustomize base holding the Role and RoleBinding for one runner namespace. */
 export const RUNNER_NAMESPACE_BASE_DIR: string = join(INFRA_KUBERNETES_DIR, "runner-namespace");
 
+/** The kustomize base granting get on the kube-system namespace object (the cluster's identity). */
+const CLUSTER_IDENTITY_DIR: string = join(INFRA_KUBERNETES_DIR, "cluster-identity");
+
 export type JsonObject = { [key: string]: unknown };
 
 export interface KubeObject extends JsonObject {
@@ -223,28 +226,9 @@ export function loadReaperRbac(namespace: string, ...moreNamespaces: string[]): 
   const serviceAccount = { name: account.metadata.name, namespace: account.metadata.namespace };
 
   const bindings: ReaperRbac["bindings"] = [];
-  for (const ns of namespaces) {
-    const objects = renderKustomization(RUNNER_NAMESPACE_BASE_DIR, { namespace: ns });
-    for (const binding of objects.filter((o) => o.kind === "RoleBinding")) {
-      const where = `RoleBinding ${ns}/${binding.metadata.name}`;
-      const subjects = binding["subjects"];
-      const bindsReaper =
-        Array.isArray(subjects) &&
-        subjects.some(
-          (s) => isJsonObject(s) && s["kind"] === "ServiceAccount" && s["name"] === serviceAccount.name && s["namespace"] === serviceAccount.namespace,
-        );
-      if (!bindsReaper) continue;
-      const roleRef = binding["roleRef"];
-      if (!isJsonObject(roleRef) || roleRef["kind"] !== "Role" || typeof roleRef["name"] !== "string") {
-        throw new Error(`${where}: roleRef must name a Role in the same namespace`);
-      }
-      const role = objects.find((o) => o.kind === "Role" && o.metadata.name === roleRef["name"] && o.metadata.namespace === ns);
-      if (role === undefined) throw new Error(`${where}: Role ${String(roleRef["name"])} is not in the manifests`);
-      const rules = role["rules"] ?? [];
-      if (!Array.isArray(rules)) throw new Error(`Role ${ns}/${role.metadata.name}: rules must be a list`);
-      bindings.push({ namespace: ns, rules: rules.map((r) => asRule(r, `Role ${ns}/${role.metadata.name}`)) });
-    }
-  }
+  for (const ns of namespaces) bindings.push(...boundRules(renderKustomization(RUNNER_NAMESPACE_BASE_DIR, { namespace: ns }), serviceAccount));
+  // The kube-system namespace object (get, that name): the cluster's identity (cluster-identity/).
+  bindings.push(...boundRules(renderKustomization(CLUSTER_IDENTITY_DIR), serviceAccount));
   return { serviceAccount, bindings };
 }
 
@@ -270,4 +254,28 @@ export function rbacAllows(rbac: ReaperRbac, request: RbacRequest): boolean {
           (rule.resourceNames === undefined || rule.resourceNames.length === 0 || (request.name !== undefined && rule.resourceNames.includes(request.name))),
       ),
   );
+}
+
+/** The rules each RoleBinding of `objects` grants `account` in its namespace, with the Role it references. */
+export function boundRules(objects: KubeObject[], account: { name: string; namespace: string }): ReaperRbac["bindings"] {
+  const bindings: ReaperRbac["bindings"] = [];
+  for (const binding of objects.filter((o) => o.kind === "RoleBinding")) {
+    const ns = binding.metadata.namespace ?? "";
+    const where = `RoleBinding ${ns}/${binding.metadata.name}`;
+    const subjects = binding["subjects"];
+    const binds =
+      Array.isArray(subjects) &&
+      subjects.some((s) => isJsonObject(s) && s["kind"] === "ServiceAccount" && s["name"] === account.name && s["namespace"] === account.namespace);
+    if (!binds) continue;
+    const roleRef = binding["roleRef"];
+    if (!isJsonObject(roleRef) || roleRef["kind"] !== "Role" || typeof roleRef["name"] !== "string") {
+      throw new Error(`${where}: roleRef must name a Role in the same namespace`);
+    }
+    const role = objects.find((o) => o.kind === "Role" && o.metadata.name === roleRef["name"] && o.metadata.namespace === ns);
+    if (role === undefined) throw new Error(`${where}: Role ${String(roleRef["name"])} is not in the manifests`);
+    const rules = role["rules"] ?? [];
+    if (!Array.isArray(rules)) throw new Error(`Role ${ns}/${role.metadata.name}: rules must be a list`);
+    bindings.push({ namespace: ns, rules: rules.map((r) => asRule(r, `Role ${ns}/${role.metadata.name}`)) });
+  }
+  return bindings;
 }

@@ -62,6 +62,8 @@ describe("infra/server", () => {
         "networking.k8s.io/NetworkPolicy/arc-reaper/arc-reaper",
         "rbac.authorization.k8s.io/Role/arc-runners/arc-reaper",
         "rbac.authorization.k8s.io/RoleBinding/arc-runners/arc-reaper",
+        "rbac.authorization.k8s.io/Role/kube-system/arc-reaper-cluster-identity",
+        "rbac.authorization.k8s.io/RoleBinding/kube-system/arc-reaper-cluster-identity",
       ].sort(),
     );
     for (const o of rendered) VALIDATORS[`${o.apiVersion}/${o.kind}`]!(o);
@@ -76,7 +78,8 @@ describe("infra/server", () => {
     const binding = one("RoleBinding", "arc-runners", "arc-reaper");
     expect(binding.roleRef).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "arc-reaper" });
     expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: pod.serviceAccountName, namespace: deployment.metadata.namespace }]);
-    const overlays = rendered.filter((o) => o.kind === "RoleBinding").map((o) => o.metadata.namespace);
+    // kube-system's binding is the cluster's identity (infra/kubernetes/cluster-identity), not a runner namespace.
+    const overlays = rendered.filter((o) => o.kind === "RoleBinding" && o.metadata.namespace !== "kube-system").map((o) => o.metadata.namespace);
     expect(settings.REAPER_NAMESPACES!.split(",").sort()).toEqual(overlays.sort());
   });
 

@@ -15,7 +15,7 @@ import { drainAddress, serverEnv, WORKERD, workerdArgs } from "../../../scripts/
 import { startGithubStandin, type GithubStandin } from "../../standins/github/server.ts";
 import { createGithubTenant, type GithubTenant } from "../../standins/github/control.ts";
 import { startKubeStandin, type KubeStandin } from "../../standins/kube/server.ts";
-import { createKubeTenant, roleBindings, type KubeTenant } from "../../standins/kube/control.ts";
+import { createKubeTenant, identityBinding, roleBindings, type KubeTenant } from "../../standins/kube/control.ts";
 
 export const NAMESPACE = "arc-runners";
 export const REPO = "octo-org/octo-repo";
@@ -84,7 +84,7 @@ export async function serverWorld(): Promise<ServerWorld> {
   await github.addInstallation({ id: INSTALLATION, repositories: [REPO] });
   const kube = await createKubeTenant(kubeStandin.url, { namespaces: [NAMESPACE] });
   const kubeToken = `server-kube-${randomBytes(18).toString("base64url")}`;
-  await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: kubeToken, bindings: roleBindings([NAMESPACE]) });
+  await kube.addServiceAccount({ name: "arc-reaper", namespace: "arc-reaper", token: kubeToken, bindings: [...roleBindings([NAMESPACE]), identityBinding()] });
   const adminToken = `server-admin-${randomBytes(18).toString("base64url")}`;
   const webhookSecret = `server-webhook-${randomBytes(18).toString("base64url")}`;
   const children = new Set<ChildProcess>();

@@ -2,6 +2,7 @@
 // GitHub API routes and the control routes use.
 import { randomBytes } from "node:crypto";
 import { defaultJob, defaultRun, isoSeconds, stepsFor, type RepoContext } from "./fixtures.ts";
+import { standinRunnerId } from "./runner-id.ts";
 import type {
   CallRecord,
   Conclusion,
@@ -303,7 +304,7 @@ export function putJob(tenant: Tenant, input: JobInput, nowMs: number): Workflow
     job.runner_name = `${job.labels[0] ?? "runner"}-${jobId.toString(36)}-runner-${runId.toString(36)}`;
   }
   if (job.runner_name !== null) {
-    if (!given("runner_id") && job.runner_id === null) job.runner_id = 1000 + (jobId % 100_000);
+    if (!given("runner_id") && job.runner_id === null) job.runner_id = standinRunnerId(jobId);
     if (!given("runner_group_id") && job.runner_group_id === null) job.runner_group_id = 1;
     if (!given("runner_group_name") && job.runner_group_name === null) job.runner_group_name = "Default";
   }

@@ -246,6 +246,11 @@ export function reaperRules(): PolicyRule[] {
   return [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }];
 }
 
+/** The binding infra/kubernetes/cluster-identity grants: get on the kube-system namespace object (the cluster's identity). */
+export function identityBinding(): RbacBinding {
+  return { namespace: "kube-system", rules: [{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }] };
+}
+
 /** A RoleBinding of `rules` in each namespace. */
 export function roleBindings(namespaces: string[], rules: PolicyRule[] = reaperRules()): RbacBinding[] {
   return namespaces.map((namespace) => ({ namespace, rules }));

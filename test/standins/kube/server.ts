@@ -325,6 +325,28 @@ function serveApi(
     return { code: 200, body: crd };
   }
 
+  // The kube-system namespace, whose uid is the cluster's identity (distinct per tenant, as per cluster).
+  if (info.apiGroup === "" && info.apiVersion === "v1" && info.resource === "namespaces" && info.name !== "" && info.subresource === "") {
+    if (method !== "GET") throw methodNotAllowed();
+    if (info.name !== "kube-system") throw notFound({ group: "", resource: "namespaces" }, info.name);
+    return {
+      code: 200,
+      body: {
+        kind: "Namespace",
+        apiVersion: "v1",
+        metadata: {
+          name: "kube-system",
+          uid: tenant.kubeSystemUid,
+          resourceVersion: "4",
+          creationTimestamp: "2026-01-01T00:00:00Z",
+          labels: { "kubernetes.io/metadata.name": "kube-system" },
+        },
+        spec: { finalizers: ["kubernetes"] },
+        status: { phase: "Active" },
+      },
+    };
+  }
+
   // Core pods and secrets exist (empty), so an RBAC denial (403) differs from a wrong path (404).
   if (info.apiGroup === "" && info.apiVersion === "v1" && (info.resource === "pods" || info.resource === "secrets") && info.namespace !== "") {
     if (method !== "GET") throw methodNotAllowed();

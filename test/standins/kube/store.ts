@@ -171,6 +171,8 @@ export class Tenant {
   tableColumnsWithout: string[] = [];
   lastUsed = Date.now();
   readonly serviceAccounts = new Map<string, { user: string; bindings: RbacBinding[] }>();
+  /** The kube-system namespace's uid: this cluster's identity, distinct per tenant (GET /api/v1/namespaces/kube-system). */
+  readonly kubeSystemUid = randomUUID();
   private rv = 1000;
   /** The objects, recording every change for watches (watch.ts). */
   readonly objects: ObjectsWithHistory = new ObjectsWithHistory().withBump(

@@ -45,3 +45,47 @@ describe("MemoryTable.listShape", () => {
     expect(m.listShape("ap").note()).toBeUndefined();
   });
 });
+
+describe("MemoryTable: 'runner ids match' per cluster identity", () => {
+  it("a ledger of the release before (the match kept per name) trusts nothing until a match is seen under the cluster's identity", () => {
+    const m = memory();
+    m.set("runner-ids-match", { default: T0 }); // as the previous release stored it
+    expect(m.runnerIdsMatch()).toEqual({});
+    m.runnerIdsMatched(["default"], T0 + 1); // no identity known: proves nothing
+    expect(m.runnerIdsMatch()).toEqual({});
+    m.noteClusterIdentity("default", { uid: "uid-a", source: "kube-system", url: "https://a", at: T0 + 2 });
+    m.runnerIdsMatched(["default"], T0 + 3);
+    expect(m.runnerIdsMatch()).toEqual({ default: T0 + 3 });
+  });
+
+  it("a change of identity is answered, kept beside the new one, and forgets the old identity's match; the same identity again changes nothing", () => {
+    const m = memory();
+    m.noteClusterIdentity("eu", { uid: "uid-a", source: "agent", at: T0 });
+    m.runnerIdsMatched(["eu"], T0 + 1);
+    expect(m.noteClusterIdentity("eu", { uid: "uid-a", source: "agent", at: T0 + 2 })).toEqual({});
+    expect(m.runnerIdsMatch()).toEqual({ eu: T0 + 1 });
+    expect(m.noteClusterIdentity("eu", { uid: "uid-b", source: "agent", at: T0 + 3 })).toEqual({ changedFrom: "uid-a" });
+    expect(m.runnerIdsMatch()).toEqual({});
+    expect(m.clusterIdentity("eu")).toMatchObject({ uid: "uid-b", previous: "uid-a", changedAt: T0 + 3 });
+    // Back to cluster A: its match was forgotten with the change.
+    expect(m.noteClusterIdentity("eu", { uid: "uid-a", source: "agent", at: T0 + 4 })).toEqual({ changedFrom: "uid-b" });
+    expect(m.runnerIdsMatch()).toEqual({});
+  });
+
+  it("an unknown identity (an agent that says none, kube-system forbidden) trusts nothing; the next known one is compared with the last known", () => {
+    const m = memory();
+    m.noteClusterIdentity("eu", { uid: "uid-a", source: "agent", at: T0 });
+    m.runnerIdsMatched(["eu"], T0 + 1);
+    m.noteClusterIdentity("eu", { source: "agent", at: T0 + 2, why: "no identity in hello" });
+    expect(m.runnerIdsMatch()).toEqual({});
+    m.runnerIdsMatched(["eu"], T0 + 3); // proves nothing while unknown
+    expect(m.noteClusterIdentity("eu", { uid: "uid-a", source: "agent", at: T0 + 4 })).toEqual({});
+    expect(m.runnerIdsMatch()).toEqual({ eu: T0 + 1 });
+    expect(m.noteClusterIdentity("eu", { uid: "uid-c", source: "agent", at: T0 + 5 })).toEqual({ changedFrom: "uid-a" });
+    // Several clusters: each by its own identity.
+    m.noteClusterIdentity("us", { uid: "uid-us", source: "agent", at: T0 });
+    m.runnerIdsMatched(["us", "eu"], T0 + 6);
+    expect(m.runnerIdsMatch()).toEqual({ us: T0 + 6, eu: T0 + 6 });
+    expect(Object.keys(m.clusterIdentities()).sort()).toEqual(["eu", "us"]);
+  });
+});

@@ -16,7 +16,7 @@ const found = (finalizers = ARC) => ({ namespace: "arc", name: "r", uid: "u1", f
 const STUCK = "stuck: deleted 1000s ago and still in arc, held by ARC's finalizer; never deleted again";
 
 interface Finish {
-  job?: { status: string; conclusion: string | null } | Error;
+  job?: { status: string; conclusion: string | null; runnerName?: string } | Error;
   github?: Error;
   outcome?: FinishOutcome;
   dryRun?: boolean;
@@ -35,7 +35,7 @@ async function finished(o: Finish): Promise<DeletionCheck> {
   const github = o.github ?? {
     job: async () => {
       if (o.job instanceof Error) throw o.job;
-      return o.job ?? { status: "completed", conclusion: "success" };
+      return { id: w.jobId, runnerName: w.name, ...(o.job ?? { status: "completed", conclusion: "success" }) };
     },
     run: async () => ({ status: "completed", conclusion: "success", runAttempt: 1 }),
     installationFor: async () => 1,
@@ -106,6 +106,11 @@ const WORDING: Record<DeletionCode, { name: string; check: () => DeletionCheck |
     name: "GitHub says it runs",
     check: () => finished({ job: { status: "in_progress", conclusion: null } }),
     reason: not("GitHub says job 7 is in_progress"),
+  },
+  JobNamesAnotherRunner: {
+    name: "GitHub's job names another runner",
+    check: () => finished({ job: { status: "completed", conclusion: "success", runnerName: "r-other" } }),
+    reason: not("GitHub says job 7 ran on r-other, not on r: its word is not about this runner, kept"),
   },
   GithubError: { name: "GitHub's read fails", check: () => finished({ job: new Error("HTTP 502") }), reason: not("GitHub could not be read (HTTP 502)") },
   DryRun: {

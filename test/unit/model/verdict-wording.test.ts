@@ -337,6 +337,22 @@ const WORDING: Record<VerdictCode, Case[]> = {
       reason: "what GitHub said of runner r-1 could not be recorded",
     },
   ],
+  JobNamesAnotherRunner: [
+    {
+      name: "GitHub's job names another runner's id",
+      verdict: () =>
+        stepped(
+          { record: row({ ...overBound, runnerId: 11 }) },
+          { github: { job: { status: "completed", completedAt: ago(900), runnerName: "r-1", runnerId: 12 } } },
+        ),
+      reason: "GitHub says job 70 ran on r-1 (runner id 12), not on r-1 (runner id 11): its word is not about this runner, kept",
+    },
+    {
+      name: "an unseen runner: the job GitHub placed it on names another runner",
+      verdict: () => stepped({ unseen: unseen() }, { github: { runnerJob: { id: 71, status: "in_progress", startedAt: ago(1000), runnerName: "r-2" } } }),
+      reason: "GitHub says job 71 ran on r-2, not on r-1: its word is not about this runner, kept",
+    },
+  ],
   Budget: [
     {
       name: "the budget spent: the judge's subject, without 'asking GitHub'",

@@ -12,7 +12,7 @@ const ARC = ["ephemeralrunner.actions.github.com/finalizer", "ephemeralrunner.ac
 const stuck = { kind: "stuck" as const, code: "Stuck" as const, reason: "stuck: deleted 1000s ago", dueAt: NOW + 900_000, newly: false };
 
 function deps(o: {
-  job?: { status: string; conclusion: string | null } | Error;
+  job?: { status: string; conclusion: string | null; runnerName?: string } | Error;
   run?: { status: string; conclusion: string | null };
   github?: Error;
   outcome?: FinishOutcome;
@@ -31,7 +31,7 @@ function deps(o: {
       // As GitHub answers: there is no job 0.
       if (jobId === 0) throw new Error("HTTP 404: Not Found");
       if (o.job instanceof Error) throw o.job;
-      return o.job ?? { status: "completed", conclusion: "success" };
+      return { id: jobId, runnerName: watch.name, ...(o.job ?? { status: "completed", conclusion: "success" }) };
     },
     run: async (_repo: string, runId: number) => {
       reads.push(`run ${runId}`);
@@ -91,6 +91,7 @@ describe("finishStuck", () => {
     ["GitHub says the job runs", { job: { status: "in_progress", conclusion: null } }, "StillRunning"],
     ["GitHub cannot be asked", { github: new Error("no private key") }, "GithubUnavailable"],
     ["GitHub's read fails", { job: new Error("HTTP 502") }, "GithubError"],
+    ["GitHub's completed job names another runner", { job: { status: "completed", conclusion: "success", runnerName: "r-other" } }, "JobNamesAnotherRunner"],
   ] as const)("never when %s: no patch", async (_what, o, code) => {
     const { d, patches } = deps(o);
     const check = await finishStuck(watch, runner(), stuck, d);

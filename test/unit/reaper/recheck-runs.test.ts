@@ -8,7 +8,8 @@ import type { RunnerRecord } from "../../../src/model/runner.ts";
 import type { ReconcileInput, Result } from "../../../src/reaper/reconcile.ts";
 import { shareRunReads } from "../../../src/reaper/recheck-runs.ts";
 import { REPO } from "../support/fakes.ts";
-import { ghJob, stubGithub, type StubAnswers } from "../support/stub-github.ts";
+import type { GithubJob } from "../../../src/github/github-client.ts";
+import { ghJob as anyJob, stubGithub, type StubAnswers } from "../support/stub-github.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -52,6 +53,9 @@ function ledger(open: RunnerRecord[] = []) {
     },
   };
 }
+
+/** A job as GitHub reports it, on the runner the rows here name (r-<job id>) unless said. */
+const ghJob = (over: Partial<GithubJob> = {}): GithubJob => anyJob({ runnerName: `r-${over.id ?? 70}`, ...over });
 
 const setup = (answers: StubAnswers) => stubGithub(answers);
 

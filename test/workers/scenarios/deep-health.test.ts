@@ -41,6 +41,7 @@ describe("GET /healthz/deep", () => {
         { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (${REPO})` },
         { name: "deliveries", ok: true, detail: "listed 1 webhook delivery (one page)" },
         { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
+        { name: "cluster identity", ok: true, detail: expect.any(String) },
         { name: "sweep", ok: true, detail: "no sweep has completed yet; sweeps are driven by the cron trigger every minute (Cloudflare)" },
       ],
     });
@@ -55,7 +56,7 @@ describe("GET /healthz/deep", () => {
     s.env.REAPER_MAX_DELETIONS_PER_SWEEP = "5";
     const body = (await (await deep(s.env)).json()) as Health & { warnings?: string[] };
     expect(body.warnings).toEqual([expect.stringMatching(/^REAPER_MAX_DELETIONS_PER_SWEEP is the old name of REAPER_MAX_DELETIONS_PER_MINUTE /)]);
-    expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries", "runner ids", "sweep"]);
+    expect(body.checks.map((c) => c.name)).toEqual([`namespace ${NS}`, "installations", "deliveries", "runner ids", "cluster identity", "sweep"]);
   });
 
   it("says which cap holds when both names of one are set and differ (the stricter)", async () => {
@@ -86,6 +87,7 @@ describe("GET /healthz/deep", () => {
       },
       { name: "deliveries", ok: true, detail: expect.stringMatching(/^listed \d+ webhook deliver/) },
       { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
+      { name: "cluster identity", ok: true, detail: expect.any(String) },
       { name: "sweep", ok: true, detail: expect.stringMatching(/^no sweep has completed yet/) },
     ]);
   });
@@ -105,6 +107,7 @@ describe("GET /healthz/deep", () => {
       { name: `installation ${INSTALLATION}`, ok: true, detail: `minted a token for installation ${INSTALLATION} (octo-org/octo-repo)` },
       { name: "deliveries", ok: false, detail: expect.stringMatching(/^listing webhook deliveries: GitHub answered 500/) },
       { name: "runner ids", ok: true, detail: expect.stringMatching(/^ARC's runner ids not yet seen matching/) },
+      { name: "cluster identity", ok: true, detail: expect.any(String) },
       { name: "sweep", ok: true, detail: expect.stringMatching(/^no sweep has completed yet/) },
     ]);
   });
@@ -143,7 +146,9 @@ describe("GET /healthz/deep", () => {
     expect(await s.github.calls()).toHaveLength(2);
     const again = (await (await deep(s.env)).json()) as Health;
     expect(await s.github.calls()).toHaveLength(2);
-    expect(again.checks.filter((c) => !c.name.startsWith("namespace") && c.name !== "runner ids" && c.name !== "sweep")).toEqual([
+    expect(
+      again.checks.filter((c) => !c.name.startsWith("namespace") && c.name !== "runner ids" && c.name !== "cluster identity" && c.name !== "sweep"),
+    ).toEqual([
       { name: `installation ${INSTALLATION}`, ok: false, detail: expect.stringMatching(/budget of 0 GitHub requests/) },
       { name: "deliveries", ok: false, detail: expect.stringMatching(/budget of 0 GitHub requests/) },
     ]);

@@ -76,7 +76,7 @@ describe("listing as Tables", () => {
 
     // Via Tables: one Table page, and a GET for each runner the decisions read more of (Failed, Outdated, idle past the setting).
     expect((await listCalls(tables)).map((c) => [c.status, c.query["includeObject"]])).toEqual([[200, "Metadata"]]);
-    const reads = (await tables.kube.calls()).filter((c) => c.method === "GET" && !c.path.endsWith("/ephemeralrunners")).map((c) => c.path.split("/").pop());
+    const reads = (await tables.kube.calls()).filter((c) => c.method === "GET" && c.path.includes("/ephemeralrunners/")).map((c) => c.path.split("/").pop());
     expect(reads.sort()).toEqual(["arc-runners-x-runner-fail1", "arc-runners-x-runner-idle1", "arc-runners-x-runner-outd1"]);
     expect(await notes(tables)).toEqual([]);
     // The two deleted are still listed: ARC's finalizers hold them.

@@ -16,10 +16,13 @@ async function reaperUnderRole() {
   return { ...s, user, sweep: (now: number) => runScheduled(s.env, now) };
 }
 
-it("the manifests bind exactly get, list and delete on ephemeralrunners", () => {
+it("the manifests bind exactly get, list and delete on ephemeralrunners, and get on the kube-system namespace object", () => {
   expect(inject("reaperRbac")).toEqual({
     serviceAccount: { name: "arc-reaper", namespace: "arc-reaper" },
-    bindings: [{ namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }] }],
+    bindings: [
+      { namespace: NS, rules: [{ apiGroups: ["actions.github.com"], resources: ["ephemeralrunners"], verbs: ["get", "list", "delete"] }] },
+      { namespace: "kube-system", rules: [{ apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] }] },
+    ],
   });
 });
 
@@ -40,7 +43,13 @@ it("reaps under the Role: the alarm reads the runner and deletes it, the sweep l
   await s.sweep(Date.now());
   const calls = await s.kube.calls();
   expect(calls.every((c) => c.user === "system:serviceaccount:arc-reaper:arc-reaper")).toBe(true);
-  expect(calls.map((c) => `${c.method} ${c.status}`)).toEqual(["GET 200", "DELETE 200", "GET 200"]);
+  // The alarm's read and delete; the sweep's read of the cluster's identity (once), then its list.
+  expect(calls.map((c) => `${c.method} ${c.path.endsWith("/kube-system") ? "kube-system " : ""}${c.status}`)).toEqual([
+    "GET 200",
+    "DELETE 200",
+    "GET kube-system 200",
+    "GET 200",
+  ]);
   expect((await adminRunners(s.env)).runners[0]).toMatchObject({ state: "reaped" });
 });
 

@@ -308,7 +308,7 @@ describe("sweep: jobs past the bound", () => {
       waiting: 0,
       errors: 1,
       errorsByKind: { cluster: 0, github: 1, redelivery: 0 },
-      clusterCalls: 1,
+      clusterCalls: 2, // the list, and the cluster's identity (kube-system's uid), read once per ledger
     });
   });
 });

@@ -3,6 +3,7 @@
 // env pointing at them.
 import { inject } from "vitest";
 import { createGithubTenant, type GithubTenant, type TenantOptions } from "../../standins/github/control.ts";
+import { standinRunnerId } from "../../standins/github/runner-id.ts";
 import { createKubeTenant, makeEphemeralRunner, type ArcVersion, type KubeTenant, type EphemeralRunner } from "../../standins/kube/control.ts";
 import { workflowJobPayload, workflowRunPayload } from "./payloads.ts";
 import { deliver, runScheduled, testEnv } from "./worker.ts";
@@ -40,7 +41,7 @@ interface JobFacts {
   jobId: number;
   runAttempt?: number;
   startedAt: string;
-  /** workflow_job.runner_id (default: the example payload's). */
+  /** workflow_job.runner_id (default: the one the GitHub stand-in gives the job, so its webhook and its reads agree). */
   runnerId?: number | null;
 }
 
@@ -84,9 +85,23 @@ export async function stack(
         }),
       ),
     jobStarted: (o) =>
-      deliver(env, "workflow_job", workflowJobPayload("in_progress", { ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
+      deliver(
+        env,
+        "workflow_job",
+        workflowJobPayload("in_progress", {
+          runnerId: standinRunnerId(o.jobId),
+          ...o,
+          runAttempt: o.runAttempt ?? 1,
+          repo: REPO,
+          installationId: INSTALLATION,
+        }),
+      ),
     jobCompleted: (o) =>
-      deliver(env, "workflow_job", workflowJobPayload("completed", { ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
+      deliver(
+        env,
+        "workflow_job",
+        workflowJobPayload("completed", { runnerId: standinRunnerId(o.jobId), ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION }),
+      ),
     runCompleted: (o) => deliver(env, "workflow_run", workflowRunPayload({ ...o, runAttempt: o.runAttempt ?? 1, repo: REPO, installationId: INSTALLATION })),
   };
 }

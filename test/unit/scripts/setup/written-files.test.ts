@@ -58,7 +58,12 @@ describe("the files setup writes", () => {
       image: "ghcr.io/o/a:1",
     });
     const k = parse(readFileSync(join(overlay, "kustomization.yaml"), "utf8")) as { resources: string[]; patches: { patch: string }[] };
-    expect(k.resources).toEqual([expect.stringMatching(/infra\/agent\/base$/), "namespaces/ns-a", "namespaces/ns-b"]);
+    expect(k.resources).toEqual([
+      expect.stringMatching(/infra\/agent\/base$/),
+      expect.stringMatching(/infra\/agent\/cluster-identity$/),
+      "namespaces/ns-a",
+      "namespaces/ns-b",
+    ]);
     const patch = parse(k.patches[0]?.patch ?? "") as {
       spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } };
     };
