@@ -78,8 +78,12 @@ it.each([7, 99])("agent mode, views that lag (stalled watches, relists, outages)
     deliverySweeps: 5,
     maxSweeps: 60,
     agent: true,
+    clockHazards: true,
+    repointCluster: true,
   });
   await report(`randomized agent figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);
+  // The clock stepped both ways, the alarm failed for a while, and the cluster's name pointed at another cluster.
+  expect([figures.clockSteps, figures.alarmFailures, figures.clusterRepoints, figures.identityChanges]).toEqual([2, 3, 1, 1]);
   expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
 });

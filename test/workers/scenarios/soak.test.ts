@@ -74,13 +74,14 @@ it(`soak in agent mode: 600 lifecycles, views that lag, drops and faults, seed $
     deliverySweeps: 6,
     maxSweeps: 80,
     clockHazards: true,
+    repointCluster: true,
     agent: true,
   });
   await report(`soak agent figures: ${JSON.stringify(figures)}`);
   expectFleetSafe(figures);
   expect(figures.githubCallsDuringBackOff).toBe(0);
   expect(figures.redelivered).toBe(figures.drops);
-  expect([figures.clockSteps, figures.alarmFailures]).toEqual([2, 3]);
+  expect([figures.clockSteps, figures.alarmFailures, figures.clusterRepoints, figures.identityChanges]).toEqual([2, 3, 1, 1]);
   expect(figures.agentStalls + figures.agentRelists + figures.agentOutages).toBeGreaterThan(0);
   expect(figures.unseenVanishPlanned + figures.unseenExplainedPlanned).toBeGreaterThan(0);
   expect(figures.unseenVanished).toBe(figures.unseenVanishPlanned);

@@ -17,7 +17,12 @@ export type SyncMode = "watch" | "stalled" | "relist" | "outage";
 export interface FleetAgent {
   /** One step of the agent's life before an alarm or a sweep. */
   sync(mode: SyncMode): Promise<void>;
-  figures: { stalls: number; relists: number; outages: number; orders: number; reads: number };
+  /**
+   * The cluster's name now points at another cluster (issue 46): the link drops and the next step's hello reports
+   * another identity (kube-system's uid) under the same name, whose runners are the ones already shown.
+   */
+  repoint(): Promise<void>;
+  figures: { stalls: number; relists: number; outages: number; orders: number; reads: number; repoints: number };
 }
 
 type Env = ReturnType<typeof testEnv>;
@@ -26,7 +31,11 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   let ws: WebSocket | undefined;
   /** What the ledger's view holds, by uid, as this agent last told it. */
   let told = new Map<string, AgentRunner>();
-  const figures = { stalls: 0, relists: 0, outages: 0, orders: 0, reads: 0 };
+  const figures = { stalls: 0, relists: 0, outages: 0, orders: 0, reads: 0, repoints: 0 };
+  // What the real agent reads at start (src/cluster/kube-system-uid.ts): the kube-system namespace's uid.
+  const namespace = await fetch(`${kube.baseUrl}/api/v1/namespaces/kube-system`, { headers: { authorization: `Bearer ${kube.adminToken}` } });
+  if (namespace.status !== 200) throw new Error(`fleet agent: reading kube-system answered ${namespace.status}`);
+  let identity = ((await namespace.json()) as { metadata: { uid: string } }).metadata.uid;
   const send = (m: unknown) => ws?.send(JSON.stringify(m));
 
   const current = async (): Promise<AgentRunner[]> =>
@@ -75,7 +84,7 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
       const m = JSON.parse(String(e.data)) as DeleteOrder | ReadOrder;
       void (m.type === "read" ? read(m) : order(m));
     });
-    send({ type: "hello", version: "0.1.0", namespaces, dryRun: false });
+    send({ type: "hello", version: "0.1.0", namespaces, dryRun: false, identity });
     await snapshot();
   };
 
@@ -117,6 +126,13 @@ export async function fleetAgent(env: Env, kube: KubeTenant, namespaces: string[
   await settle();
   return {
     figures,
+    async repoint() {
+      figures.repoints++;
+      identity = crypto.randomUUID();
+      ws?.close(1000, "the cluster name now points at another cluster");
+      ws = undefined;
+      await settle();
+    },
     async sync(mode) {
       if (!ws) {
         await connect(); // back from an outage: a new connection, a fresh snapshot

@@ -7,6 +7,8 @@ import type { Stack } from "./stack.ts";
 export const OTHER_NS = "other-runners";
 /** With clockHazards: the sweep before which the clock steps back (forward two sweeps later). */
 export const CLOCK_STEP_SWEEP = 2;
+/** With repointCluster: the sweep before which the agent's cluster name points at another cluster. */
+export const REPOINT_SWEEP = 4;
 /** The fleet's REAPER_FAILED_SECONDS (with `slots`). */
 export const FAILED_SECONDS = 120;
 
@@ -38,6 +40,8 @@ export interface FleetOptions {
    * future) and forward an hour two sweeps later, and the alarm's pass fails three runs in between (a full volume).
    */
   clockHazards?: boolean;
+  /** Agent mode: before sweep REPOINT_SWEEP the cluster's name is pointed at another cluster (a new identity in the agent's hello). */
+  repointCluster?: boolean;
   /** With `slots`: hold the deletion of every n-th hung runner (default 1: all); each costs a GitHub read every REAPER_STUCK_SECONDS. */
   heldHungEvery?: number;
 }
@@ -107,6 +111,10 @@ export interface FleetFigures {
   agentOutages: number;
   /** Reads by name the ledger asked the agent for (a view older than a runner's facts). */
   agentReads: number;
+  /** Agent mode: times the cluster's name was pointed at another cluster (repointCluster). */
+  clusterRepoints: number;
+  /** Changes of a cluster's identity the ledger counted (arc_reaper_cluster_identity_changes_total). */
+  identityChanges: number;
   /** Issue 24 (slots): Failed runners planned, deleted, deleted before their failure time + REAPER_FAILED_SECONDS, deleted twice. */
   failedRunners: number;
   failedDeleted: number;

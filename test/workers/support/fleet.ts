@@ -20,6 +20,7 @@ import { planFleet } from "./fleet-plan.ts";
 import {
   CLOCK_STEP_SWEEP,
   FAILED_SECONDS,
+  REPOINT_SWEEP,
   iso,
   OTHER_NS,
   prng,
@@ -31,7 +32,7 @@ import {
 } from "./fleet-types.ts";
 import { jobStartedStatus } from "../../standins/kube/control.ts";
 import { NS, REPO, stack, type Stack } from "./stack.ts";
-import { signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
+import { ADMIN_TOKEN, signedDelivery, call, evictLedger, ledgerOf, report } from "./worker.ts";
 import { FLEET_AGENT_TOKEN, fleetAgent, type FleetAgent, type SyncMode } from "./fleet-agent.ts";
 
 export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
@@ -189,6 +190,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
       await ledgerOf(s.env).stepClock(3_600_000);
       clockSteps++;
     }
+    if (o.repointCluster && agent && k === REPOINT_SWEEP) await agent.repoint();
     await s.github.clearCalls();
     await s.kube.clearCalls();
     // Each alarm and each sweep meets a fresh ledger instance, as a new isolate would.
@@ -250,6 +252,12 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
   const { unseenVanished, unseenVanishedEnded, unseenExplained } = await audit.unseen();
   const leftBehind = mustDelete().filter((r) => !deletedAt.has(r.uid!) && r.deletableFrom! <= finalNow - 60_000);
   const sink = await access.sink();
+  // What the ledger saw of the re-pointed name (not what was planned): each change of identity it counted.
+  const metrics = await (await call(s.env, new Request("https://arc-reaper.test/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))).text();
+  const identityChanges = metrics
+    .split("\n")
+    .filter((l) => l.startsWith("arc_reaper_cluster_identity_changes_total{"))
+    .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
   const credentialsToOtherHosts = sink.calls.filter((c) => c.credentials).length;
   if (audit.wrongful.length > 0) console.error("audit.wrongful deletions:", audit.wrongful.slice(0, 10));
   if (audit.whileRunning.length > 0) console.error("finalizers removed while GitHub said the job runs:", audit.whileRunning.slice(0, 10));
@@ -307,6 +315,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetFigures> {
     agentRelists: agent?.figures.relists ?? 0,
     agentOutages: agent?.figures.outages ?? 0,
     agentReads: agent?.figures.reads ?? 0,
+    clusterRepoints: agent?.figures.repoints ?? 0,
+    identityChanges,
     failedRunners: runners.filter((r) => r.kind === "failed").length,
     failedDeleted: runners.filter((r) => r.kind === "failed" && deletedAt.has(r.uid!)).length,
     failedDeletedEarly: audit.failedDeletedEarly,
