@@ -5,6 +5,7 @@
 // and the one queue sweeps and alarms take their turns in. Every function handed
 // to a lower layer is built here and nowhere else; the test ledger
 // (test/hooks/test-ledger.ts) overrides settingsOverrides() and nothing more.
+import { elapsed } from "../model/elapsed.ts";
 import { agentCluster } from "../cluster/agent-cluster.ts";
 import { clusterFor } from "../cluster/cluster-for.ts";
 import { settingsFor } from "../config/settings-for.ts";
@@ -182,8 +183,7 @@ export class LedgerRoot {
    */
   async reassertAlarm(): Promise<void> {
     const now = Date.now();
-    const last = this.alarmAssertedAt;
-    if (last !== undefined && now >= last && now - last < REASSERT_EVERY_MS) return;
+    if (!elapsed(this.alarmAssertedAt, now, REASSERT_EVERY_MS)) return;
     this.alarmAssertedAt = now;
     try {
       const result = this.settingsResult();

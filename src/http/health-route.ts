@@ -8,6 +8,7 @@
 // (src/durable/sweep-clock.ts), and every call re-asserts the alarm
 // (LedgerRoot.reassertAlarm), so an alarm the runtime gave up is set again
 // within a minute even when no webhook, scrape or admin request comes.
+import { elapsed } from "../model/elapsed.ts";
 import type { Context } from "hono";
 import { homeOf } from "../config/settings.ts";
 import { settingsFor } from "../config/settings-for.ts";
@@ -32,16 +33,12 @@ function adminBearer(c: Context<AppEnv>): boolean {
 let ledgerWokenAt: number | undefined;
 const WAKE_EVERY_MS = 60_000;
 
-function wakeDue(now: number): boolean {
-  return ledgerWokenAt === undefined || now < ledgerWokenAt || now - ledgerWokenAt >= WAKE_EVERY_MS;
-}
-
 export async function healthz(c: Context<AppEnv>): Promise<Response> {
   const result = settingsFor(c.env);
   // In the cluster nothing else may call the ledger (after a start on an empty volume, or once the runtime
   // gave its alarm up): the probe does, at most once a minute.
   const now = Date.now();
-  if (sweepEveryMs(homeOf(result)) !== undefined && wakeDue(now)) {
+  if (sweepEveryMs(homeOf(result)) !== undefined && elapsed(ledgerWokenAt, now, WAKE_EVERY_MS)) {
     ledgerWokenAt = now;
     c.executionCtx.waitUntil(
       ledgerFor(c.env, rawLedgerName(c.env))
