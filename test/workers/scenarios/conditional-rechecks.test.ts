@@ -5,6 +5,7 @@
 // the sweep counts requests made and requests counted apart (/metrics, the admin day); a 304 GitHub
 // answers where no validator was sent is a GitHub error, and its runners are kept.
 import { describe, expect, it } from "vitest";
+import { busyRun } from "../support/busy-run.ts";
 import { deletes, NOW } from "../support/kube-calls.ts";
 import { before, NS, REPO, stack } from "../support/stack.ts";
 import { ADMIN_TOKEN, adminRunners, call, ledgerOf } from "../support/worker.ts";
@@ -26,20 +27,7 @@ async function gauges(s: S): Promise<{ requests: number; counted: number }> {
   return { requests: value("arc_reaper_last_sweep_github_requests"), counted: value("arc_reaper_last_sweep_github_counted_requests") };
 }
 
-/** `count` busy runners of one run in progress, each started `startedSecondsAgo` before NOW, their in_progress recorded. */
-async function run(s: S, runId: number, count: number, startedSecondsAgo: number) {
-  const jobs: { id: number; name: string }[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `arc-runners-cond-r${runId}-${i}`;
-    const startedAt = before(NOW, startedSecondsAgo);
-    await s.runner({ name, workflowRunId: runId });
-    const job = await s.github.putJob({ repo: REPO, run_id: runId, status: "in_progress", runner_name: name, started_at: startedAt });
-    const answer = await s.jobStarted({ runner: name, runId, jobId: Number(job.id), startedAt });
-    if (answer.status !== 202) throw new Error(`seeding ${name}: ${answer.status}`);
-    jobs.push({ id: Number(job.id), name });
-  }
-  return jobs;
-}
+const run = (s: S, runId: number, count: number, startedSecondsAgo: number) => busyRun(s, "arc-runners-cond-r", runId, count, startedSecondsAgo);
 
 describe("conditional rechecks through the stand-in", () => {
   it("a recheck under the same token is answered 304 and keeps what the 200 kept; a changed body is a 200 that finds the lost completion", async () => {

@@ -4,6 +4,7 @@
 // while its run goes on, its completed delivery lost, has its runner reaped at
 // the first recheck after it (at its grace end), and nobody else's.
 import { describe, expect, it, vi } from "vitest";
+import { busyRun } from "../support/busy-run.ts";
 import { deletes, NOW } from "../support/kube-calls.ts";
 import { before, NS, REPO, stack } from "../support/stack.ts";
 import { adminRunners, ledgerOf } from "../support/worker.ts";
@@ -15,20 +16,7 @@ const actionsCalls = async (s: S) =>
   (await s.github.calls()).filter((c) => c.path.startsWith(`/repos/${REPO}/actions/`)).map((c) => c.path.replace(`/repos/${REPO}/actions/`, ""));
 const attemptReads = async (s: S) => (await actionsCalls(s)).filter((p) => /^runs\/\d+\/attempts\/\d+\/jobs$/.test(p)).sort();
 
-/** `count` busy runners of one run in progress, each job started `startedSecondsAgo` before NOW, its in_progress delivery recorded. */
-async function run(s: S, runId: number, count: number, startedSecondsAgo: number) {
-  const jobs: { id: number; name: string }[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `arc-runners-abcde-r${runId}-${i}`;
-    const startedAt = before(NOW, startedSecondsAgo);
-    await s.runner({ name, workflowRunId: runId });
-    const job = await s.github.putJob({ repo: REPO, run_id: runId, status: "in_progress", runner_name: name, started_at: startedAt });
-    const answer = await s.jobStarted({ runner: name, runId, jobId: Number(job.id), startedAt });
-    if (answer.status !== 202) throw new Error(`seeding ${name}: ${answer.status}`);
-    jobs.push({ id: Number(job.id), name });
-  }
-  return jobs;
-}
+const run = (s: S, runId: number, count: number, startedSecondsAgo: number) => busyRun(s, "arc-runners-abcde-r", runId, count, startedSecondsAgo);
 
 describe("a lost completion inside a run that goes on", () => {
   it("is found at the first recheck after it, with one read of its run's jobs, and its runner alone reaped at the grace end", async () => {
